@@ -1,0 +1,16 @@
+"""The ``pycupel`` command line. Each command lives in its own module of this package."""
+
+from __future__ import annotations
+
+import click
+
+from pycupel import __version__
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="pycupel")
+def main() -> None:
+    """Select what goes into a language model's context window, and explain why."""
+
+
+__all__ = ["main"]

@@ -1,0 +1,248 @@
+"""The one exception hierarchy of pycupel.
+
+Every error the package raises derives from :class:`CupelError`. Each class carries the
+facts of the failure as attributes (not only as text), so callers can react to them
+programmatically; the message always names the field, the offending value and the rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = [
+    "BudgetOverflowError",
+    "BudgetSimulationError",
+    "BudgetValidationError",
+    "ConformanceVectorError",
+    "CountRequirementError",
+    "CupelError",
+    "InputFormatError",
+    "InvalidValueError",
+    "ItemValidationError",
+    "MessageFormatError",
+    "PinnedBudgetError",
+    "PipelineConfigError",
+    "PlacerConfigError",
+    "PolicyError",
+    "PolicyProblem",
+    "ScorerConfigError",
+    "SlicerConfigError",
+    "SolverUnavailableError",
+    "TableTooLargeError",
+    "TokenizerError",
+]
+
+
+class CupelError(Exception):
+    """Base class of every error raised by pycupel."""
+
+
+# --------------------------------------------------------------------------- invalid values
+
+
+class InvalidValueError(CupelError, ValueError):
+    """A value broke a validation rule.
+
+    Attributes:
+        field: dotted name of the offending field or argument (``"budget.target_tokens"``).
+        value: the value that was rejected.
+        rule: the rule it broke, phrased as the requirement (``"must be <= max_tokens (1000)"``).
+    """
+
+    def __init__(self, field: str, value: object, rule: str) -> None:
+        self.field = field
+        self.value = value
+        self.rule = rule
+        super().__init__(f"{field}: {rule}, got {_show(value)}")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.field, self.value, self.rule))
+
+
+class ItemValidationError(InvalidValueError):
+    """A :class:`~pycupel.ContextItem` field (or a ContextKind/ContextSource name) is invalid."""
+
+
+class BudgetValidationError(InvalidValueError):
+    """A :class:`~pycupel.ContextBudget` field is invalid."""
+
+
+class ScorerConfigError(InvalidValueError):
+    """A scorer was configured with an invalid value (weight, curve, boost, cycle...)."""
+
+
+class SlicerConfigError(InvalidValueError):
+    """A slicer was configured with an invalid value (quota, bucket size, inner slicer...)."""
+
+
+class PlacerConfigError(InvalidValueError):
+    """A placer was configured with an invalid value."""
+
+
+class PipelineConfigError(InvalidValueError):
+    """A pipeline or one of its call arguments is invalid."""
+
+
+class BudgetSimulationError(InvalidValueError):
+    """A budget-simulation call was given bad arguments or an unsupported slicer."""
+
+
+# --------------------------------------------------------------------------- run-time failures
+
+
+class PinnedBudgetError(CupelError):
+    """Pinned items alone need more tokens than ``max_tokens - output_reserve``."""
+
+    def __init__(self, pinned_tokens: int, available_tokens: int) -> None:
+        self.pinned_tokens = pinned_tokens
+        self.available_tokens = available_tokens
+        super().__init__(
+            f"pinned items require {pinned_tokens} tokens, but only {available_tokens} are "
+            f"available (max_tokens - output_reserve); unpin items or raise the budget"
+        )
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.pinned_tokens, self.available_tokens))
+
+
+class BudgetOverflowError(CupelError):
+    """The selected items exceed ``target_tokens`` and the overflow strategy is THROW."""
+
+    def __init__(self, merged_tokens: int, target_tokens: int) -> None:
+        self.merged_tokens = merged_tokens
+        self.target_tokens = target_tokens
+        super().__init__(
+            f"selected items require {merged_tokens} tokens, exceeding target budget of "
+            f"{target_tokens} (overflow strategy THROW; use TRUNCATE or PROCEED to allow it)"
+        )
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.merged_tokens, self.target_tokens))
+
+
+class CountRequirementError(CupelError):
+    """A count requirement could not be met and the scarcity behaviour is THROW."""
+
+    def __init__(self, slicer: str, kind: str, satisfied: int, required: int) -> None:
+        self.slicer = slicer
+        self.kind = kind
+        self.satisfied = satisfied
+        self.required = required
+        super().__init__(
+            f"{slicer}: candidate pool for kind '{kind}' has {satisfied} items "
+            f"but RequireCount is {required}."
+        )
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.slicer, self.kind, self.satisfied, self.required))
+
+
+class TableTooLargeError(CupelError):
+    """A dynamic-programming table would exceed the configured memory cap."""
+
+    def __init__(self, items: int, capacity: int, table_bytes: int, limit_bytes: int) -> None:
+        self.items = items
+        self.capacity = capacity
+        self.table_bytes = table_bytes
+        self.limit_bytes = limit_bytes
+        super().__init__(
+            f"knapsack table for {items} items x {capacity + 1} capacity cells needs "
+            f"{table_bytes:,} bytes, over the limit of {limit_bytes:,} bytes; raise bucket_size, "
+            f"lower the budget, or raise max_table_bytes"
+        )
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.items, self.capacity, self.table_bytes, self.limit_bytes))
+
+
+class SolverUnavailableError(CupelError):
+    """An optional solver dependency (e.g. SciPy for OptimalSlice) is not installed."""
+
+    def __init__(self, feature: str, package: str, extra: str) -> None:
+        self.feature = feature
+        self.package = package
+        self.extra = extra
+        super().__init__(
+            f"{feature} needs the '{package}' package; install it with "
+            f"pip install 'pycupel[{extra}]'"
+        )
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.feature, self.package, self.extra))
+
+
+class TokenizerError(CupelError):
+    """A token counter could not be created or used (missing package, unreadable file...)."""
+
+    def __init__(self, counter: str, detail: str) -> None:
+        self.counter = counter
+        self.detail = detail
+        super().__init__(f"{counter}: {detail}")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.counter, self.detail))
+
+
+# --------------------------------------------------------------------------- input files
+
+
+class InputFormatError(CupelError):
+    """An input document (items JSON/JSONL, vector TOML...) could not be read.
+
+    Attributes:
+        source: where the input came from (a path, or ``"<string>"``).
+        location: where in the input the problem is (``"items[3].tokens"``, ``"line 7"``), or
+            an empty string when it concerns the whole input.
+        detail: what is wrong.
+    """
+
+    def __init__(self, source: str, location: str, detail: str) -> None:
+        self.source = source
+        self.location = location
+        self.detail = detail
+        where = f"{source}: {location}" if location else source
+        super().__init__(f"{where}: {detail}")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.source, self.location, self.detail))
+
+
+class MessageFormatError(InputFormatError):
+    """A chat-message history (OpenAI, Anthropic, LangChain) is malformed."""
+
+
+class ConformanceVectorError(InputFormatError):
+    """A conformance vector file is malformed or names an unknown scorer/slicer/placer."""
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyProblem:
+    """One problem found in a policy document: where it is and what is wrong."""
+
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}" if self.path else self.message
+
+
+class PolicyError(CupelError):
+    """A policy document has one or more problems; all of them are reported at once."""
+
+    def __init__(self, source: str, problems: Sequence[PolicyProblem]) -> None:
+        self.source = source
+        self.problems = tuple(problems)
+        lines = "\n".join(f"  {p}" for p in self.problems)
+        count = len(self.problems)
+        noun = "problem" if count == 1 else "problems"
+        super().__init__(f"{source}: {count} {noun} in policy\n{lines}")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.source, self.problems))
+
+
+def _show(value: object) -> str:
+    """A short, unambiguous rendering of a rejected value for messages."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."

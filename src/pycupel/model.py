@@ -1,0 +1,587 @@
+"""The data model: what flows through the pipeline.
+
+* :class:`ContextKind` / :class:`ContextSource` — extensible names compared by ASCII case folding.
+* :class:`ContextItem` — one immutable candidate (a message, document, tool output, memory...).
+* :class:`ContextBudget` — the validated token budget, and :func:`compute_effective_budget`,
+  the budget the slicer actually receives.
+* :class:`ScoredItem` — an item paired with its score.
+* :class:`OverflowStrategy` — what to do when the selection exceeds ``target_tokens``.
+
+Items compare and hash by identity: the specification tells items apart by reference (two
+items with equal fields are still two candidates), so ``==`` on items is ``is``.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import string
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime, timedelta
+from types import MappingProxyType
+from typing import Any, ClassVar, NamedTuple, NoReturn, Self, TypeAlias
+
+from pycupel._checks import check_bool, check_float, check_int, check_str
+from pycupel.errors import (
+    BudgetValidationError,
+    InvalidValueError,
+    ItemValidationError,
+    PipelineConfigError,
+)
+
+__all__ = [
+    "ContextBudget",
+    "ContextItem",
+    "ContextKind",
+    "ContextSource",
+    "KindLike",
+    "OverflowStrategy",
+    "ScoredItem",
+    "SourceLike",
+    "ascii_fold",
+    "compute_effective_budget",
+]
+
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_ONE_MICROSECOND = timedelta(microseconds=1)
+_EMPTY_METADATA: Mapping[str, Any] = MappingProxyType({})
+
+
+def ascii_fold(text: str) -> str:
+    """Lower-case ASCII letters only (the spec's case folding; other characters unchanged)."""
+    return text.lower() if text.isascii() else text.translate(_ASCII_LOWER)
+
+
+class _Frozen:
+    """Mixin: attributes are set once in ``__init__`` (via ``object.__setattr__``), then frozen."""
+
+    __slots__ = ()
+
+    def __setattr__(self, name: str, value: object) -> NoReturn:
+        raise AttributeError(f"{type(self).__name__} is immutable; cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> NoReturn:
+        raise AttributeError(f"{type(self).__name__} is immutable; cannot delete {name!r}")
+
+
+# --------------------------------------------------------------------------- names
+
+
+class _FoldedName(_Frozen):
+    """A non-blank string name whose equality and hash use ASCII case folding."""
+
+    __slots__ = ("_key", "_value")
+    _field: ClassVar[str] = "name"
+
+    _key: str
+    _value: str
+
+    def __init__(self, value: str) -> None:
+        check_str(ItemValidationError, self._field, value, non_blank=True)
+        object.__setattr__(self, "_value", value)
+        object.__setattr__(self, "_key", ascii_fold(value))
+
+    @property
+    def value(self) -> str:
+        """The name exactly as given."""
+        return self._value
+
+    @property
+    def key(self) -> str:
+        """The case-folded name used for comparisons and hashing."""
+        return self._key
+
+    def __eq__(self, other: object) -> bool:
+        # A plain str compares case-insensitively too, so `item.kind == "message"` reads naturally.
+        if type(other) is type(self):
+            return self._key == other._key
+        if isinstance(other, str):
+            return self._key == ascii_fold(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._key)
+
+    def __str__(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._value!r})"
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self._value,))
+
+
+class ContextKind(_FoldedName):
+    """What an item is. Extensible: any non-blank name is valid; comparison ignores ASCII case.
+
+    Well-known kinds: ``MESSAGE`` (the default), ``DOCUMENT``, ``TOOL_OUTPUT``, ``MEMORY``,
+    ``SYSTEM_PROMPT``.
+    """
+
+    __slots__ = ()
+    _field = "kind"
+
+    MESSAGE: ClassVar[ContextKind]
+    DOCUMENT: ClassVar[ContextKind]
+    TOOL_OUTPUT: ClassVar[ContextKind]
+    MEMORY: ClassVar[ContextKind]
+    SYSTEM_PROMPT: ClassVar[ContextKind]
+
+    @classmethod
+    def of(cls, value: KindLike) -> ContextKind:
+        """Return ``value`` if it already is a ContextKind, else build one from the string."""
+        return value if isinstance(value, ContextKind) else cls(value)
+
+
+class ContextSource(_FoldedName):
+    """Where an item came from. Extensible; comparison ignores ASCII case.
+
+    Well-known sources: ``CHAT`` (the default), ``TOOL``, ``RAG``.
+    """
+
+    __slots__ = ()
+    _field = "source"
+
+    CHAT: ClassVar[ContextSource]
+    TOOL: ClassVar[ContextSource]
+    RAG: ClassVar[ContextSource]
+
+    @classmethod
+    def of(cls, value: SourceLike) -> ContextSource:
+        """Return ``value`` if it already is a ContextSource, else build one from the string."""
+        return value if isinstance(value, ContextSource) else cls(value)
+
+
+ContextKind.MESSAGE = ContextKind("Message")
+ContextKind.DOCUMENT = ContextKind("Document")
+ContextKind.TOOL_OUTPUT = ContextKind("ToolOutput")
+ContextKind.MEMORY = ContextKind("Memory")
+ContextKind.SYSTEM_PROMPT = ContextKind("SystemPrompt")
+ContextSource.CHAT = ContextSource("Chat")
+ContextSource.TOOL = ContextSource("Tool")
+ContextSource.RAG = ContextSource("Rag")
+
+KindLike: TypeAlias = ContextKind | str
+SourceLike: TypeAlias = ContextSource | str
+
+
+# --------------------------------------------------------------------------- items
+
+
+class ContextItem(_Frozen):
+    """One candidate for the context window. Immutable; compared and hashed by identity.
+
+    Args:
+        content: the text; must be a non-empty string. Deduplication compares it byte-exactly.
+        tokens: the caller's token count. Negative counts are allowed here; the pipeline
+            excludes such items with reason ``NegativeTokens``.
+        kind: what the item is (default ``Message``); a :class:`ContextKind` or a string.
+        source: where it came from (default ``Chat``); a :class:`ContextSource` or a string.
+        priority: optional importance; higher is more important (PriorityScorer).
+        tags: descriptive tags (TagScorer, FrequencyScorer); any iterable of strings but a str.
+        metadata: opaque key/value data, copied into a read-only mapping and never interpreted
+            by the pipeline (except the ``cupel:`` keys read by the metadata scorers).
+        timestamp: when the item was created; must be timezone-aware, stored as UTC.
+        future_relevance_hint: caller-provided relevance signal (ReflexiveScorer).
+        pinned: pinned items bypass scoring and slicing and are always included.
+        original_tokens: the token count before any external summarisation (informational).
+    """
+
+    __slots__ = (
+        "content",
+        "future_relevance_hint",
+        "kind",
+        "metadata",
+        "original_tokens",
+        "pinned",
+        "priority",
+        "source",
+        "tags",
+        "timestamp",
+        "timestamp_micros",
+        "tokens",
+    )
+
+    content: str
+    tokens: int
+    kind: ContextKind
+    source: ContextSource
+    priority: int | None
+    tags: tuple[str, ...]
+    metadata: Mapping[str, Any]
+    timestamp: datetime | None
+    timestamp_micros: int | None
+    """The timestamp as integer microseconds since the Unix epoch (UTC), or None."""
+    future_relevance_hint: float | None
+    pinned: bool
+    original_tokens: int | None
+
+    def __init__(
+        self,
+        content: str,
+        *,
+        tokens: int,
+        kind: KindLike = ContextKind.MESSAGE,
+        source: SourceLike = ContextSource.CHAT,
+        priority: int | None = None,
+        tags: Iterable[str] = (),
+        metadata: Mapping[str, Any] | None = None,
+        timestamp: datetime | None = None,
+        future_relevance_hint: float | None = None,
+        pinned: bool = False,
+        original_tokens: int | None = None,
+    ) -> None:
+        err = ItemValidationError
+        check_str(err, "content", content)
+        if not content:
+            raise err("content", content, "must be a non-empty string")
+        check_int(err, "tokens", tokens)
+        if priority is not None:
+            check_int(err, "priority", priority)
+        tag_tuple = _check_tags(tags)
+        metadata_view = _check_metadata(metadata)
+        micros: int | None = None
+        if timestamp is not None:
+            timestamp, micros = _check_timestamp(timestamp)
+        hint: float | None = None
+        if future_relevance_hint is not None:
+            # NaN and infinities are accepted: the scorers define their outcome (score 0.0).
+            hint = check_float(err, "future_relevance_hint", future_relevance_hint, finite=False)
+        check_bool(err, "pinned", pinned)
+        if original_tokens is not None:
+            check_int(err, "original_tokens", original_tokens, minimum=0)
+
+        setter = object.__setattr__
+        setter(self, "content", content)
+        setter(self, "tokens", tokens)
+        setter(self, "kind", ContextKind.of(kind))
+        setter(self, "source", ContextSource.of(source))
+        setter(self, "priority", priority)
+        setter(self, "tags", tag_tuple)
+        setter(self, "metadata", metadata_view)
+        setter(self, "timestamp", timestamp)
+        setter(self, "timestamp_micros", micros)
+        setter(self, "future_relevance_hint", hint)
+        setter(self, "pinned", pinned)
+        setter(self, "original_tokens", original_tokens)
+
+    def replace(self, **changes: Any) -> ContextItem:
+        """Return a new, validated item with the given fields changed (a different identity)."""
+        fields: dict[str, Any] = {
+            "tokens": self.tokens,
+            "kind": self.kind,
+            "source": self.source,
+            "priority": self.priority,
+            "tags": self.tags,
+            "metadata": self.metadata,
+            "timestamp": self.timestamp,
+            "future_relevance_hint": self.future_relevance_hint,
+            "pinned": self.pinned,
+            "original_tokens": self.original_tokens,
+        }
+        content = changes.pop("content", self.content)
+        unknown = set(changes) - set(fields)
+        if unknown:
+            name = sorted(unknown)[0]
+            raise ItemValidationError(name, changes[name], "is not a ContextItem field")
+        fields.update(changes)
+        return ContextItem(content, **fields)
+
+    def __repr__(self) -> str:
+        parts = [repr(_clip(self.content)), f"tokens={self.tokens}"]
+        if self.kind != ContextKind.MESSAGE:
+            parts.append(f"kind={self.kind.value!r}")
+        if self.source != ContextSource.CHAT:
+            parts.append(f"source={self.source.value!r}")
+        if self.priority is not None:
+            parts.append(f"priority={self.priority}")
+        if self.tags:
+            parts.append(f"tags={self.tags!r}")
+        if self.timestamp is not None:
+            parts.append(f"timestamp={self.timestamp.isoformat()}")
+        if self.future_relevance_hint is not None:
+            parts.append(f"future_relevance_hint={self.future_relevance_hint!r}")
+        if self.pinned:
+            parts.append("pinned=True")
+        return f"ContextItem({', '.join(parts)})"
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # Pickling/copying builds a new item through the validating constructor.
+        return (_rebuild_item, (self.content, self._kwargs()))
+
+    def _kwargs(self) -> dict[str, Any]:
+        return {
+            "tokens": self.tokens,
+            "kind": self.kind,
+            "source": self.source,
+            "priority": self.priority,
+            "tags": self.tags,
+            "metadata": dict(self.metadata),
+            "timestamp": self.timestamp,
+            "future_relevance_hint": self.future_relevance_hint,
+            "pinned": self.pinned,
+            "original_tokens": self.original_tokens,
+        }
+
+
+def _rebuild_item(content: str, kwargs: dict[str, Any]) -> ContextItem:
+    return ContextItem(content, **kwargs)
+
+
+def _clip(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _check_tags(tags: object) -> tuple[str, ...]:
+    if isinstance(tags, str | bytes) or not isinstance(tags, Iterable):
+        raise ItemValidationError("tags", tags, "must be an iterable of strings (not a string)")
+    result = tuple(tags)
+    for index, tag in enumerate(result):
+        if not isinstance(tag, str):
+            raise ItemValidationError(f"tags[{index}]", tag, "must be a string")
+    return result
+
+
+def _check_metadata(metadata: object) -> Mapping[str, Any]:
+    if metadata is None:
+        return _EMPTY_METADATA
+    if not isinstance(metadata, Mapping):
+        raise ItemValidationError("metadata", metadata, "must be a mapping of str to any value")
+    copied = dict(metadata)
+    if not copied:
+        return _EMPTY_METADATA
+    for key in copied:
+        if not isinstance(key, str):
+            raise ItemValidationError("metadata", key, "keys must be strings")
+    return MappingProxyType(copied)
+
+
+def _check_timestamp(timestamp: object) -> tuple[datetime, int]:
+    if not isinstance(timestamp, datetime):
+        raise ItemValidationError("timestamp", timestamp, "must be a datetime")
+    if timestamp.tzinfo is None or timestamp.utcoffset() is None:
+        raise ItemValidationError(
+            "timestamp", timestamp, "must be timezone-aware (naive datetimes are ambiguous)"
+        )
+    try:
+        utc = timestamp.astimezone(UTC)
+    except OverflowError as exc:
+        raise ItemValidationError(
+            "timestamp", timestamp, "must be representable in UTC (within year 1..9999)"
+        ) from exc
+    return utc, (utc - _EPOCH) // _ONE_MICROSECOND
+
+
+# --------------------------------------------------------------------------- budget
+
+
+class ContextBudget(_Frozen):
+    """The token budget. Validated at construction: an invalid budget cannot exist.
+
+    Args:
+        max_tokens: hard ceiling, the model's context window (>= 0).
+        target_tokens: soft goal the slicer aims for (0 <= target <= max).
+        output_reserve: tokens kept free for the model's answer (0 <= reserve <= max).
+        reserved_slots: per-kind reservations (each >= 0), subtracted from the slicing budget.
+        estimation_safety_margin_percent: 0..100; shrinks the slicing budget by that percentage
+            to absorb token-estimation error.
+    """
+
+    __slots__ = (
+        "estimation_safety_margin_percent",
+        "max_tokens",
+        "output_reserve",
+        "reserved_slots",
+        "target_tokens",
+    )
+
+    max_tokens: int
+    target_tokens: int
+    output_reserve: int
+    reserved_slots: Mapping[ContextKind, int]
+    estimation_safety_margin_percent: float
+
+    def __init__(
+        self,
+        *,
+        max_tokens: int,
+        target_tokens: int,
+        output_reserve: int = 0,
+        reserved_slots: Mapping[KindLike, int] | None = None,
+        estimation_safety_margin_percent: float = 0.0,
+    ) -> None:
+        err = BudgetValidationError
+        check_int(err, "max_tokens", max_tokens, minimum=0)
+        check_int(err, "target_tokens", target_tokens, minimum=0)
+        if target_tokens > max_tokens:
+            raise err("target_tokens", target_tokens, f"must be <= max_tokens ({max_tokens})")
+        check_int(err, "output_reserve", output_reserve, minimum=0)
+        if output_reserve > max_tokens:
+            raise err("output_reserve", output_reserve, f"must be <= max_tokens ({max_tokens})")
+        margin = check_float(
+            err,
+            "estimation_safety_margin_percent",
+            estimation_safety_margin_percent,
+            minimum=0.0,
+            maximum=100.0,
+        )
+        slots = _check_reserved_slots(reserved_slots)
+        setter = object.__setattr__
+        setter(self, "max_tokens", max_tokens)
+        setter(self, "target_tokens", target_tokens)
+        setter(self, "output_reserve", output_reserve)
+        setter(self, "reserved_slots", slots)
+        setter(self, "estimation_safety_margin_percent", margin)
+
+    @property
+    def reserved_tokens(self) -> int:
+        """Sum of all ``reserved_slots`` values."""
+        return sum(self.reserved_slots.values())
+
+    def effective(self, pinned_tokens: int) -> ContextBudget:
+        """The budget handed to the slicer; see :func:`compute_effective_budget`."""
+        return compute_effective_budget(self, pinned_tokens)
+
+    def replace(self, **changes: Any) -> ContextBudget:
+        """Return a new, validated budget with the given fields changed."""
+        fields: dict[str, Any] = {
+            "max_tokens": self.max_tokens,
+            "target_tokens": self.target_tokens,
+            "output_reserve": self.output_reserve,
+            "reserved_slots": self.reserved_slots,
+            "estimation_safety_margin_percent": self.estimation_safety_margin_percent,
+        }
+        unknown = set(changes) - set(fields)
+        if unknown:
+            name = sorted(unknown)[0]
+            raise BudgetValidationError(name, changes[name], "is not a ContextBudget field")
+        fields.update(changes)
+        return ContextBudget(**fields)
+
+    def _identity(self) -> tuple[object, ...]:
+        slots = tuple(sorted((kind.key, count) for kind, count in self.reserved_slots.items()))
+        return (
+            self.max_tokens,
+            self.target_tokens,
+            self.output_reserve,
+            slots,
+            self.estimation_safety_margin_percent,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ContextBudget):
+            return NotImplemented
+        return self._identity() == other._identity()
+
+    def __hash__(self) -> int:
+        return hash(self._identity())
+
+    def __repr__(self) -> str:
+        parts = [f"max_tokens={self.max_tokens}", f"target_tokens={self.target_tokens}"]
+        if self.output_reserve:
+            parts.append(f"output_reserve={self.output_reserve}")
+        if self.reserved_slots:
+            slots = {kind.value: count for kind, count in self.reserved_slots.items()}
+            parts.append(f"reserved_slots={slots!r}")
+        if self.estimation_safety_margin_percent:
+            parts.append(
+                f"estimation_safety_margin_percent={self.estimation_safety_margin_percent!r}"
+            )
+        return f"ContextBudget({', '.join(parts)})"
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuild_budget, (self._kwargs(),))
+
+    def _kwargs(self) -> dict[str, Any]:
+        return {
+            "max_tokens": self.max_tokens,
+            "target_tokens": self.target_tokens,
+            "output_reserve": self.output_reserve,
+            "reserved_slots": {kind.value: n for kind, n in self.reserved_slots.items()},
+            "estimation_safety_margin_percent": self.estimation_safety_margin_percent,
+        }
+
+
+def _rebuild_budget(kwargs: dict[str, Any]) -> ContextBudget:
+    return ContextBudget(**kwargs)
+
+
+def _check_reserved_slots(reserved: object) -> Mapping[ContextKind, int]:
+    if reserved is None:
+        return MappingProxyType({})
+    if not isinstance(reserved, Mapping):
+        raise BudgetValidationError(
+            "reserved_slots", reserved, "must be a mapping of kind to integer"
+        )
+    slots: dict[ContextKind, int] = {}
+    for raw_kind, count in reserved.items():
+        try:
+            kind = ContextKind.of(raw_kind)
+        except InvalidValueError as exc:
+            raise BudgetValidationError("reserved_slots", raw_kind, exc.rule) from exc
+        field = f"reserved_slots[{kind.value!r}]"
+        check_int(BudgetValidationError, field, count, minimum=0)
+        if kind in slots:
+            raise BudgetValidationError(
+                "reserved_slots", raw_kind, "must not name the same kind twice (case-insensitive)"
+            )
+        slots[kind] = count
+    return MappingProxyType(slots)
+
+
+def compute_effective_budget(budget: ContextBudget, pinned_tokens: int) -> ContextBudget:
+    """The budget the slicer receives, after pinned items, output reserve, reserved slots and
+    the safety margin are taken out.
+
+    ``effective_target`` is clamped to ``effective_max``; the margin is applied last, as a
+    multiplication floored to whole tokens. The result carries only ``max_tokens`` and
+    ``target_tokens``: the other fields are already folded into them.
+    """
+    check_int(BudgetValidationError, "pinned_tokens", pinned_tokens, minimum=0)
+    reserved = budget.reserved_tokens
+    effective_max = max(0, budget.max_tokens - budget.output_reserve - pinned_tokens - reserved)
+    effective_target = max(0, budget.target_tokens - pinned_tokens - reserved)
+    effective_target = min(effective_target, effective_max)
+    margin = budget.estimation_safety_margin_percent
+    if margin > 0:
+        multiplier = 1.0 - margin / 100.0
+        effective_max = math.floor(effective_max * multiplier)
+        effective_target = math.floor(effective_target * multiplier)
+        effective_target = min(effective_target, effective_max)
+    return ContextBudget(max_tokens=effective_max, target_tokens=effective_target)
+
+
+# --------------------------------------------------------------------------- scored items
+
+
+class ScoredItem(NamedTuple):
+    """An item with its relevance score (a float64, conventionally in [0, 1])."""
+
+    item: ContextItem
+    score: float
+
+
+class OverflowStrategy(enum.StrEnum):
+    """What the pipeline does when the selection exceeds ``target_tokens``."""
+
+    THROW = "throw"
+    """Raise :class:`~pycupel.errors.BudgetOverflowError` (the default)."""
+    TRUNCATE = "truncate"
+    """Drop non-pinned items from the lowest-scored end until the selection fits."""
+    PROCEED = "proceed"
+    """Keep everything and report an overflow event."""
+
+    @classmethod
+    def parse(cls, value: str | OverflowStrategy) -> Self:
+        """Parse a strategy name case-insensitively (``"Truncate"`` -> ``TRUNCATE``)."""
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, str):
+            folded = ascii_fold(value.strip())
+            for member in cls:
+                if member.value == folded:
+                    return member
+        choices = ", ".join(m.value for m in cls)
+        raise PipelineConfigError("overflow_strategy", value, f"must be one of: {choices}")

@@ -1,0 +1,387 @@
+"""Data model: validation rules, immutability, identity semantics, effective budget."""
+
+from __future__ import annotations
+
+import copy
+import math
+import pickle
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+
+from pycupel import (
+    ContextBudget,
+    ContextItem,
+    ContextKind,
+    ContextSource,
+    OverflowStrategy,
+    ScoredItem,
+    compute_effective_budget,
+)
+from pycupel.errors import (
+    BudgetValidationError,
+    CupelError,
+    InvalidValueError,
+    ItemValidationError,
+    PipelineConfigError,
+)
+from pycupel.model import ascii_fold
+
+# --------------------------------------------------------------------------- ContextKind/Source
+
+
+@pytest.mark.parametrize("spelling", ["Message", "message", "MESSAGE", "mEsSaGe"])
+def test_kind_equality_folds_ascii_case(spelling: str) -> None:
+    kind = ContextKind(spelling)
+    assert kind == ContextKind.MESSAGE
+    assert hash(kind) == hash(ContextKind.MESSAGE)
+    assert kind == "message"
+    assert kind.value == spelling
+    assert str(kind) == spelling
+
+
+def test_kind_folding_is_ascii_only() -> None:
+    # Non-ASCII letters are not folded: only A-Z map to a-z.
+    assert ascii_fold("ÄBC") == "Äbc"
+    assert ContextKind("Ä") != ContextKind("ä")
+
+
+def test_kind_and_source_are_distinct_types() -> None:
+    assert ContextKind("Chat") != ContextSource("Chat")
+
+
+@pytest.mark.parametrize("bad", ["", " ", "\t\n"])
+def test_blank_kind_and_source_rejected(bad: str) -> None:
+    with pytest.raises(ItemValidationError, match="kind: must not be empty"):
+        ContextKind(bad)
+    with pytest.raises(ItemValidationError, match="source: must not be empty"):
+        ContextSource(bad)
+
+
+def test_kind_rejects_non_string() -> None:
+    with pytest.raises(ItemValidationError, match="kind: must be a string, got 3"):
+        ContextKind(3)  # type: ignore[arg-type]
+
+
+def test_well_known_constants() -> None:
+    assert [
+        k.value
+        for k in (
+            ContextKind.MESSAGE,
+            ContextKind.DOCUMENT,
+            ContextKind.TOOL_OUTPUT,
+            ContextKind.MEMORY,
+            ContextKind.SYSTEM_PROMPT,
+        )
+    ] == ["Message", "Document", "ToolOutput", "Memory", "SystemPrompt"]
+    assert [s.value for s in (ContextSource.CHAT, ContextSource.TOOL, ContextSource.RAG)] == [
+        "Chat",
+        "Tool",
+        "Rag",
+    ]
+
+
+def test_kind_is_immutable_and_picklable() -> None:
+    kind = ContextKind("Memory")
+    with pytest.raises(AttributeError):
+        kind._value = "x"  # type: ignore[misc]
+    assert pickle.loads(pickle.dumps(kind)) == kind
+
+
+# --------------------------------------------------------------------------- ContextItem
+
+
+def test_item_defaults() -> None:
+    item = ContextItem("hello", tokens=3)
+    assert item.kind == ContextKind.MESSAGE
+    assert item.source == ContextSource.CHAT
+    assert item.priority is None
+    assert item.tags == ()
+    assert dict(item.metadata) == {}
+    assert item.timestamp is None
+    assert item.timestamp_micros is None
+    assert item.future_relevance_hint is None
+    assert item.pinned is False
+    assert item.original_tokens is None
+
+
+def test_item_identity_semantics() -> None:
+    a = ContextItem("same", tokens=1)
+    b = ContextItem("same", tokens=1)
+    assert a != b
+    assert a == a  # noqa: PLR0124
+    assert len({a, b}) == 2
+
+
+def test_item_is_immutable() -> None:
+    item = ContextItem("x", tokens=1)
+    with pytest.raises(AttributeError, match="immutable"):
+        item.tokens = 5  # type: ignore[misc]
+    with pytest.raises(AttributeError, match="immutable"):
+        del item.content  # type: ignore[misc]
+
+
+def test_item_copies_tags_and_metadata() -> None:
+    tags = ["a", "b"]
+    metadata = {"cupel:trust": "0.5"}
+    item = ContextItem("x", tokens=1, tags=tags, metadata=metadata)
+    tags.append("c")
+    metadata["other"] = "y"
+    assert item.tags == ("a", "b")
+    assert dict(item.metadata) == {"cupel:trust": "0.5"}
+    with pytest.raises(TypeError):
+        item.metadata["z"] = 1  # type: ignore[index]
+
+
+def test_negative_and_huge_tokens_are_allowed() -> None:
+    assert ContextItem("x", tokens=-5).tokens == -5
+    assert ContextItem("x", tokens=2**62).tokens == 2**62
+
+
+def test_timestamp_is_stored_as_utc() -> None:
+    local = datetime(2024, 6, 1, 12, 0, tzinfo=timezone(timedelta(hours=5)))
+    item = ContextItem("x", tokens=1, timestamp=local)
+    assert item.timestamp == local
+    assert item.timestamp is not None
+    assert item.timestamp.tzinfo is UTC
+    assert item.timestamp.hour == 7
+    assert item.timestamp_micros == int(local.timestamp()) * 1_000_000
+
+
+def test_timestamp_limits() -> None:
+    low = ContextItem("x", tokens=1, timestamp=datetime.min.replace(tzinfo=UTC))
+    high = ContextItem("y", tokens=1, timestamp=datetime.max.replace(tzinfo=UTC))
+    assert low.timestamp_micros is not None
+    assert high.timestamp_micros is not None
+    assert low.timestamp_micros < 0 < high.timestamp_micros
+
+
+def test_timestamp_out_of_utc_range_is_rejected() -> None:
+    edge = datetime.max.replace(tzinfo=timezone(timedelta(hours=-1)))
+    with pytest.raises(ItemValidationError, match="timestamp: must be representable"):
+        ContextItem("x", tokens=1, timestamp=edge)
+
+
+@pytest.mark.parametrize("hint", [math.nan, math.inf, -math.inf, -3.0, 7])
+def test_any_float_hint_is_accepted(hint: float) -> None:
+    item = ContextItem("x", tokens=1, future_relevance_hint=hint)
+    assert isinstance(item.future_relevance_hint, float)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"content": ""}, "content: must be a non-empty string, got ''"),
+        ({"content": None}, "content: must be a string, got None"),
+        ({"tokens": 1.0}, "tokens: must be an integer, got 1.0"),
+        ({"tokens": True}, "tokens: must be an integer, got True"),
+        ({"tokens": "5"}, "tokens: must be an integer, got '5'"),
+        ({"priority": 2.5}, "priority: must be an integer, got 2.5"),
+        ({"tags": "urgent"}, "tags: must be an iterable of strings"),
+        ({"tags": ["ok", 3]}, r"tags\[1\]: must be a string, got 3"),
+        ({"metadata": [("a", 1)]}, "metadata: must be a mapping"),
+        ({"metadata": {1: "a"}}, "metadata: keys must be strings, got 1"),
+        ({"timestamp": datetime(2024, 1, 1)}, "timestamp: must be timezone-aware"),
+        ({"timestamp": "2024-01-01"}, "timestamp: must be a datetime"),
+        ({"future_relevance_hint": "high"}, "future_relevance_hint: must be a number"),
+        ({"pinned": 1}, "pinned: must be a boolean, got 1"),
+        ({"original_tokens": -1}, "original_tokens: must be >= 0, got -1"),
+        ({"kind": ""}, "kind: must not be empty"),
+        ({"source": "   "}, "source: must not be empty"),
+    ],
+)
+def test_item_validation(kwargs: dict[str, object], message: str) -> None:
+    arguments: dict[str, object] = {"content": "text", "tokens": 1}
+    arguments.update(kwargs)
+    content = arguments.pop("content")
+    with pytest.raises(ItemValidationError, match=message) as info:
+        ContextItem(content, **arguments)  # type: ignore[arg-type]
+    assert isinstance(info.value, CupelError)
+    assert isinstance(info.value, ValueError)
+    assert info.value.field
+
+
+def test_replace_builds_a_new_validated_item() -> None:
+    item = ContextItem("x", tokens=1, kind="Memory")
+    changed = item.replace(tokens=9)
+    assert changed is not item
+    assert (changed.tokens, changed.kind, changed.content) == (9, ContextKind.MEMORY, "x")
+    with pytest.raises(ItemValidationError, match="tokens: must be an integer"):
+        item.replace(tokens="9")
+    with pytest.raises(ItemValidationError, match="colour: is not a ContextItem field"):
+        item.replace(colour="red")
+
+
+def test_item_copy_and_pickle_preserve_fields() -> None:
+    item = ContextItem(
+        "x",
+        tokens=4,
+        kind="Document",
+        source="Rag",
+        priority=3,
+        tags=("a",),
+        metadata={"k": "v"},
+        timestamp=datetime(2024, 1, 1, tzinfo=UTC),
+        future_relevance_hint=0.4,
+        pinned=True,
+        original_tokens=10,
+    )
+    for clone in (copy.deepcopy(item), pickle.loads(pickle.dumps(item))):
+        assert clone is not item
+        assert repr(clone) == repr(item)
+        assert dict(clone.metadata) == {"k": "v"}
+        assert clone.original_tokens == 10
+
+
+# --------------------------------------------------------------------------- ContextBudget
+
+
+def test_budget_defaults() -> None:
+    budget = ContextBudget(max_tokens=100, target_tokens=80)
+    assert budget.output_reserve == 0
+    assert dict(budget.reserved_slots) == {}
+    assert budget.estimation_safety_margin_percent == 0.0
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"max_tokens": -1, "target_tokens": 0}, "max_tokens: must be >= 0, got -1"),
+        ({"max_tokens": 10, "target_tokens": -1}, "target_tokens: must be >= 0, got -1"),
+        ({"max_tokens": 10, "target_tokens": 11}, r"target_tokens: must be <= max_tokens \(10\)"),
+        (
+            {"max_tokens": 10, "target_tokens": 5, "output_reserve": -1},
+            "output_reserve: must be >= 0, got -1",
+        ),
+        (
+            {"max_tokens": 10, "target_tokens": 5, "output_reserve": 11},
+            r"output_reserve: must be <= max_tokens \(10\), got 11",
+        ),
+        (
+            {"max_tokens": 10, "target_tokens": 5, "estimation_safety_margin_percent": -0.1},
+            "estimation_safety_margin_percent: must be >= 0.0",
+        ),
+        (
+            {"max_tokens": 10, "target_tokens": 5, "estimation_safety_margin_percent": 100.5},
+            "estimation_safety_margin_percent: must be <= 100.0",
+        ),
+        (
+            {"max_tokens": 10, "target_tokens": 5, "estimation_safety_margin_percent": math.nan},
+            "estimation_safety_margin_percent: must be finite",
+        ),
+        (
+            {"max_tokens": 10, "target_tokens": 5, "reserved_slots": {"Message": -1}},
+            r"reserved_slots\['Message'\]: must be >= 0, got -1",
+        ),
+        (
+            {"max_tokens": 10, "target_tokens": 5, "reserved_slots": {"Message": 1, "message": 2}},
+            "must not name the same kind twice",
+        ),
+        ({"max_tokens": 10.0, "target_tokens": 5}, "max_tokens: must be an integer"),
+    ],
+)
+def test_budget_validation(kwargs: dict[str, object], message: str) -> None:
+    with pytest.raises(BudgetValidationError, match=message):
+        ContextBudget(**kwargs)  # type: ignore[arg-type]
+
+
+def test_budget_edges_are_valid() -> None:
+    ContextBudget(max_tokens=0, target_tokens=0)
+    ContextBudget(max_tokens=10, target_tokens=10, output_reserve=10)
+    ContextBudget(max_tokens=10, target_tokens=1, estimation_safety_margin_percent=100)
+
+
+def test_budget_value_semantics() -> None:
+    a = ContextBudget(max_tokens=10, target_tokens=5, reserved_slots={"message": 1})
+    b = ContextBudget(max_tokens=10, target_tokens=5, reserved_slots={"Message": 1})
+    assert a == b
+    assert hash(a) == hash(b)
+    assert pickle.loads(pickle.dumps(a)) == a
+    assert a.replace(target_tokens=6).target_tokens == 6
+    with pytest.raises(AttributeError):
+        a.max_tokens = 3  # type: ignore[misc]
+
+
+# --------------------------------------------------------------------------- effective budget
+
+
+@pytest.mark.parametrize(
+    ("budget", "pinned", "expected"),
+    [
+        (ContextBudget(max_tokens=1000, target_tokens=500), 0, (1000, 500)),
+        (ContextBudget(max_tokens=1000, target_tokens=150), 120, (880, 30)),
+        (ContextBudget(max_tokens=1000, target_tokens=500, output_reserve=700), 0, (300, 300)),
+        (ContextBudget(max_tokens=1000, target_tokens=100), 300, (700, 0)),
+        (
+            ContextBudget(max_tokens=1000, target_tokens=900, reserved_slots={"Memory": 2000}),
+            0,
+            (0, 0),
+        ),
+        (
+            ContextBudget(
+                max_tokens=1000,
+                target_tokens=500,
+                output_reserve=100,
+                reserved_slots={"Message": 10},
+                estimation_safety_margin_percent=10,
+            ),
+            120,
+            (693, 333),
+        ),
+        (
+            ContextBudget(max_tokens=1000, target_tokens=999, estimation_safety_margin_percent=100),
+            0,
+            (0, 0),
+        ),
+    ],
+)
+def test_effective_budget(budget: ContextBudget, pinned: int, expected: tuple[int, int]) -> None:
+    effective = compute_effective_budget(budget, pinned)
+    assert (effective.max_tokens, effective.target_tokens) == expected
+    assert effective == budget.effective(pinned)
+    assert effective.output_reserve == 0
+    assert dict(effective.reserved_slots) == {}
+    assert effective.estimation_safety_margin_percent == 0.0
+
+
+def test_effective_budget_rejects_negative_pinned() -> None:
+    with pytest.raises(BudgetValidationError, match="pinned_tokens: must be >= 0"):
+        compute_effective_budget(ContextBudget(max_tokens=1, target_tokens=1), -1)
+
+
+# --------------------------------------------------------------------------- small types
+
+
+def test_scored_item_is_a_pair() -> None:
+    item = ContextItem("x", tokens=1)
+    scored = ScoredItem(item, 0.5)
+    assert scored.item is item
+    assert scored.score == 0.5
+    it, score = scored
+    assert score == 0.5
+    assert it is item
+
+
+@pytest.mark.parametrize(
+    ("text", "member"),
+    [
+        ("throw", OverflowStrategy.THROW),
+        ("Truncate", OverflowStrategy.TRUNCATE),
+        (" PROCEED ", OverflowStrategy.PROCEED),
+    ],
+)
+def test_overflow_strategy_parse(text: str, member: OverflowStrategy) -> None:
+    assert OverflowStrategy.parse(text) is member
+    assert OverflowStrategy.parse(member) is member
+
+
+def test_overflow_strategy_parse_rejects_unknown() -> None:
+    with pytest.raises(PipelineConfigError, match="overflow_strategy: must be one of"):
+        OverflowStrategy.parse("explode")
+
+
+def test_error_messages_name_field_value_rule() -> None:
+    err = InvalidValueError("weights[2]", -1, "must be > 0")
+    assert str(err) == "weights[2]: must be > 0, got -1"
+    assert (err.field, err.value, err.rule) == ("weights[2]", -1, "must be > 0")
+    assert pickle.loads(pickle.dumps(err)).field == "weights[2]"
