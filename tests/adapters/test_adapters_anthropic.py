@@ -182,7 +182,7 @@ def test_leading_assistant_units_are_filtered_when_starting_with_user() -> None:
     history = short_history()
     # Keep room for the last assistant reply but not for the question before it.
     full = anthropic.from_messages(history, counter=COUNTER)
-    reply, question = full.units[3].item.tokens, full.units[4].item.tokens
+    reply, question = full.units[2].item.tokens, full.units[3].item.tokens
     budget = anthropic.DEFAULT_OVERHEAD.per_request + reply + question
     _, messages, report = anthropic.fit_messages(history, budget=budget, counter=COUNTER)
     assert messages == [history[4]]

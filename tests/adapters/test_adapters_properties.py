@@ -140,12 +140,16 @@ def test_anthropic_random_histories(
     assert_anthropic_valid(fitted, messages, merged=merge)
     total = anthropic.count_tokens(fitted, system=fitted_system, counter=COUNTER)
     assert total <= budget
-    kept = [units.unit_of(entry.item) for entry in report.included]
-    in_list = sorted((u for u in kept if u.message_indices), key=lambda u: u.message_indices[0])
+    # The report's items come from fit_messages' own conversion: read them by metadata.
+    kept = sorted(
+        (entry.item for entry in report.included if entry.item.metadata["message_indices"]),
+        key=lambda item: item.metadata["message_indices"][0],
+    )
     if not merge:
         kept_positions = [i for i, m in enumerate(messages) if any(m is f for f in fitted)]
-        assert [i for u in in_list for i in u.message_indices] == kept_positions
-    if in_list:
-        assert fitted[0]["role"] == in_list[0].first_role
-        if start_with_user and in_list[0].first_role == "assistant":
-            assert in_list[0].item.pinned, "only a pinned unit may lead with an assistant turn"
+        assert [i for item in kept for i in item.metadata["message_indices"]] == kept_positions
+    if kept:
+        first_role = kept[0].metadata["roles"][0]
+        assert fitted[0]["role"] == first_role
+        if start_with_user and first_role == "assistant":
+            assert kept[0].pinned, "only a pinned unit may lead with an assistant turn"

@@ -30,6 +30,7 @@ __all__ = [
     "FitResult",
     "Fitted",
     "LeadingFilter",
+    "allows_unanswered",
     "fit_units",
     "resolve_budget",
     "resolve_counter",
@@ -73,6 +74,15 @@ class Fitted:
     def selected(self) -> tuple[ContextItem, ...]:
         """The items of :attr:`units`."""
         return tuple(unit.item for unit in self.units)
+
+
+def allows_unanswered(unanswered_tool_calls: object) -> bool:
+    """Check the ``unanswered_tool_calls`` option; True when unanswered calls are dropped."""
+    if unanswered_tool_calls not in ("error", "drop"):
+        raise PipelineConfigError(
+            "unanswered_tool_calls", unanswered_tool_calls, "must be 'error' or 'drop'"
+        )
+    return unanswered_tool_calls == "drop"
 
 
 def resolve_counter(counter: TextCounter | None) -> TextCounter:
@@ -131,7 +141,7 @@ def _pipeline(policy: object, budget: ContextBudget, deduplicate: bool) -> Pipel
 
 
 def fit_units(
-    units: MessageUnits[object],
+    units: MessageUnits[M],
     *,
     budget: int | ContextBudget,
     policy: Policy | Pipeline | None,
@@ -141,10 +151,7 @@ def fit_units(
 ) -> Fitted:
     """Select units within ``budget``; see the module documentation for the rules."""
     check_bool(PipelineConfigError, "deduplicate", deduplicate)
-    if unanswered_tool_calls not in ("error", "drop"):
-        raise PipelineConfigError(
-            "unanswered_tool_calls", unanswered_tool_calls, "must be 'error' or 'drop'"
-        )
+    allows_unanswered(unanswered_tool_calls)
     pipeline_budget = resolve_budget(budget, units.overhead.per_request)
     pipeline = _pipeline(policy, pipeline_budget, deduplicate)
 

@@ -52,6 +52,8 @@ def fail(source: str, location: str, rule: str, value: object = ...) -> NoReturn
 
 def expect_mapping(source: str, location: str, value: object) -> Mapping[str, Any]:
     """Return ``value`` if it is a mapping (a dict, a TypedDict...)."""
+    if type(value) is dict:  # the common case, without the slower ABC check
+        return value
     if not isinstance(value, Mapping):
         fail(source, location, "must be a mapping (a dict)", value)
     return value

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from types import MappingProxyType
-from typing import Any, Generic, Literal, Protocol, TypeVar
+from typing import Generic, Literal, Protocol, TypeVar
 
 from pycupel._checks import check_int
 from pycupel.adapters._format import fail
@@ -330,14 +330,16 @@ def build_units(
                     oldest,
                     pinned_user=pin_latest_user and start <= latest_user <= end,
                     pin_system=pin_system,
-                    unanswered=tuple(
-                        call_id
-                        for inner in range(start, end + 1)
-                        for call_id in unanswered.get(inner, ())
-                    ),
+                    unanswered=_unanswered_in(unanswered, start, end) if unanswered else (),
                 )
             )
     return tuple(units)
+
+
+def _unanswered_in(unanswered: dict[int, list[str]], start: int, end: int) -> tuple[str, ...]:
+    return tuple(
+        call_id for position in range(start, end + 1) for call_id in unanswered.get(position, ())
+    )
 
 
 def _pair_tool_calls(
@@ -422,7 +424,7 @@ def count_parsed(parsed: Sequence[ParsedMessage], counter: TextCounter) -> int:
     return sum(message_tokens(parsed, counter))
 
 
-def _message_timestamps(timestamps: Sequence[datetime] | None, count: int) -> list[datetime]:
+def _message_timestamps(timestamps: object, count: int) -> list[datetime]:
     if timestamps is None:
         return [SYNTHETIC_EPOCH + _STEP * (index + 1) for index in range(count)]
     if isinstance(timestamps, str | bytes) or not isinstance(timestamps, Sequence):
@@ -453,51 +455,51 @@ def _make_unit(
     pin_system: bool,
     unanswered: tuple[str, ...],
 ) -> MessageUnit:
-    indices = tuple(message.index for message in messages if message.index is not None)
-    roles = tuple(message.role for message in messages)
-    categories = {message.category for message in messages}
-    has_system = "system" in categories
-    if categories == {"system"}:
+    indices: list[int] = []
+    tags: dict[str, None] = {}  # an insertion-ordered set
+    all_system = True
+    has_system = has_answers = system_parameter = False
+    for message in messages:
+        if message.index is None:
+            system_parameter = True
+        else:
+            indices.append(message.index)
+        tags[f"role:{message.role}"] = None
+        for name in message.tool_names:
+            tags[f"tool:{name}"] = None
+        if message.category == "system":
+            has_system = True
+        else:
+            all_system = False
+        if message.answers:
+            has_answers = True
+    if unanswered:
+        tags["unanswered-tool-call"] = None
+
+    if all_system:
         kind, source = ContextKind.SYSTEM_PROMPT, ContextSource.CHAT
-    elif any(message.answers for message in messages):
+    elif has_answers:
         kind, source = ContextKind.TOOL_OUTPUT, ContextSource.TOOL
     else:
         kind, source = ContextKind.MESSAGE, ContextSource.CHAT
-
-    tokens = sum(message_token_counts)
-    content = "\n\n".join(message.rendered() for message in messages)
+    roles = tuple(message.role for message in messages)
     # A unit is as recent as its latest message.
     timestamp = max((stamps[i] for i in indices), default=oldest)
-
-    tags: list[str] = []
-    for role in roles:
-        tag = f"role:{role}"
-        if tag not in tags:
-            tags.append(tag)
-    for message in messages:
-        for name in message.tool_names:
-            tag = f"tool:{name}"
-            if tag not in tags:
-                tags.append(tag)
-    if unanswered:
-        tags.append("unanswered-tool-call")
-    metadata: dict[str, Any] = {"message_indices": indices, "roles": roles}
-
     item = ContextItem(
-        content,
-        tokens=tokens,
+        "\n\n".join(message.rendered() for message in messages),
+        tokens=sum(message_token_counts),
         kind=kind,
         source=source,
         tags=tags,
-        metadata=metadata,
+        metadata={"message_indices": tuple(indices), "roles": roles},
         timestamp=timestamp,
         pinned=(pin_system and has_system) or pinned_user,
     )
     return MessageUnit(
         item=item,
-        message_indices=indices,
+        message_indices=item.metadata["message_indices"],
         roles=roles,
-        system_parameter=any(message.index is None for message in messages),
+        system_parameter=system_parameter,
         call_ids=tuple(call.call_id for message in messages for call in message.calls),
         unanswered_call_ids=unanswered,
     )

@@ -43,7 +43,7 @@ from datetime import datetime
 from typing import Any, Literal, NamedTuple, cast
 
 from pycupel._checks import check_bool
-from pycupel.adapters._fit import LeadingFilter, fit_units, resolve_counter
+from pycupel.adapters._fit import LeadingFilter, allows_unanswered, fit_units, resolve_counter
 from pycupel.adapters._format import (
     MAX_MESSAGES,
     MAX_PARTS_PER_MESSAGE,
@@ -236,7 +236,7 @@ def fit_messages(
         pin_system=pin_system,
         pin_latest_user=pin_latest_user,
         timestamps=timestamps,
-        allow_unanswered=unanswered_tool_calls == "drop",
+        allow_unanswered=allows_unanswered(unanswered_tool_calls),
     )
     fitted = fit_units(
         units,

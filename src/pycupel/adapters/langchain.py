@@ -27,7 +27,7 @@ from datetime import datetime
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal
 
-from pycupel.adapters._fit import FitResult, fit_units, resolve_counter
+from pycupel.adapters._fit import FitResult, allows_unanswered, fit_units, resolve_counter
 from pycupel.adapters._format import (
     MAX_MESSAGES,
     MAX_PARTS_PER_MESSAGE,
@@ -159,7 +159,7 @@ def fit_messages(
         pin_system=pin_system,
         pin_latest_user=pin_latest_user,
         timestamps=timestamps,
-        allow_unanswered=unanswered_tool_calls == "drop",
+        allow_unanswered=allows_unanswered(unanswered_tool_calls),
     )
     fitted = fit_units(
         units,
@@ -236,6 +236,7 @@ def _parse_message(
             label=f"tool ({tool})" if tool else "tool",
             tool_names=(tool,) if tool else (),
         )
+    category: Category
     if isinstance(message, lc.SystemMessage):
         role, category = "system", "system"
     elif isinstance(message, lc.HumanMessage):

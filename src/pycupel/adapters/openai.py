@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Literal
 
-from pycupel.adapters._fit import FitResult, fit_units, resolve_counter
+from pycupel.adapters._fit import FitResult, allows_unanswered, fit_units, resolve_counter
 from pycupel.adapters._format import (
     MAX_MESSAGES,
     MAX_PARTS_PER_MESSAGE,
@@ -207,7 +207,7 @@ def fit_messages(
         pin_system=pin_system,
         pin_latest_user=pin_latest_user,
         timestamps=timestamps,
-        allow_unanswered=unanswered_tool_calls == "drop",
+        allow_unanswered=allows_unanswered(unanswered_tool_calls),
     )
     fitted = fit_units(
         units,
