@@ -24,6 +24,7 @@ trained here on the samples (no download).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import random
@@ -167,8 +168,12 @@ def record(encodings: dict[str, TiktokenCounter]) -> None:
         "description": (
             "Exact token counts (tiktoken encode_ordinary) of each file under samples/, "
             "written by benchmarks/bench_tokens.py --record; the heuristic's accuracy test "
-            "compares against them."
+            "compares against them. sha256 identifies the sample contents they were taken from."
         ),
+        "sha256": {
+            key: hashlib.sha256(text.encode("utf-8")).hexdigest()
+            for key, (_, text) in samples.items()
+        },
         "encodings": {
             name: {key: counter.count(text) for key, (_, text) in samples.items()}
             for name, counter in sorted(encodings.items())

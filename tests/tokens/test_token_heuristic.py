@@ -7,9 +7,11 @@ sample texts, recorded in data/reference_counts.json by ``benchmarks/bench_token
 
 from __future__ import annotations
 
+import hashlib
 import json
 import statistics
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -130,21 +132,34 @@ def test_invalid_texts() -> None:
 # --------------------------------------------------------------------------- accuracy
 
 
-def _load() -> tuple[dict[str, tuple[str, str]], dict[str, dict[str, int]]]:
-    samples = {
+def _samples() -> dict[str, tuple[str, str]]:
+    return {
         path.relative_to(SAMPLES).as_posix(): (path.parent.name, path.read_text("utf-8"))
         for path in sorted(SAMPLES.rglob("*"))
         if path.is_file()
     }
-    reference = json.loads((DATA / "reference_counts.json").read_text("utf-8"))["encodings"]
-    return samples, reference
 
 
-def test_reference_counts_cover_every_sample() -> None:
-    samples, reference = _load()
-    assert set(reference) == {"cl100k_base", "o200k_base"}
-    for counts in reference.values():
+def _reference() -> dict[str, Any]:
+    document: dict[str, Any] = json.loads((DATA / "reference_counts.json").read_text("utf-8"))
+    return document
+
+
+def _load() -> tuple[dict[str, tuple[str, str]], dict[str, dict[str, int]]]:
+    return _samples(), _reference()["encodings"]
+
+
+def test_reference_counts_match_the_current_samples() -> None:
+    samples = _samples()
+    reference = _reference()
+    assert set(reference["encodings"]) == {"cl100k_base", "o200k_base"}
+    for counts in reference["encodings"].values():
         assert set(counts) == set(samples), "re-run benchmarks/bench_tokens.py --record"
+    # A sample edited after the counts were recorded would make the comparison meaningless.
+    digests = {
+        key: hashlib.sha256(text.encode("utf-8")).hexdigest() for key, (_, text) in samples.items()
+    }
+    assert digests == reference["sha256"], "re-run benchmarks/bench_tokens.py --record"
 
 
 @pytest.mark.parametrize("encoding", ["cl100k_base", "o200k_base"])
