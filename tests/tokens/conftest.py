@@ -43,6 +43,7 @@ def empty_tiktoken_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Pat
 
 @pytest.fixture
 def tokenizer_json(tmp_path: Path) -> Path:
+    pytest.importorskip("tokenizers")
     path = tmp_path / "tokenizer.json"
     word_level_tokenizer().save(str(path))
     return path

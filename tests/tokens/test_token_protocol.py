@@ -27,26 +27,32 @@ TEXTS = [
     "hello world",
 ]
 
-Factory = Callable[[Path, Path], TokenCounter]
+Factory = Callable[[pytest.FixtureRequest], TokenCounter]
+
+
+def _tiktoken(request: pytest.FixtureRequest) -> TokenCounter:
+    pytest.importorskip("tiktoken")
+    bpe_file: Path = request.getfixturevalue("bpe_file")
+    return TiktokenCounter(bpe_file=bpe_file)
+
+
+def _huggingface(request: pytest.FixtureRequest) -> TokenCounter:
+    tokenizer_json: Path = request.getfixturevalue("tokenizer_json")
+    return HuggingFaceCounter(tokenizer_json)
+
 
 FACTORIES: dict[str, Factory] = {
-    "heuristic": lambda bpe, tok: HeuristicCounter(),
-    "heuristic+margin": lambda bpe, tok: HeuristicCounter(safety_margin=0.2),
-    "tiktoken": lambda bpe, tok: TiktokenCounter(bpe_file=bpe),
-    "huggingface": lambda bpe, tok: HuggingFaceCounter(tok),
-    "cached": lambda bpe, tok: CachedCounter(HeuristicCounter(), max_entries=3),
+    "heuristic": lambda request: HeuristicCounter(),
+    "heuristic+margin": lambda request: HeuristicCounter(safety_margin=0.2),
+    "tiktoken": _tiktoken,
+    "huggingface": _huggingface,
+    "cached": lambda request: CachedCounter(HeuristicCounter(), max_entries=3),
 }
 
 
 @pytest.fixture(params=sorted(FACTORIES))
-def any_counter(
-    request: pytest.FixtureRequest, bpe_file: Path, tokenizer_json: Path
-) -> TokenCounter:
-    if request.param == "tiktoken":
-        pytest.importorskip("tiktoken")
-    if request.param == "huggingface":
-        pytest.importorskip("tokenizers")
-    return FACTORIES[request.param](bpe_file, tokenizer_json)
+def any_counter(request: pytest.FixtureRequest) -> TokenCounter:
+    return FACTORIES[request.param](request)
 
 
 def test_is_a_token_counter(any_counter: TokenCounter) -> None:
