@@ -20,11 +20,11 @@ merges:
 * anything else (control characters): 1 each.
 
 Measured on the mixed sample in the test data (see ``benchmarks/bench_tokens.py``), the total
-estimate is within about 3% of both ``cl100k_base`` and ``o200k_base`` for English prose, chat
-and Markdown, 2% for JSON and 5% for code (2% on Python standard-library modules it was not
-tuned on); single short texts can be off by up to ~15%. Non-Latin scripts are where the two
-encodings disagree most (``o200k_base`` needs about half the tokens of ``cl100k_base``); the
-estimate deliberately sits between them, so expect it to be ~30% below ``cl100k_base`` and ~45% above
+estimate is within about 3% of both ``cl100k_base`` and ``o200k_base`` for English prose, chat and
+Markdown, 2% for JSON and 5% for code (2% on Python standard-library modules it was not tuned on);
+single short texts can be off by up to ~15%. Non-Latin scripts are where the two encodings
+disagree most (``o200k_base`` needs about half the tokens of ``cl100k_base``); the estimate
+deliberately sits between them, so expect it to be ~30% below ``cl100k_base`` and ~45% above
 ``o200k_base`` there. When the exact count matters, use :class:`~pycupel.tokens.TiktokenCounter`
 or :class:`~pycupel.tokens.HuggingFaceCounter`; when underestimating is costly, use
 ``safety_margin`` (or the budget's ``estimation_safety_margin_percent``).
