@@ -93,6 +93,27 @@ def frequency_oracle(item: ContextItem, all_items: Sequence[ContextItem]) -> flo
     return matching / (len(all_items) - 1)
 
 
+def tag_oracle(weights: dict[str, float], *, fold: bool = False) -> Oracle:
+    def key(tag: str) -> str:
+        return tag.translate(_UPPER_TO_LOWER) if fold else tag
+
+    table = {key(tag): weight for tag, weight in weights.items()}
+    total = 0.0
+    for weight in weights.values():
+        total += weight
+
+    def score(item: ContextItem, all_items: Sequence[ContextItem]) -> float:
+        if total == 0.0 or len(item.tags) == 0:
+            return 0.0
+        matched = 0.0
+        for tag in item.tags:
+            if key(tag) in table:
+                matched += table[key(tag)]
+        return min(matched / total, 1.0)
+
+    return score
+
+
 def reflexive_oracle(item: ContextItem, all_items: Sequence[ContextItem]) -> float:
     value = item.future_relevance_hint
     if value is None or not math.isfinite(value):
@@ -262,6 +283,25 @@ def test_frequency_every_counting_path_matches_spec(
         mock.patch.object(frequency, "PACKED_KEY_LIMIT", 0 if lexsort else 2**62),
     ):
         _assert_matches(FrequencyScorer(), frequency_oracle, items)
+
+
+@_SETTINGS
+@given(
+    item_lists(),
+    st.dictionaries(
+        st.sampled_from(["a", "b", "Db", "é", "", "tag-1", "zzz"]),
+        st.floats(min_value=0.0, max_value=1e6) | st.sampled_from([0.0, 0.1, 0.7]),
+    ),
+    st.booleans(),
+)
+def test_tag_matches_spec(
+    case: tuple[list[ContextItem], ContextItem], weights: dict[str, float], fold: bool
+) -> None:
+    items, outsider = case
+    scorer = TagScorer(weights, case_sensitive=not fold)
+    oracle = tag_oracle(weights, fold=fold)
+    _assert_matches(scorer, oracle, items)
+    _assert_per_item(scorer, oracle, items, outsider)
 
 
 @_SETTINGS

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import chain, repeat
 from types import MappingProxyType
 
 import numpy as np
@@ -95,10 +96,28 @@ class TagScorer(Immutable, ItemScorer):
         return min(matched / total, 1.0)
 
     def score_array(self, items: Sequence[ContextItem]) -> FloatArray:
+        size = len(items)
         if self._total == 0.0:
-            return np.zeros(len(items), dtype=np.float64)
-        score_item = self.score_item
-        return np.fromiter((score_item(i) for i in items), dtype=np.float64, count=len(items))
+            return np.zeros(size, dtype=np.float64)
+        tag_lists = [item.tags for item in items]
+        lengths = np.fromiter(map(len, tag_lists), dtype=np.intp, count=size)
+        flat: Iterable[str] = chain.from_iterable(tag_lists)
+        if not self._case_sensitive:
+            flat = map(ascii_fold, flat)
+        total_tags = int(lengths.sum())
+        # One weight per tag occurrence (0.0 when unconfigured), summed per item in tag order
+        # by bincount, which accumulates sequentially from 0.0 like the specification's loop.
+        weights = np.fromiter(
+            map(self._lookup.get, flat, repeat(0.0)), dtype=np.float64, count=total_tags
+        )
+        owners = np.repeat(np.arange(size), lengths)
+        matched = np.bincount(owners, weights=weights, minlength=size)
+        result: FloatArray = np.minimum(matched / self._total, 1.0)
+        return result
+
+    def score_all(self, items: Sequence[ContextItem]) -> list[float]:
+        scores: list[float] = self.score_array(items).tolist()
+        return scores
 
     def __reduce__(self) -> tuple[object, ...]:
         # Rebuilt through the validating constructor (the frozen slots cannot be set later).
