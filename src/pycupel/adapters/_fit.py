@@ -18,12 +18,13 @@ from dataclasses import dataclass
 from typing import Generic, NamedTuple, TypeVar
 
 from pycupel._checks import check_bool, check_int
-from pycupel.adapters._units import MessageUnit, MessageUnits, TextCounter
+from pycupel.adapters._units import MessageUnit, MessageUnits
 from pycupel.diagnostics import ExcludedItem, Filtered, SelectionReport
 from pycupel.errors import PipelineConfigError
 from pycupel.model import ContextBudget, ContextItem
 from pycupel.pipeline import Pipeline
 from pycupel.policy import Policy
+from pycupel.tokens import HeuristicCounter, TokenCounter
 
 __all__ = [
     "UNANSWERED_FILTER",
@@ -85,7 +86,7 @@ def allows_unanswered(unanswered_tool_calls: object) -> bool:
     return unanswered_tool_calls == "drop"
 
 
-def resolve_counter(counter: TextCounter | None) -> TextCounter:
+def resolve_counter(counter: TokenCounter | None) -> TokenCounter:
     """The given counter, or the dependency-free default estimate."""
     if counter is not None:
         if not callable(getattr(counter, "count_batch", None)):
@@ -93,8 +94,6 @@ def resolve_counter(counter: TextCounter | None) -> TextCounter:
                 "counter", counter, "must be a token counter with count(text)/count_batch(texts)"
             )
         return counter
-    from pycupel.tokens import HeuristicCounter  # noqa: PLC0415  (keeps import time low)
-
     return HeuristicCounter()
 
 

@@ -26,12 +26,14 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from types import MappingProxyType
-from typing import Generic, Literal, Protocol, TypeVar
+from typing import Generic, Literal, TypeVar
 
 from pycupel._checks import check_int
 from pycupel.adapters._format import fail
-from pycupel.errors import ItemValidationError, PipelineConfigError, TokenizerError
+from pycupel.errors import ItemValidationError, PipelineConfigError
 from pycupel.model import ContextItem, ContextKind, ContextSource
+from pycupel.tokens import TokenCounter
+from pycupel.tokens.base import checked_counts
 
 __all__ = [
     "SYNTHETIC_EPOCH",
@@ -42,7 +44,6 @@ __all__ = [
     "MessageUnit",
     "MessageUnits",
     "ParsedMessage",
-    "TextCounter",
     "build_units",
     "count_parsed",
     "message_tokens",
@@ -56,12 +57,6 @@ Category = Literal["system", "user", "assistant", "tool"]
 SYNTHETIC_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 """Base of the synthetic timestamps: message ``i`` is stamped ``SYNTHETIC_EPOCH + (i+1) s``."""
 _STEP = timedelta(seconds=1)
-
-
-class TextCounter(Protocol):
-    """The part of :class:`pycupel.tokens.TokenCounter` the adapters use."""
-
-    def count_batch(self, texts: Sequence[str], /) -> Sequence[int]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,7 +279,7 @@ def build_units(
     parsed: Sequence[ParsedMessage],
     *,
     source: str,
-    counter: TextCounter,
+    counter: TokenCounter,
     message_count: int,
     pin_system: bool,
     pin_latest_user: bool,
@@ -399,7 +394,7 @@ def _pair_tool_calls(
     return spans, unanswered
 
 
-def message_tokens(parsed: Sequence[ParsedMessage], counter: TextCounter) -> list[int]:
+def message_tokens(parsed: Sequence[ParsedMessage], counter: TokenCounter) -> list[int]:
     """Tokens of each message: its counted text and name plus its fixed costs.
 
     All texts go to the counter in one ``count_batch`` call.
@@ -407,19 +402,14 @@ def message_tokens(parsed: Sequence[ParsedMessage], counter: TextCounter) -> lis
     texts = [message.text for message in parsed]
     named = [position for position, message in enumerate(parsed) if message.name]
     texts.extend(parsed[position].name or "" for position in named)
-    counts = list(counter.count_batch(texts))
-    if len(counts) != len(texts):
-        raise TokenizerError(
-            type(counter).__name__,
-            f"count_batch returned {len(counts)} counts for {len(texts)} texts",
-        )
+    counts = checked_counts(counter, counter.count_batch(texts), len(texts))
     tokens = [count + message.fixed_tokens for count, message in zip(counts, parsed, strict=False)]
     for offset, position in enumerate(named):
         tokens[position] += counts[len(parsed) + offset]
     return tokens
 
 
-def count_parsed(parsed: Sequence[ParsedMessage], counter: TextCounter) -> int:
+def count_parsed(parsed: Sequence[ParsedMessage], counter: TokenCounter) -> int:
     """Tokens of all messages (without the per-request overhead)."""
     return sum(message_tokens(parsed, counter))
 

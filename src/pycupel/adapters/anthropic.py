@@ -61,7 +61,6 @@ from pycupel.adapters._units import (
     MessageUnit,
     MessageUnits,
     ParsedMessage,
-    TextCounter,
     build_units,
     count_parsed,
 )
@@ -70,6 +69,7 @@ from pycupel.errors import PipelineConfigError
 from pycupel.model import ContextBudget, ContextItem
 from pycupel.pipeline import Pipeline
 from pycupel.policy import Policy
+from pycupel.tokens import TokenCounter
 
 __all__ = [
     "DEFAULT_OVERHEAD",
@@ -116,7 +116,7 @@ def from_messages(
     messages: Sequence[AnthropicMessage],
     *,
     system: SystemPrompt | None = None,
-    counter: TextCounter | None = None,
+    counter: TokenCounter | None = None,
     overhead: MessageOverhead | None = None,
     pin_system: bool = True,
     pin_latest_user: bool = True,
@@ -177,7 +177,7 @@ def count_tokens(
     messages: Sequence[AnthropicMessage],
     *,
     system: SystemPrompt | None = None,
-    counter: TextCounter | None = None,
+    counter: TokenCounter | None = None,
     overhead: MessageOverhead | None = None,
 ) -> int:
     """Tokens of a request's system prompt and messages, counted as :func:`fit_messages` does."""
@@ -192,7 +192,7 @@ def fit_messages(
     system: SystemPrompt | None = None,
     budget: int | ContextBudget,
     policy: Policy | Pipeline | None = None,
-    counter: TextCounter | None = None,
+    counter: TokenCounter | None = None,
     overhead: MessageOverhead | None = None,
     pin_system: bool = True,
     pin_latest_user: bool = True,

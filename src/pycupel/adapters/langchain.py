@@ -47,7 +47,6 @@ from pycupel.adapters._units import (
     MessageOverhead,
     MessageUnits,
     ParsedMessage,
-    TextCounter,
     build_units,
     count_parsed,
 )
@@ -56,6 +55,7 @@ from pycupel.errors import AdapterUnavailableError
 from pycupel.model import ContextBudget, ContextItem
 from pycupel.pipeline import Pipeline
 from pycupel.policy import Policy
+from pycupel.tokens import TokenCounter
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
@@ -88,7 +88,7 @@ _CALL_BLOCKS = frozenset({"tool_use", "tool_call"})
 def from_messages(
     messages: Sequence[BaseMessage],
     *,
-    counter: TextCounter | None = None,
+    counter: TokenCounter | None = None,
     overhead: MessageOverhead | None = None,
     pin_system: bool = True,
     pin_latest_user: bool = True,
@@ -126,7 +126,7 @@ def to_messages(
 def count_tokens(
     messages: Sequence[BaseMessage],
     *,
-    counter: TextCounter | None = None,
+    counter: TokenCounter | None = None,
     overhead: MessageOverhead | None = None,
 ) -> int:
     """Tokens of a request's messages, counted as :func:`fit_messages` does."""
@@ -140,7 +140,7 @@ def fit_messages(
     *,
     budget: int | ContextBudget,
     policy: Policy | Pipeline | None = None,
-    counter: TextCounter | None = None,
+    counter: TokenCounter | None = None,
     overhead: MessageOverhead | None = None,
     pin_system: bool = True,
     pin_latest_user: bool = True,

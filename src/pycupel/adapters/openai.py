@@ -48,13 +48,13 @@ from pycupel.adapters._units import (
     MessageOverhead,
     MessageUnits,
     ParsedMessage,
-    TextCounter,
     build_units,
     count_parsed,
 )
 from pycupel.model import ContextBudget, ContextItem
 from pycupel.pipeline import Pipeline
 from pycupel.policy import Policy
+from pycupel.tokens import TokenCounter
 
 __all__ = [
     "DEFAULT_OVERHEAD",
@@ -87,7 +87,7 @@ _CATEGORIES: Mapping[str, Category] = {
 def from_messages(
     messages: Sequence[OpenAIMessage],
     *,
-    counter: TextCounter | None = None,
+    counter: TokenCounter | None = None,
     overhead: MessageOverhead | None = None,
     pin_system: bool = True,
     pin_latest_user: bool = True,
@@ -148,7 +148,7 @@ def to_messages(
 def count_tokens(
     messages: Sequence[OpenAIMessage],
     *,
-    counter: TextCounter | None = None,
+    counter: TokenCounter | None = None,
     overhead: MessageOverhead | None = None,
 ) -> int:
     """Tokens of a whole request's messages, counted exactly as :func:`fit_messages` does.
@@ -166,7 +166,7 @@ def fit_messages(
     *,
     budget: int | ContextBudget,
     policy: Policy | Pipeline | None = None,
-    counter: TextCounter | None = None,
+    counter: TokenCounter | None = None,
     overhead: MessageOverhead | None = None,
     pin_system: bool = True,
     pin_latest_user: bool = True,
