@@ -151,3 +151,12 @@ def test_missing_langchain_raises_a_clear_error(monkeypatch: pytest.MonkeyPatch)
         lc_adapter.from_messages([], counter=COUNTER)
     with pytest.raises(ImportError):
         lc_adapter.count_tokens([], counter=COUNTER)
+
+
+def test_messages_are_not_mutated() -> None:
+    messages = history()
+    before = [message.model_dump() for message in messages]
+    units = lc_adapter.from_messages(messages, counter=COUNTER)
+    lc_adapter.to_messages(units.items[::2], units)
+    lc_adapter.fit_messages(messages, budget=50, counter=COUNTER)
+    assert [message.model_dump() for message in messages] == before
