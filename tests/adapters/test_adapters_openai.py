@@ -351,7 +351,12 @@ def test_pinned_messages_that_do_not_fit_raise() -> None:
     history = weather_history()
     with pytest.raises(PinnedBudgetError) as caught:
         openai.fit_messages(history, budget=10, counter=COUNTER)
-    assert caught.value.pinned_tokens > caught.value.available_tokens
+    units = openai.from_messages(history, counter=COUNTER)
+    pinned = sum(unit.item.tokens for unit in units if unit.item.pinned)
+    assert caught.value.available_tokens == 10
+    assert caught.value.pinned_tokens == pinned + openai.DEFAULT_OVERHEAD.per_request
+    assert pinned == (3 + 4) + (1 + 4)  # "You are terse." and "Thanks!" with their overhead
+    assert "require 15 tokens, but only 10 are available" in str(caught.value)
 
 
 def test_budget_must_cover_the_request_overhead() -> None:

@@ -9,6 +9,9 @@
 * Units with unanswered tool calls (kept only with ``unanswered_tool_calls="drop"``) never
   reach the pipeline: the report lists them as excluded with reason ``Filtered``.
 * Whatever order the policy's placer chooses, the messages come back in conversation order.
+* When the pinned units alone do not fit, the pipeline's :class:`PinnedBudgetError` is raised
+  again with both numbers restated for the whole prompt (the per-request overhead added), so
+  its ``available_tokens`` is the budget the caller gave (minus any output reserve).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Generic, NamedTuple, TypeVar
 from pycupel._checks import check_bool, check_int
 from pycupel.adapters._units import MessageUnit, MessageUnits
 from pycupel.diagnostics import ExcludedItem, Filtered, SelectionReport
-from pycupel.errors import PipelineConfigError
+from pycupel.errors import PinnedBudgetError, PipelineConfigError
 from pycupel.model import ContextBudget, ContextItem
 from pycupel.pipeline import Pipeline
 from pycupel.policy import Policy
@@ -162,7 +165,12 @@ def fit_units(
         else:
             candidates.append(unit.item)
 
-    result = pipeline.dry_run(candidates)
+    try:
+        result = pipeline.dry_run(candidates)
+    except PinnedBudgetError as exc:
+        # Restate it for the whole prompt, the budget the caller gave (overhead included).
+        extra = units.overhead.per_request
+        raise PinnedBudgetError(exc.pinned_tokens + extra, exc.available_tokens + extra) from exc
     chosen = units.select(result.items)
     report = result.report
 
