@@ -180,13 +180,15 @@ def fit_messages(
         messages: the history (never modified).
         budget: tokens for the whole prompt (an int: target = max = budget), or a
             :class:`~pycupel.ContextBudget` for an output reserve, a margin...
-        policy: the selection policy (or a Pipeline); defaults to
-            :func:`pycupel.presets.chat`.
+        policy: the selection policy, or a ready :class:`~pycupel.pipeline.Pipeline` (to give
+            a decay scorer its clock, say); defaults to :func:`pycupel.presets.chat`.
         counter: defaults to :class:`~pycupel.tokens.HeuristicCounter`.
         overhead: defaults to :data:`DEFAULT_OVERHEAD`.
         pin_system: always keep ``system``/``developer`` messages.
         pin_latest_user: always keep the latest ``user`` message (and its unit).
-        timestamps: one aware datetime per message (for time-decay policies).
+        timestamps: one aware datetime per message. Time-decay policies need real ones: the
+            synthetic default counts seconds from 2000-01-01 UTC, which a decay scorer reading
+            today's clock sees as very old (recency scoring only uses the order).
         deduplicate: let the pipeline drop units whose rendered text is byte-identical. Off by
             default: two "ok" turns at different points of a chat are not duplicates.
         unanswered_tool_calls: ``"error"`` raises for a call nobody answers; ``"drop"`` leaves
