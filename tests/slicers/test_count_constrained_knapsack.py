@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import random
 
 import pytest
 from hypothesis import given, settings
@@ -128,13 +129,17 @@ def test_nan_scores_rank_last_in_the_resort() -> None:
     target=st.integers(min_value=0, max_value=1200),
     entries=entries_strategy,
     bucket=st.sampled_from([1, 50, 100]),
+    shuffle=st.one_of(st.none(), st.randoms(use_true_random=False)),
 )
 def test_matches_the_literal_pseudocode(
     items: list[ScoredItem],
     target: int,
     entries: list[tuple[str, int, int | None]],
     bucket: int,
+    shuffle: random.Random | None,
 ) -> None:
+    if shuffle is not None:
+        shuffle.shuffle(items)  # phase 1 and the re-sort must not rely on sorted input
     slicer = CountConstrainedKnapsackSlice(
         [CountQuotaEntry(*e) for e in entries], KnapsackSlice(bucket)
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 
 import pytest
@@ -331,4 +332,28 @@ def test_matches_the_literal_pseudocode(
     assert [(s.kind.value, s.required_count, s.satisfied_count) for s in result.shortfalls] == (
         shortfalls
     )
+    assert names(result.cap_excluded) == names(excluded)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    items=scored_lists(max_size=14, kinds=True),
+    order=st.randoms(use_true_random=False),
+    target=st.integers(min_value=1, max_value=1500),
+    entries=entries_strategy,
+)
+def test_unsorted_input_matches_the_literal_pseudocode(
+    items: list[ScoredItem],
+    order: random.Random,
+    target: int,
+    entries: list[tuple[str, int, int | None]],
+) -> None:
+    order.shuffle(items)
+    slicer = CountQuotaSlice([CountQuotaEntry(*e) for e in entries])
+    result = slicer.slice(items, budget(target))
+    expected, shortfalls, excluded = literal_count_quota(
+        items, target, target, entries, literal_greedy, resort=False
+    )
+    assert names(result.selected) == names(expected)
+    assert len(result.shortfalls) == len(shortfalls)
     assert names(result.cap_excluded) == names(excluded)

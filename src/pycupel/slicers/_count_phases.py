@@ -12,9 +12,11 @@ import heapq
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from pycupel.errors import CountRequirementError, SlicerConfigError
 from pycupel.model import ContextBudget, ContextItem, ContextKind, ScoredItem
-from pycupel.slicers._common import negative_tokens_error, score_desc_key
+from pycupel.slicers._common import negative_tokens_error, score_desc_key, scores_of
 from pycupel.slicers.base import CountRequirementShortfall
 
 if TYPE_CHECKING:
@@ -81,22 +83,19 @@ def count_satisfy(
     """Phase 1: commit the best ``require_count`` items of every required kind.
 
     Each required kind's candidates are ranked by score descending (input order on ties, NaN
-    last) even though the input is already sorted, as the specification demands. A kind with
+    last), as the specification demands even for sorted input. When the input is already in
+    that order (checked in numpy), ranking each kind is the identity, so the first
+    ``require_count`` items of each kind are taken in a single early-exiting pass. A kind with
     too few candidates commits what it has and records a shortfall, or raises
     :class:`CountRequirementError` when ``throw`` is set.
     """
     state = CountSatisfied()
     if not policy.required:
         return state
-    pools: dict[str, list[tuple[int, ScoredItem]]] = {key: [] for key, _, _ in policy.required}
-    for index, scored in enumerate(items):
-        pool = pools.get(scored.item.kind.key)
-        if pool is not None:
-            pool.append((index, scored))
+    best_by_kind = _leading(items, policy) if _score_sorted(items) else _ranked(items, policy)
 
     for key, kind, require in policy.required:
-        # nsmallest is documented as sorted(...)[:n], so ties keep input order.
-        best = heapq.nsmallest(require, pools[key], key=_rank)
+        best = best_by_kind[key]
         for index, scored in best:
             tokens = scored.item.tokens
             if tokens < 0:
@@ -110,6 +109,49 @@ def count_satisfy(
                 raise CountRequirementError(slicer_name, kind.value, satisfied, require)
             state.shortfalls.append(CountRequirementShortfall(kind, require, satisfied))
     return state
+
+
+Picks = dict[str, list[tuple[int, ScoredItem]]]
+"""Per folded kind: the (input position, item) pairs phase 1 commits, best first."""
+
+
+def _score_sorted(items: Sequence[ScoredItem]) -> bool:
+    """Whether ``items`` is already in score-descending order (NaN last), as the pipeline
+    delivers it. Then every kind's candidates are in ranked order too."""
+    scores = scores_of(items)
+    keys = np.where(np.isnan(scores), np.inf, -scores)
+    return bool(np.all(keys[1:] >= keys[:-1]))
+
+
+def _leading(items: Sequence[ScoredItem], policy: CountPolicy) -> Picks:
+    """For sorted input: the first ``require_count`` items of each kind, in one pass that ends
+    as soon as every requirement is met."""
+    wanted = {key: require for key, _, require in policy.required}
+    picks: Picks = {key: [] for key in wanted}
+    open_kinds = len(wanted)
+    for index, scored in enumerate(items):
+        key = scored.item.kind.key
+        chosen = picks.get(key)
+        if chosen is not None and len(chosen) < wanted[key]:
+            chosen.append((index, scored))
+            if len(chosen) == wanted[key]:
+                open_kinds -= 1
+                if open_kinds == 0:
+                    break
+    return picks
+
+
+def _ranked(items: Sequence[ScoredItem], policy: CountPolicy) -> Picks:
+    """For any input: rank each required kind's candidates by score and take the best."""
+    pools: Picks = {key: [] for key, _, _ in policy.required}
+    for index, scored in enumerate(items):
+        pool = pools.get(scored.item.kind.key)
+        if pool is not None:
+            pool.append((index, scored))
+    # nsmallest is documented as sorted(...)[:n], so ties keep input order.
+    return {
+        key: heapq.nsmallest(require, pools[key], key=_rank) for key, _, require in policy.required
+    }
 
 
 def _rank(pair: tuple[int, ScoredItem]) -> float:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from pycupel.model import ContextBudget, ContextItem, ScoredItem
+from pycupel.model import ContextBudget, ScoredItem
 from pycupel.slicers._common import check_budget, scores_of, tokens_of
 from pycupel.slicers.base import SliceResult
 
@@ -60,13 +60,17 @@ class GreedySlice:
         # budget is below it, nothing further can fit and the walk can end early.
         suffix_min = np.minimum.accumulate(ordered_tokens[::-1])[::-1]
 
+        # The leading run whose running total fits is taken wholesale; the walk starts after it.
+        cumulative = np.cumsum(ordered_tokens)
+        lead = int(np.searchsorted(cumulative, target, side="right"))
         order_list: list[int] = order.tolist()
+        chosen = [items[index].item for index in order_list[:lead]]
+        remaining = target - (int(cumulative[lead - 1]) if lead else 0)
         token_list: list[int] = ordered_tokens.tolist()
         suffix_list: list[int] = suffix_min.tolist()
-        remaining = target
-        chosen: list[ContextItem] = []
         append = chosen.append
-        for position, count in enumerate(token_list):
+        for position in range(lead, len(token_list)):
+            count = token_list[position]
             if count <= remaining:
                 append(items[order_list[position]].item)
                 remaining -= count
