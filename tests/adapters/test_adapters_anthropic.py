@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import copy
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 from adapter_histories import WordCounter, anthropic_history, assert_anthropic_valid
 
 from pycupel import ContextKind
-from pycupel.adapters import anthropic
+from pycupel.adapters import SYNTHETIC_EPOCH, anthropic
 from pycupel.diagnostics import Filtered
 from pycupel.errors import MessageFormatError, PinnedBudgetError, PipelineConfigError
 
@@ -239,3 +240,16 @@ def test_system_is_none_when_its_unit_is_not_selected() -> None:
     units = anthropic.from_messages(short_history(), system="Be brief.", counter=COUNTER)
     kept = [unit.item for unit in units.units[1:]]
     assert anthropic.to_messages(kept, units).system is None
+
+
+def test_system_prompt_takes_the_oldest_timestamp() -> None:
+    base = datetime(2025, 6, 1, 9, 30, tzinfo=UTC)
+    stamps = [base + timedelta(minutes=5 * i) for i in range(5)]
+    units = anthropic.from_messages(
+        short_history(), system=SYSTEM, counter=COUNTER, timestamps=stamps
+    )
+    assert units.units[0].item.timestamp == stamps[0]
+    assert units.units[2].item.timestamp == stamps[2]
+    synthetic = anthropic.from_messages(short_history(), system=SYSTEM, counter=COUNTER)
+    assert synthetic.units[0].item.timestamp == SYNTHETIC_EPOCH
+    assert synthetic.units[1].item.timestamp == SYNTHETIC_EPOCH + timedelta(seconds=1)
