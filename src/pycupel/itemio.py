@@ -147,8 +147,10 @@ def _reject_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not valid JSON (write non-finite numbers as strings)")
 
 
-def loads_json(text: str | bytes, *, source: str, location: str = "") -> Any:
+def loads_json(text: str | bytes, *, source: str, location: str = "", first_line: int = 1) -> Any:
     """Parse strict JSON: duplicate keys and NaN/Infinity literals are errors.
+
+    ``first_line`` is the line number of the text's first line in its file (for JSON Lines).
 
     Raises:
         InputFormatError: the text is not valid JSON.
@@ -160,9 +162,7 @@ def loads_json(text: str | bytes, *, source: str, location: str = "") -> Any:
     except _DuplicateKeyError as exc:
         raise InputFormatError(source, location, f"duplicate key {exc.key!r} in an object") from exc
     except json.JSONDecodeError as exc:
-        where = f"line {exc.lineno}, column {exc.colno}"
-        if location:
-            where = f"{location} ({where})"
+        where = f"line {exc.lineno + first_line - 1}, column {exc.colno}"
         raise InputFormatError(source, where, f"invalid JSON: {exc.msg}") from exc
     except UnicodeDecodeError as exc:
         raise InputFormatError(source, location, f"not UTF-8 text: {exc.reason}") from exc
@@ -229,7 +229,7 @@ def _parse_json_lines(text: str, source: str) -> list[ContextItem]:
             continue
         location = f"line {number}"
         try:
-            value = loads_json(line, source=source, location=location)
+            value = loads_json(line, source=source, location=location, first_line=number)
         except InputFormatError:
             if not items:
                 # Perhaps one object spread over several lines: accept it as one item.
