@@ -622,8 +622,10 @@ def _explain_slice(
     caps = _cap_reasons(result, selected_ids, scored, slicer_name)
     # Reasons are immutable: items with the same token count share one.
     budget_reasons: dict[int, ExclusionReason] = {}
-    for entry in scored:
-        item = entry.item
+    items: list[ContextItem] = []
+    scores: list[float] = []
+    reasons: list[ExclusionReason] = []
+    for item, score in scored:
         if id(item) in selected_ids:
             continue
         reason = caps.get(id(item)) if caps else None
@@ -633,7 +635,10 @@ def _explain_slice(
             if reason is None:
                 reason = _budget_reason(tokens, available, pinned_tokens, displaced_by)
                 budget_reasons[tokens] = reason
-        trace.exclude(item, entry.score, reason)
+        items.append(item)
+        scores.append(score)
+        reasons.append(reason)
+    trace.exclude_all(items, scores, reasons)
 
 
 def _explain_duplicates(
@@ -686,7 +691,6 @@ class _Trace:
     __slots__ = (
         "collector",
         "decisions",
-        "event_cache",
         "excluded",
         "item_events",
         "pending",
@@ -704,7 +708,6 @@ class _Trace:
         self.decisions = self.item_events or self.recorder is not None
         self.excluded: list[ExcludedItem] = []
         self.pending: list[ExclusionReason] = []
-        self.event_cache: dict[tuple[PipelineStage, ExclusionReason], TraceEvent] = {}
 
     def exclude(self, item: ContextItem, score: float, reason: ExclusionReason) -> None:
         if self.recorder is not None:
@@ -712,19 +715,27 @@ class _Trace:
         if self.item_events:
             self.pending.append(reason)
 
+    def exclude_all(
+        self, items: list[ContextItem], scores: list[float], reasons: list[ExclusionReason]
+    ) -> None:
+        """Record many exclusions at once (same effect as :meth:`exclude` for each)."""
+        if self.recorder is not None:
+            self.excluded.extend(map(ExcludedItem, items, scores, reasons))
+        if self.item_events:
+            self.pending.extend(reasons)
+
     def flush_items(self, stage: PipelineStage) -> None:
         """Emit the item events of ``stage`` (before its stage event)."""
         if not self.pending:
             return
-        cache = self.event_cache
+        # A shared reason gives equal (immutable) events: build one per reason object.
+        cache: dict[int, TraceEvent] = {}
         events: list[TraceEvent] = []
         for reason in self.pending:
-            # Equal decisions give equal (immutable) events: build each one once.
-            key = (stage, reason)
-            event = cache.get(key)
+            event = cache.get(id(reason))
             if event is None:
                 event = TraceEvent(stage, 0.0, 1, str(reason))
-                cache[key] = event
+                cache[id(reason)] = event
             events.append(event)
         self.pending = []
         record_many = getattr(self.collector, "record_item_events", None)

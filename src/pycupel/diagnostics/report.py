@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -86,8 +87,8 @@ class SelectionReport:
         (descending, stable; NaN scores last) and computes the totals."""
         included_tuple = tuple(included)
         excluded_tuple = _sort_by_score(tuple(excluded))
-        tokens = sum(entry.item.tokens for entry in included_tuple)
-        tokens += sum(entry.item.tokens for entry in excluded_tuple)
+        item_tokens = attrgetter("item.tokens")
+        tokens = sum(map(item_tokens, included_tuple)) + sum(map(item_tokens, excluded_tuple))
         return cls(
             events=tuple(events),
             included=included_tuple,
@@ -138,7 +139,7 @@ class SelectionReport:
 def _sort_by_score(excluded: Sequence[ExcludedItem]) -> tuple[ExcludedItem, ...]:
     if len(excluded) < 2:
         return tuple(excluded)
-    scores = np.fromiter((entry.score for entry in excluded), np.float64, len(excluded))
+    scores = np.array([entry.score for entry in excluded], dtype=np.float64)
     # Negating puts the highest score first; a stable sort keeps exclusion order on ties and
     # sorts NaN (which has no place in a descending order) after every number.
     order = np.argsort(-scores, kind="stable")
