@@ -343,8 +343,9 @@ class Pipeline:
             trace.stage(PipelineStage.DEDUPLICATE, started, ended, len(scoreable_tuple))
 
         # ---- 4. Sort (score descending, input order on ties; no diagnostic event)
-        order = np.argsort(-scores, kind="stable").tolist()
-        sorted_scores = scores[order].tolist() if order else []
+        order_array = np.argsort(-scores, kind="stable")
+        sorted_scores: list[float] = scores[order_array].tolist()
+        order: list[int] = order_array.tolist()
         scored: tuple[ScoredItem, ...] = tuple(
             [
                 _tuple_new(ScoredItem, (survivors[i], s))
