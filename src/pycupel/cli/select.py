@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import click
@@ -10,7 +11,13 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from pycupel.diagnostics import SelectionReport
+from pycupel.diagnostics import (
+    Deduplicated,
+    ExclusionReason,
+    InclusionReason,
+    PinnedOverride,
+    SelectionReport,
+)
 from pycupel.errors import CupelError
 from pycupel.itemio import item_to_dict, parse_items, read_items
 from pycupel.model import ContextBudget, ContextItem
@@ -32,7 +39,13 @@ _PLACERS: dict[str, type[ChronologicalPlacer] | type[UShapedPlacer]] = {
     "chronological": ChronologicalPlacer,
     "u-shaped": UShapedPlacer,
 }
-_PREVIEW = 60
+_MIN_CONTENT = 16
+_OTHER_COLUMNS = 50  # widths of #, kind, tokens, score and why, with the table's borders
+_WHY = {
+    InclusionReason.PINNED: "pinned",
+    InclusionReason.SCORED: "scored",
+    InclusionReason.ZERO_TOKEN: "free",
+}
 _SHOWN_EXCLUSIONS = 5
 
 
@@ -126,7 +139,8 @@ def select(
 
 def _load(path: str) -> list[ContextItem]:
     if path == "-":
-        data = click.get_binary_stream("stdin").read()
+        stream = sys.stdin
+        data = stream.buffer.read() if hasattr(stream, "buffer") else stream.read()
         return parse_items(data, source="<stdin>")
     return read_items(path)
 
@@ -139,27 +153,39 @@ def _as_json(result: DryRunResult) -> dict[str, Any]:
     }
 
 
-def _preview(text: str, limit: int = _PREVIEW) -> str:
+def _preview(text: str, limit: int) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
+def _reason_text(reason: ExclusionReason) -> str:
+    # The reasons' own texts quote whole contents; keep each summary line short.
+    if isinstance(reason, Deduplicated):
+        return "Deduplicated: identical to a kept item"
+    if isinstance(reason, PinnedOverride):
+        return "PinnedOverride: would fit without the pinned items"
+    return str(reason)
+
+
 def _print(result: DryRunResult, budget: ContextBudget, console: Console) -> None:
     report = result.report
-    table = Table(title="Context window", title_justify="left", expand=False)
-    table.add_column("#", justify="right", style="dim")
-    table.add_column("kind")
-    table.add_column("tokens", justify="right")
-    table.add_column("score", justify="right")
-    table.add_column("content", overflow="ellipsis", no_wrap=True)
+    table = Table(title="Context window", title_justify="left")
+    table.add_column("#", justify="right", style="dim", no_wrap=True)
+    table.add_column("kind", no_wrap=True)
+    table.add_column("tokens", justify="right", no_wrap=True)
+    table.add_column("score", justify="right", no_wrap=True)
+    table.add_column("why", no_wrap=True)
+    # The content column takes what the others leave of the terminal's width.
+    content_width = max(_MIN_CONTENT, console.width - _OTHER_COLUMNS)
+    table.add_column("content", overflow="ellipsis", no_wrap=True, max_width=content_width)
     for position, entry in enumerate(report.included, start=1):
-        kind = entry.item.kind.value + (" (pinned)" if entry.item.pinned else "")
         table.add_row(
             str(position),
-            kind,
+            entry.item.kind.value,
             str(entry.item.tokens),
             f"{entry.score:.3f}",
-            _preview(entry.item.content),
+            _WHY[entry.reason],
+            _preview(entry.item.content, content_width),
         )
     console.print(table)
     _print_summary(report, result.total_tokens, budget, console)
@@ -182,7 +208,7 @@ def _print_summary(
     console.print("Highest-scored exclusions:")
     for entry in report.excluded[:_SHOWN_EXCLUSIONS]:
         line = Text("  ")
-        line.append(f"{entry.score:.3f} ", style="dim")
-        line.append(_preview(entry.item.content, 40))
-        line.append(f"  {entry.reason}", style="yellow")
-        console.print(line)
+        line.append(f"{entry.score:.3f}  ", style="dim")
+        line.append(_reason_text(entry.reason), style="yellow")
+        line.append(f"  {_preview(entry.item.content, console.width)}")
+        console.print(line, no_wrap=True, overflow="ellipsis")
