@@ -33,8 +33,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import repeat
+from operator import attrgetter
 from time import perf_counter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import numpy as np
 
@@ -88,6 +90,7 @@ if TYPE_CHECKING:
 __all__ = ["DryRunResult", "Pipeline", "PipelineResult"]
 
 _PINNED_SCORE = 1.0
+_TOKENS = attrgetter("tokens")
 _tuple_new = tuple.__new__
 
 
@@ -257,7 +260,7 @@ class Pipeline:
                 something invalid (wrong number of scores, items not from its input...).
         """
         run_budget = self._budget if budget is None else _check_budget(budget, "budget")
-        candidates = _check_items(items)
+        candidates = _check_sequence(items)
         trace: _Trace | None = None
         if collector is not None:
             if not isinstance(collector, TraceCollector):
@@ -298,13 +301,15 @@ class Pipeline:
         scoreable: list[ContextItem] = []
         negative: list[ContextItem] = []
         for item in candidates:
+            if type(item) is not ContextItem and not isinstance(item, ContextItem):
+                _reject_item(candidates)
             if item.tokens < 0:
                 negative.append(item)
             elif item.pinned:
                 pinned.append(item)
             else:
                 scoreable.append(item)
-        pinned_tokens = sum(item.tokens for item in pinned)
+        pinned_tokens = sum(map(_TOKENS, pinned))
         available_for_pinned = budget.max_tokens - budget.output_reserve
         if pinned_tokens > available_for_pinned:
             raise PinnedBudgetError(pinned_tokens, available_for_pinned)
@@ -343,14 +348,12 @@ class Pipeline:
             trace.stage(PipelineStage.DEDUPLICATE, started, ended, len(scoreable_tuple))
 
         # ---- 4. Sort (score descending, input order on ties; no diagnostic event)
-        order_array = np.argsort(-scores, kind="stable")
-        sorted_scores: list[float] = scores[order_array].tolist()
-        order: list[int] = order_array.tolist()
+        order = np.argsort(-scores, kind="stable")
+        sorted_scores: list[float] = scores[order].tolist()
+        sorted_items = [survivors[index] for index in order.tolist()]
+        # ScoredItem is a NamedTuple: build the tuples directly, without a Python-level loop.
         scored: tuple[ScoredItem, ...] = tuple(
-            [
-                _tuple_new(ScoredItem, (survivors[i], s))
-                for i, s in zip(order, sorted_scores, strict=True)
-            ]
+            map(_tuple_new, repeat(ScoredItem), zip(sorted_items, sorted_scores, strict=True))
         )
 
         # ---- 5. Slice
@@ -366,7 +369,7 @@ class Pipeline:
                 f"{len(slice_result.selected)} items, {len(selected_ids)} distinct",
                 "must return each selected item once",
             )
-        chosen = [entry for entry in scored if id(entry.item) in selected_ids]
+        chosen = [entry for entry in scored if id(entry[0]) in selected_ids]
         if len(chosen) != len(selected_ids):
             _check_no_repeats(candidates)
             raise SlicerConfigError(
@@ -394,7 +397,8 @@ class Pipeline:
             started = perf_counter()
         merged = [_tuple_new(ScoredItem, (item, _PINNED_SCORE)) for item in pinned]
         merged.extend(chosen)
-        merged_tokens = pinned_tokens + sum(entry.item.tokens for entry in chosen)
+        # `chosen` holds exactly the selected items (checked above).
+        merged_tokens = pinned_tokens + sum(map(_TOKENS, slice_result.selected))
         target = budget.target_tokens
         overflow: OverflowEvent | None = None
         truncated: list[tuple[ScoredItem, int]] = []
@@ -411,7 +415,7 @@ class Pipeline:
         merged_count = len(merged) + len(truncated)
         to_place = tuple(merged)
         placed = self._place(to_place)
-        total_tokens = sum(item.tokens for item in placed)
+        total_tokens = sum(map(_TOKENS, placed))
         if trace is not None:
             ended = perf_counter()
             if trace.decisions:
@@ -471,16 +475,20 @@ def _check_budget(budget: object, field: str) -> ContextBudget:
     return budget
 
 
-def _check_items(items: object) -> Sequence[ContextItem]:
+def _check_sequence(items: object) -> Sequence[ContextItem]:
+    # The elements are checked by Classify, in its single pass over the input.
     if isinstance(items, str | bytes) or not isinstance(items, Sequence):
         raise PipelineConfigError(
             "items", items, "must be a sequence (list or tuple) of ContextItem"
         )
-    for item in items:
-        if not isinstance(item, ContextItem):
-            index = next(i for i, x in enumerate(items) if not isinstance(x, ContextItem))
-            raise PipelineConfigError(f"items[{index}]", item, "must be a ContextItem")
     return items
+
+
+def _reject_item(items: Sequence[object]) -> NoReturn:
+    for index, value in enumerate(items):
+        if not isinstance(value, ContextItem):
+            raise PipelineConfigError(f"items[{index}]", value, "must be a ContextItem")
+    raise AssertionError("unreachable: an element failed the ContextItem check")
 
 
 def _check_no_repeats(items: Sequence[ContextItem]) -> None:
@@ -617,29 +625,35 @@ def _explain_slice(
     slicer_name: str,
 ) -> None:
     # D025: what was left of the slicer's target once everything it chose is counted.
-    available = effective_target - sum(item.tokens for item in result.selected)
-    pinned_tokens = sum(item.tokens for item in pinned)
+    available = effective_target - sum(map(_TOKENS, result.selected))
+    pinned_tokens = sum(map(_TOKENS, pinned))
     displaced_by = _largest(pinned)
     caps = _cap_reasons(result, selected_ids, scored, slicer_name)
+    rejected = [entry for entry in scored if id(entry[0]) not in selected_ids]
+    items = [entry[0] for entry in rejected]
+    scores = [entry[1] for entry in rejected]
     # Reasons are immutable: items with the same token count share one.
-    budget_reasons: dict[int, ExclusionReason] = {}
-    items: list[ContextItem] = []
-    scores: list[float] = []
-    reasons: list[ExclusionReason] = []
-    for item, score in scored:
-        if id(item) in selected_ids:
-            continue
-        reason = caps.get(id(item)) if caps else None
-        if reason is None:
-            tokens = item.tokens
-            reason = budget_reasons.get(tokens)
-            if reason is None:
-                reason = _budget_reason(tokens, available, pinned_tokens, displaced_by)
-                budget_reasons[tokens] = reason
-        items.append(item)
-        scores.append(score)
-        reasons.append(reason)
+    by_tokens = _ReasonsByTokens(available, pinned_tokens, displaced_by)
+    if caps:
+        reasons = [caps.get(id(item)) or by_tokens[item.tokens] for item in items]
+    else:
+        reasons = [by_tokens[tokens] for tokens in map(_TOKENS, items)]
     trace.exclude_all(items, scores, reasons)
+
+
+class _ReasonsByTokens(dict[int, ExclusionReason]):
+    """The budget reason for an item of a given token count, built on first use."""
+
+    def __init__(self, available: int, pinned_tokens: int, displaced_by: ContextItem | None):
+        super().__init__()
+        self.available = available
+        self.pinned_tokens = pinned_tokens
+        self.displaced_by = displaced_by
+
+    def __missing__(self, tokens: int) -> ExclusionReason:
+        reason = _budget_reason(tokens, self.available, self.pinned_tokens, self.displaced_by)
+        self[tokens] = reason
+        return reason
 
 
 def _explain_duplicates(
@@ -673,17 +687,17 @@ def _explain_truncation(
 def _included(
     placed: tuple[ContextItem, ...], merged: tuple[ScoredItem, ...]
 ) -> list[IncludedItem]:
-    score_of = {id(entry.item): entry.score for entry in merged}
-    included: list[IncludedItem] = []
-    for item in placed:
-        if item.pinned:
-            reason = InclusionReason.PINNED
-        elif item.tokens == 0:
-            reason = InclusionReason.ZERO_TOKEN
-        else:
-            reason = InclusionReason.SCORED
-        included.append(IncludedItem(item, score_of[id(item)], reason))
-    return included
+    score_of = {id(item): score for item, score in merged}
+    scores = [score_of[id(item)] for item in placed]
+    reasons = [
+        InclusionReason.PINNED
+        if item.pinned
+        else InclusionReason.ZERO_TOKEN
+        if item.tokens == 0
+        else InclusionReason.SCORED
+        for item in placed
+    ]
+    return list(map(_tuple_new, repeat(IncludedItem), zip(placed, scores, reasons, strict=True)))
 
 
 class _Trace:
@@ -700,10 +714,9 @@ class _Trace:
 
     def __init__(self, collector: TraceCollector) -> None:
         self.collector = collector
+        # Item events are skipped only when the collector says it would discard them.
         level = getattr(collector, "detail_level", TraceDetailLevel.ITEM)
-        self.item_events = level == TraceDetailLevel.ITEM or (
-            isinstance(level, int) and level >= TraceDetailLevel.ITEM
-        )
+        self.item_events = not (isinstance(level, int) and level < TraceDetailLevel.ITEM)
         self.recorder = collector if isinstance(collector, SelectionRecorder) else None
         # Whether any per-item decision is wanted at all (events or report entries).
         self.decisions = self.item_events or self.recorder is not None
@@ -721,7 +734,9 @@ class _Trace:
     ) -> None:
         """Record many exclusions at once (same effect as :meth:`exclude` for each)."""
         if self.recorder is not None:
-            self.excluded.extend(map(ExcludedItem, items, scores, reasons))
+            self.excluded.extend(
+                map(_tuple_new, repeat(ExcludedItem), zip(items, scores, reasons, strict=True))
+            )
         if self.item_events:
             self.pending.extend(reasons)
 
@@ -730,14 +745,10 @@ class _Trace:
         if not self.pending:
             return
         # A shared reason gives equal (immutable) events: build one per reason object.
-        cache: dict[int, TraceEvent] = {}
-        events: list[TraceEvent] = []
-        for reason in self.pending:
-            event = cache.get(id(reason))
-            if event is None:
-                event = TraceEvent(stage, 0.0, 1, str(reason))
-                cache[id(reason)] = event
-            events.append(event)
+        pending = self.pending
+        distinct = {id(reason): reason for reason in pending}
+        event_of = {key: TraceEvent(stage, 0.0, 1, str(reason)) for key, reason in distinct.items()}
+        events = [event_of[id(reason)] for reason in pending]
         self.pending = []
         record_many = getattr(self.collector, "record_item_events", None)
         if record_many is not None:
