@@ -94,4 +94,6 @@ def test_a_collector_records_one_run() -> None:
     assert report.events == ()
     with pytest.raises(CollectorStateError, match="one pipeline run"):
         collector.record_selection(**kwargs)  # type: ignore[arg-type]
+    with pytest.raises(CollectorStateError, match="use a new collector"):
+        collector.record_stage_event(STAGE_EVENT)
     assert "events=0" in repr(collector)

@@ -19,7 +19,7 @@ from pycupel.diagnostics import (
     TraceDetailLevel,
     TraceEvent,
 )
-from pycupel.errors import BudgetOverflowError, SlicerConfigError
+from pycupel.errors import BudgetOverflowError, CollectorStateError, SlicerConfigError
 from pycupel.model import ContextItem
 from pycupel.slicers.base import SliceResult
 
@@ -295,3 +295,13 @@ def test_items_compare_by_identity_in_the_report() -> None:
     report = make_pipeline().dry_run([a1, a2]).report
     assert report.included[0].item is a1
     assert report.excluded[0].item is a2
+
+
+def test_reusing_a_collector_fails_before_the_second_run_does_any_work() -> None:
+    collector = DiagnosticTraceCollector()
+    pipeline = make_pipeline()
+    pipeline.run([item("a")], collector=collector)
+    first = collector.build_report()
+    with pytest.raises(CollectorStateError, match="use a new collector"):
+        pipeline.run([item("b")], collector=collector)
+    assert collector.build_report() == first

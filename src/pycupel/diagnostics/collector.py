@@ -154,11 +154,13 @@ class DiagnosticTraceCollector:
         return tuple(self._events)
 
     def record_stage_event(self, event: TraceEvent) -> None:
+        self._check_open()
         self._events.append(event)
         if self._on_event is not None:
             self._on_event(event)
 
     def record_item_event(self, event: TraceEvent) -> None:
+        self._check_open()
         if self._detail_level >= TraceDetailLevel.ITEM:
             self._events.append(event)
             if self._on_event is not None:
@@ -166,6 +168,7 @@ class DiagnosticTraceCollector:
 
     def record_item_events(self, events: Iterable[TraceEvent]) -> None:
         """Record several item events at once (same filtering and callbacks, in order)."""
+        self._check_open()
         if self._detail_level < TraceDetailLevel.ITEM:
             return
         if self._on_event is None:
@@ -185,14 +188,18 @@ class DiagnosticTraceCollector:
         solver: SolverStats | None,
     ) -> None:
         """Receive the run's decisions (called by the pipeline at the end of a run)."""
-        if self._selection is not None:
-            raise CollectorStateError(
-                "a DiagnosticTraceCollector records one pipeline run; use a new collector "
-                "for each run"
-            )
+        self._check_open()
         self._selection = _Selection(
             tuple(included), tuple(excluded), tuple(count_requirement_shortfalls), packing, solver
         )
+
+    def _check_open(self) -> None:
+        # A second run would mix its events into a finished report: refuse it at once.
+        if self._selection is not None:
+            raise CollectorStateError(
+                "a DiagnosticTraceCollector records one pipeline run, and this one has "
+                "finished; use a new collector for each run"
+            )
 
     def build_report(self) -> SelectionReport:
         """The report of the completed run.
