@@ -305,3 +305,26 @@ def test_reusing_a_collector_fails_before_the_second_run_does_any_work() -> None
     with pytest.raises(CollectorStateError, match="use a new collector"):
         pipeline.run([item("b")], collector=collector)
     assert collector.build_report() == first
+
+
+def test_count_quota_cap_exclusions_from_the_real_slicer() -> None:
+    from pycupel.slicers import CountQuotaEntry, CountQuotaSlice, GreedySlice
+
+    tools = [item(f"tool-{n}", 10, 9 - n, kind="ToolOutput") for n in range(5)]
+    notes = [item(f"note-{n}", 10, 2, kind="Memory") for n in range(2)]
+    slicer = CountQuotaSlice(
+        [CountQuotaEntry("ToolOutput", require_count=1, cap_count=3)], inner=GreedySlice()
+    )
+    result = make_pipeline(target=1000, slicer=slicer).dry_run([*tools, *notes])
+    assert [i.content for i in result.items] == [
+        "tool-0",
+        "tool-1",
+        "tool-2",
+        "note-0",
+        "note-1",
+    ]
+    # The cap held ToolOutput at 3 of the 5 the inner slicer wanted.
+    assert [(e.item.content, e.reason) for e in result.report.excluded] == [
+        ("tool-3", QuotaCapExceeded("ToolOutput", 3, 5)),
+        ("tool-4", QuotaCapExceeded("ToolOutput", 3, 5)),
+    ]
