@@ -43,7 +43,6 @@ import numpy as np
 from pycupel._checks import check_bool
 from pycupel.diagnostics.collector import (
     DiagnosticTraceCollector,
-    SelectionRecorder,
     TraceCollector,
     TraceDetailLevel,
 )
@@ -262,15 +261,8 @@ class Pipeline:
         run_budget = self._budget if budget is None else _check_budget(budget, "budget")
         candidates = _check_sequence(items)
         trace: _Trace | None = None
-        if collector is not None:
-            if not isinstance(collector, TraceCollector):
-                raise PipelineConfigError(
-                    "collector",
-                    collector,
-                    "must be a TraceCollector (is_enabled, record_stage_event, record_item_event)",
-                )
-            if collector.is_enabled:
-                trace = _Trace(collector)
+        if collector is not None and _collector_enabled(collector):
+            trace = _Trace(collector)
         return self._execute(candidates, run_budget, trace)
 
     def dry_run(
@@ -423,7 +415,7 @@ class Pipeline:
                 trace.flush_items(PipelineStage.PLACE)
             trace.stage(PipelineStage.PLACE, started, ended, merged_count)
             if trace.recorder is not None:
-                trace.recorder.record_selection(
+                trace.recorder(
                     included=_included(placed, to_place),
                     excluded=trace.excluded,
                     count_requirement_shortfalls=slice_result.shortfalls,
@@ -467,6 +459,21 @@ class Pipeline:
                 "must return exactly the items it was given, each once, reordered",
             )
         return placed
+
+
+def _collector_enabled(collector: object) -> bool:
+    # Duck-typed on purpose: a runtime Protocol isinstance check costs more than a small run.
+    enabled = getattr(collector, "is_enabled", None)
+    if not isinstance(enabled, bool) or not (
+        callable(getattr(collector, "record_stage_event", None))
+        and callable(getattr(collector, "record_item_event", None))
+    ):
+        raise PipelineConfigError(
+            "collector",
+            collector,
+            "must be a TraceCollector (is_enabled, record_stage_event, record_item_event)",
+        )
+    return enabled
 
 
 def _check_budget(budget: object, field: str) -> ContextBudget:
@@ -717,7 +724,8 @@ class _Trace:
         # Item events are skipped only when the collector says it would discard them.
         level = getattr(collector, "detail_level", TraceDetailLevel.ITEM)
         self.item_events = not (isinstance(level, int) and level < TraceDetailLevel.ITEM)
-        self.recorder = collector if isinstance(collector, SelectionRecorder) else None
+        recorder = getattr(collector, "record_selection", None)
+        self.recorder: Callable[..., object] | None = recorder if callable(recorder) else None
         # Whether any per-item decision is wanted at all (events or report entries).
         self.decisions = self.item_events or self.recorder is not None
         self.excluded: list[ExcludedItem] = []
