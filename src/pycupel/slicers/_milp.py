@@ -81,6 +81,9 @@ _MILP_OPTIONS = {"mip_rel_gap": 0.0}
 _LP_MIN_UNITS = 48
 """Below this many units HiGHS solves the model faster than the LP bound could shrink it."""
 
+_DOMINANCE_MAX_UNITS = 5000
+"""Above this many undecided units the dominance search costs more than it can save."""
+
 _EXACT_FLOAT_LIMIT = 2**52
 """Objective magnitudes must stay below this for every integer to be a float64."""
 
@@ -140,8 +143,14 @@ class _Run:
     def __init__(self, problem: SelectionProblem, clock: _Clock) -> None:
         self.problem = problem
         self.clock = clock
-        self.selected = constrained_greedy(problem)
+        # Without requirements the LP-guided greedy of stage 2 usually makes this one
+        # redundant; the empty selection (always feasible) holds the place until then.
+        greedy_now = problem.has_requirements or problem.size < _LP_MIN_UNITS
+        self.selected = (
+            constrained_greedy(problem) if greedy_now else np.zeros(problem.size, dtype=np.bool_)
+        )
         self.evaluation = evaluate(problem, self.selected)
+        self.greedy_done = greedy_now
         self.from_solver = False
         self.count_limit = 0
         self.token_limit = 0
@@ -208,8 +217,9 @@ class _Run:
         if lp is not None:
             # Rounding the LP solution (greedily, in order of its values) usually beats the
             # density greedy, and a better incumbent fixes more units.
-            guided = constrained_greedy(problem, preference=lp.solution)
-            self.accept(guided, from_solver=False)
+            self.accept(constrained_greedy(problem, preference=lp.solution), from_solver=False)
+        elif not self.greedy_done:
+            self.accept(constrained_greedy(problem), from_solver=False)
         fixing = _Fixing.none(problem.size) if lp is None else lp.fix(self.evaluation.value)
         reduced = fixing.reduce(region)
         free = fixing.free
@@ -222,7 +232,9 @@ class _Run:
         worth = values.astype(np.float64) * scale + weights
         objective = np.zeros(reduced.variables)
         objective[: reduced.units] = worth
-        model = _with_dominance(reduced, dominance_pairs(problem, free, worth), free)
+        model = reduced
+        if reduced.units <= _DOMINANCE_MAX_UNITS and self.clock.remaining() > _MIN_STAGE_SECONDS:
+            model = _with_dominance(reduced, dominance_pairs(problem, free, worth), free)
         result = _run_milp(objective, model, self.clock)
         free_units = _units_of(result.x, reduced)
         candidate = None if free_units is None else fixing.expand(free_units)
@@ -534,7 +546,8 @@ def _lp_bound(objective: FloatArray, region: _Region, clock: _Clock) -> _LpBound
         b_ub=b_ub,
         bounds=np.column_stack([region.var_lower, region.var_upper]),
         method="highs",
-        options={"time_limit": remaining},
+        # HiGHS's LP presolve grows quadratically with the columns here; the LP needs none.
+        options={"time_limit": remaining, "presolve": False},
     )
     if result.status != 0 or result.ineqlin is None:
         return None

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -59,6 +59,15 @@ class SelectionProblem:
     requirements: sparse.csr_array
     levels: IntArray
     requirement_is_count: BoolArray
+    limit_columns: list[list[tuple[int, int]]] = field(init=False, repr=False)
+    """Per unit, the ``(row, coefficient)`` pairs of its column in ``limits`` (plain ints)."""
+    requirement_columns: list[list[tuple[int, int]]] = field(init=False, repr=False)
+    """Per unit, the ``(row, coefficient)`` pairs of its column in ``requirements``."""
+
+    def __post_init__(self) -> None:
+        # Cached once: the greedy and the dominance search walk columns unit by unit.
+        object.__setattr__(self, "limit_columns", _columns(self.limits))
+        object.__setattr__(self, "requirement_columns", _columns(self.requirements))
 
     @property
     def size(self) -> int:
@@ -177,7 +186,7 @@ def constrained_greedy(
         keys.append(-np.round(preference, 9))  # rounded: LP noise must not reorder equals
     order: list[int] = np.lexsort(keys).tolist()
 
-    columns = _columns(problem.limits)
+    columns = problem.limit_columns
     usage = [0] * problem.limit_bounds.shape[0]
     bounds: list[int] = problem.limit_bounds.tolist()
 
@@ -191,7 +200,7 @@ def constrained_greedy(
         taken[unit] = True
         return True
 
-    requirement_columns = _columns(problem.requirements)
+    requirement_columns = problem.requirement_columns
     levels: list[int] = problem.levels.tolist()
     achieved = [0] * len(levels)
     for row in _requirement_order(problem):
@@ -228,7 +237,7 @@ def _columns(matrix: sparse.csr_array) -> list[list[tuple[int, int]]]:
     rows: list[int] = csc.indices.tolist()
     data: list[int] = csc.data.tolist()
     return [
-        list(zip(rows[indptr[u] : indptr[u + 1]], data[indptr[u] : indptr[u + 1]], strict=True))
+        sorted(zip(rows[indptr[u] : indptr[u + 1]], data[indptr[u] : indptr[u + 1]], strict=True))
         for u in range(matrix.shape[1])
     ]
 
@@ -248,8 +257,8 @@ def dominance_pairs(
     the token counts. Each unit gets at most one pair (with the dominating unit of the next
     higher worth), which is enough to cut most of the symmetric branches of near-equal units.
     """
-    limit_columns = _columns(problem.limits)
-    requirement_columns = _columns(problem.requirements)
+    limit_columns = problem.limit_columns
+    requirement_columns = problem.requirement_columns
     tokens: list[int] = problem.tokens.tolist()
     shape_type = tuple[tuple[int, int | None], ...]
     classes: dict[tuple[shape_type, shape_type], list[int]] = {}
