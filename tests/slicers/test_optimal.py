@@ -7,7 +7,6 @@ import math
 import pickle
 import random
 import sys
-import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -789,7 +788,7 @@ def test_lp_bound_is_valid_and_fixing_keeps_every_best_selection(problem: Any) -
     region = _milp._hard_region(problem)
     objective = np.zeros(region.variables)
     objective[: problem.size] = problem.values
-    lp = _milp._lp_bound(objective, region, _milp._Clock(10.0, time.perf_counter))
+    lp = _milp._lp_bound(objective, region, _milp._Clock(10.0))
     if not ranked_all:  # the requirements cannot all be met: nothing to bound
         return
     best = max(k for k, _ in ranked_all)

@@ -25,16 +25,20 @@ so a selection worth less than the best is worth at least one unit less, which c
 ``c``, more than any tie key can make up (``0 <= key <= sum(tie_weights) < K``). The factor 2
 leaves the same margin again for the solver's tolerance, so the best *score* stays exact even
 if HiGHS settles the key only to within its tolerance. Units fixed beforehand (see below) are
-the same in every optimal selection, so they do not take part in the comparison.
+the same in every optimal selection, so they do not take part in the comparison. Should
+``K * sum(|values|)`` reach 2**52 (thousands of undecided units), the key is dropped rather
+than risk the score, and the message says so.
 
-**Speed.** Before the score model is solved, its linear relaxation gives a *certified* upper
-bound by weak duality (the dual values are clipped to their valid signs and the bound is
-recomputed from them, so it does not rest on the LP solver's tolerances). A unit whose
-reduced cost shows that flipping it away from its LP value would bring any selection below the
-incumbent's score cannot be part of an optimal selection and is fixed. This keeps the models to
-the few units whose choice is genuinely in doubt; and when the bound already meets the
-incumbent's score, no integer model is solved at all. Fixing never removes an optimal
-selection, so it does not affect the tie-break.
+**Speed.** The linear relaxation gives a *certified* upper bound by weak duality (the dual
+values are clipped to their valid signs and the bound is recomputed from them, so it does not
+rest on the LP solver's tolerances). Rounding the LP solution greedily gives a strong
+incumbent. A unit whose reduced cost shows that flipping it away from its LP value would bring
+any selection below the incumbent's score cannot be in an optimal selection and is fixed, so
+the integer model keeps only the units whose choice is genuinely in doubt. Among those,
+*dominance* rows ``y[b] <= y[a]`` cut symmetric branches: when ``a`` is worth more than ``b``
+in the combined objective, uses no more of any limit and gives no less to any requirement, a
+best selection never takes ``b`` without ``a``. Neither step removes a best selection, so
+neither affects the tie-break.
 
 **Tolerances.** Values are integers, so a selection is optimal when no feasible selection is
 worth one unit more. HiGHS runs with ``mip_rel_gap = 0`` and proves optimality up to its
@@ -47,7 +51,6 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -106,14 +109,13 @@ def solve(
     *,
     time_limit: float,
     stop_when_unmet: bool = False,
-    now: Callable[[], float] = time.perf_counter,
 ) -> SolveOutcome:
     """Select the best units of ``problem`` within about ``time_limit`` seconds.
 
     With ``stop_when_unmet`` the solve ends as soon as the least shortfall is known to be
     positive (the caller is about to raise, so the score no longer matters).
     """
-    run = _Run(problem, _Clock(time_limit, now))
+    run = _Run(problem, _Clock(time_limit))
     run.least_shortfall()
     if stop_when_unmet and (run.count_limit or run.token_limit):
         return run.outcome(bound=None)
@@ -127,14 +129,13 @@ def solve(
 class _Clock:
     """Seconds left until the deadline of one solve."""
 
-    __slots__ = ("_deadline", "_now")
+    __slots__ = ("_deadline",)
 
-    def __init__(self, seconds: float, now: Callable[[], float]) -> None:
-        self._now = now
-        self._deadline = now() + seconds
+    def __init__(self, seconds: float) -> None:
+        self._deadline = time.perf_counter() + seconds
 
     def remaining(self) -> float:
-        return self._deadline - self._now()
+        return self._deadline - time.perf_counter()
 
 
 class _Run:

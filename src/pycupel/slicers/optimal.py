@@ -54,9 +54,10 @@ total of the selection.
 *index-weighted count* ``sum(N - i)`` over its items wins, ``i`` being an item's position in
 the score-sorted input and ``N`` the number of candidates: earlier items are preferred, and so
 is taking a zero-score item that fits. The rare selections equal on both are told apart by the
-solver, deterministically. The same input always gives the same selection (whenever the solver
-finishes within the time limit). The tie key is folded into the objective with a weight that
-provably cannot change the best score; see :mod:`pycupel.slicers._milp`.
+solver, deterministically: the same input always gives the same selection when the solve
+finishes within the time limit (status ``optimal``). The tie key is folded into the
+objective with a weight that provably cannot change the best score; see
+:mod:`pycupel.slicers._milp`.
 
 **Zero-token items** are always taken and stay outside the model, like in the other slicers —
 unless they are in a group or a set of versions, or their kind has a ``cap_count`` (a capped
@@ -76,13 +77,16 @@ candidates raise :class:`~pycupel.errors.CountRequirementError` (count requireme
 everything else raises :class:`~pycupel.errors.RequirementUnreachableError`. Groups are not
 requirements: a group that cannot fit is simply not taken.
 
-**Time limit.** The solve stops after about ``time_limit`` seconds (default 0.2). The result
-always carries :class:`~pycupel.slicers.SolverStats`: ``optimal`` (proven, gap 0, within
-HiGHS's tolerances), ``time_limit`` (the best selection found, with the remaining relative
-``gap`` to the proven bound), or ``fallback_greedy`` (nothing better than the
-constraint-aware greedy selection in time; it still honours the budget, caps, groups and
-versions, and tries to meet the requirements). Under THROW, a requirement the greedy selection
-misses after a time-out also raises, although more time might have met it.
+**Time limit.** The search stops after about ``time_limit`` seconds (default 0.2; building
+the model and the greedy start come on top, some tens of milliseconds per 10,000 items). The
+result always carries :class:`~pycupel.slicers.SolverStats`: ``optimal`` (proven, gap 0,
+within HiGHS's tolerances), ``time_limit`` (the best selection found, with the relative
+``gap`` to the proven bound — 0 when only the tie-break was left unfinished), or
+``fallback_greedy`` (nothing better than the constraint-aware greedy selection was found in
+time; it still honours the budget, caps, groups and versions, and tries to meet the
+requirements). A selection cut short by the time limit may differ between machines. Under
+THROW, a requirement missed after a time-out also raises, although more time might have met
+it.
 
 **Budget simulation.** ``budget_monotonic`` is False. An exact optimum is not monotonic in the
 budget even without quotas: with items A (10 tokens, score 1.0) and B (5 tokens, score 0.6), a
