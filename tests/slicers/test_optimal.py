@@ -44,7 +44,7 @@ from pycupel.slicers.optimal import (
     OptimalSlice,
     OptimalSliceResult,
     TokenRequirementShortfall,
-    quantize,
+    quantize_scores,
 )
 
 from .helpers import budget, ranked, selected
@@ -329,22 +329,14 @@ def test_ties_prefer_earlier_items() -> None:
     assert selected(OptimalSlice().slice(items, budget(10))) == ["e0", "e1"]
 
 
-def test_ties_prefer_the_larger_index_weighted_count() -> None:
-    # Equal scores; {e0, e3} and {e1, e2} both fit 10 tokens and weigh 4+1 = 3+2, but
-    # {e0, e2} (11 tokens) does not fit. With N = 4 the keys are 4 + 1 and 3 + 2: a tie the
-    # rule leaves to the solver; with a fifth zero-score item that fits only beside the
-    # second pair, the second pair wins.
-    items = [
-        item("e0", 6, 0.5),
-        item("e1", 5, 0.5),
-        item("e2", 5, 0.5),
-        item("e3", 4, 0.5),
-    ]
-    result = positions(OptimalSlice().slice(items, budget(10)), items)
-    assert result in ({0, 3}, {1, 2})
-    zero = [*items, item("pad", 0, 0.0, "tool")]
-    capped = OptimalSlice(count_quotas=[CountQuotaEntry("tool", 0, 1)])
-    assert positions(capped.slice(zero, budget(10)), zero) in ({0, 3, 4}, {1, 2, 4})
+def test_ties_go_to_the_larger_index_weighted_count() -> None:
+    # {a} and {b, c} score the same. With N = 4 candidates the keys sum(N - i) are 4 for {a}
+    # and 3 + 2 = 5 for {b, c}: the pair wins.
+    items = ranked([item("a", 10, 0.5), item("b", 5, 0.25), item("c", 5, 0.25), item("d", 20, 0.1)])
+    assert selected(OptimalSlice().slice(items, budget(10))) == ["b", "c"]
+    # Equal keys too ({e0, e3}: 4 + 1, {e1, e2}: 3 + 2): the rule allows either.
+    equal = [item("e0", 6, 0.5), item("e1", 5, 0.5), item("e2", 5, 0.5), item("e3", 4, 0.5)]
+    assert positions(OptimalSlice().slice(equal, budget(10)), equal) in ({0, 3}, {1, 2})
 
 
 def test_zero_score_items_that_fit_are_taken() -> None:
@@ -353,11 +345,11 @@ def test_zero_score_items_that_fit_are_taken() -> None:
 
 
 def test_score_rounding() -> None:
-    values, unit = quantize(np.array([1.0, 0.5, 0.3, -0.25, 0.0]))
+    values, unit = quantize_scores(np.array([1.0, 0.5, 0.3, -0.25, 0.0]))
     assert values.tolist() == rounded_scores([1.0, 0.5, 0.3, -0.25, 0.0])
     assert values.tolist()[:2] == [65536, 32768]
     assert unit == 2.0**-16
-    big, big_unit = quantize(np.array([3.0, 1e-9]))
+    big, big_unit = quantize_scores(np.array([3.0, 1e-9]))
     assert big.tolist() == [49152, 0]
     assert big_unit == 2.0**-14
 
@@ -810,7 +802,7 @@ def test_unconstrained_greedy_is_greedy_slice(entries: list[tuple[int, int]], ta
     items = ranked([item(f"g{i}", t, k / 8) for i, (t, k) in enumerate(entries)])
     expected = {id(i) for i in GreedySlice().slice(items, budget(target)).selected}
     tokens = np.array([s.item.tokens for s in items], dtype=np.int64)
-    values, _ = quantize(np.array([s.score for s in items]))
+    values, _ = quantize_scores(np.array([s.score for s in items]))
     problem = build_problem(
         values=values,
         tie_weights=np.zeros(len(items), dtype=np.int64),

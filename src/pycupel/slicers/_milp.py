@@ -40,6 +40,12 @@ in the combined objective, uses no more of any limit and gives no less to any re
 best selection never takes ``b`` without ``a``. Neither step removes a best selection, so
 neither affects the tie-break.
 
+Why not the stricter rule "at the first item where two selections differ, the one that takes
+it wins"? As a linear objective it needs weights ``2**-i``, far beyond any solver's precision
+past a few dozen items; enforcing it with extra models (find a best selection that is
+lexicographically greater, repeat) was exact but took seconds to minutes on inputs with many
+equal scores, where ties matter most.
+
 **Tolerances.** Values are integers, so a selection is optimal when no feasible selection is
 worth one unit more. HiGHS runs with ``mip_rel_gap = 0`` and proves optimality up to its
 floating-point tolerances (primal feasibility 1e-7, integrality 1e-6; the quantization keeps

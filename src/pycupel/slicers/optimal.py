@@ -52,12 +52,12 @@ total of the selection.
 
 **Ties.** Among selections with the same (rounded) total score, the one with the larger
 *index-weighted count* ``sum(N - i)`` over its items wins, ``i`` being an item's position in
-the score-sorted input and ``N`` the number of candidates: earlier items are preferred, and so
-is taking a zero-score item that fits. The rare selections equal on both are told apart by the
-solver, deterministically: the same input always gives the same selection when the solve
-finishes within the time limit (status ``optimal``). The tie key is folded into the
-objective with a weight that provably cannot change the best score; see
-:mod:`pycupel.slicers._milp`.
+the score-sorted input and ``N`` the number of candidates. Every item taken adds to the key,
+earlier items more: a zero-score item that fits is taken, and of two equally good items the
+earlier one wins. The rare selections equal on both are told apart by the solver,
+deterministically: the same input always gives the same selection when the solve finishes
+within the time limit (status ``optimal``). The tie key is folded into the objective with a
+weight that provably cannot change the best score; see :mod:`pycupel.slicers._milp`.
 
 **Zero-token items** are always taken and stay outside the model, like in the other slicers —
 unless they are in a group or a set of versions, or their kind has a ``cap_count`` (a capped
@@ -135,6 +135,7 @@ __all__ = [
     "OptimalSlice",
     "OptimalSliceResult",
     "TokenRequirementShortfall",
+    "quantize_scores",
 ]
 
 DEFAULT_GROUP_KEY = "cupel:group"
@@ -392,8 +393,12 @@ def _trivial_stats(started: float) -> SolverStats:
 # --------------------------------------------------------------------------- one run
 
 
-def quantize(scores: npt.NDArray[np.float64]) -> tuple[IntArray, float]:
-    """Scores as integers and the score of one unit (see the module documentation)."""
+def quantize_scores(scores: npt.NDArray[np.float64]) -> tuple[IntArray, float]:
+    """Scores as the integers the model maximises, and the score one integer unit stands for.
+
+    Each score is multiplied by ``2**(SCORE_BITS - e)`` (exact: a power of two) and rounded
+    half to even, ``2**e`` being the smallest power of two at least the largest ``|score|``.
+    """
     largest = float(np.abs(scores).max()) if scores.size else 0.0
     if largest == 0.0:
         return np.zeros(scores.shape[0], dtype=np.int64), 1.0
@@ -440,7 +445,7 @@ class _Setup:
         contexts: list[ContextItem] = [entry.item for entry in items]
         kind_keys = [item.kind.key for item in contexts]
         kinds = np.array(kind_keys, dtype=object)
-        values, unit = quantize(scores)
+        values, unit = quantize_scores(scores)
         unit_of_item, units = _units(_labels(contexts, slicer.group_key, "a group"))
         versions = _labels(contexts, slicer.variant_key, "the item these are versions of")
         version_sets = _version_sets(versions, unit_of_item, slicer.variant_key)
