@@ -369,12 +369,7 @@ def _relaxed_region(
         blocks.append([None, sparse.csr_array(mask.astype(np.int64)[None, :])])
         lower.append(np.array([-np.inf]))
         upper.append(np.array([float(limit)]))
-    matrix = sparse.block_array(
-        [[b if b is not None else None for b in row] for row in blocks],
-        format="csc",
-    )
-    if matrix.shape[1] != n + k:  # a block row of Nones cannot size itself; never happens here
-        raise AssertionError("relaxed region has the wrong width")
+    matrix = sparse.block_array(blocks, format="csc")
     return _Region(
         matrix=sparse.csc_array(matrix, dtype=np.float64),
         lower=np.concatenate(lower),
