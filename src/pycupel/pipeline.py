@@ -644,7 +644,7 @@ def _explain_slice(
     if caps:
         reasons = [caps.get(id(item)) or by_tokens[item.tokens] for item in items]
     else:
-        reasons = [by_tokens[tokens] for tokens in map(_TOKENS, items)]
+        reasons = list(map(by_tokens.__getitem__, map(_TOKENS, items)))
     trace.exclude_all(items, scores, reasons)
 
 
