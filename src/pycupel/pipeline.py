@@ -75,6 +75,7 @@ from pycupel.model import (
 )
 from pycupel.placers import Placer
 from pycupel.scorers.base import Scorer, as_scorer, score_array
+from pycupel.slicers import GreedySlice
 from pycupel.slicers.base import (
     CountRequirementShortfall,
     PackingStats,
@@ -171,8 +172,6 @@ class Pipeline:
         except ScorerConfigError as exc:
             raise PipelineConfigError("scorer", scorer, exc.rule) from exc
         if slicer is None:
-            from pycupel.slicers import GreedySlice  # noqa: PLC0415  (slicers may import us)
-
             slicer = GreedySlice()
         elif not callable(getattr(slicer, "slice", None)):
             raise PipelineConfigError(
