@@ -201,7 +201,8 @@ def parse_items(text: str | bytes, *, source: str = "<string>") -> list[ContextI
             raise InputFormatError(
                 source, f"byte {exc.start}", f"not UTF-8 text: {exc.reason}"
             ) from exc
-    stripped = text.lstrip("\ufeff \t\r\n")
+    text = text.removeprefix("\ufeff")
+    stripped = text.lstrip(" \t\r\n")
     if not stripped:
         return []
     if stripped[0] == "[":

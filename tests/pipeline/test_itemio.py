@@ -103,6 +103,7 @@ def test_json_lines_with_blank_lines_and_a_multiline_single_object() -> None:
     assert [i.content for i in parse_items(pretty)] == ["only"]
     assert parse_items("") == []
     assert parse_items(b"\xef\xbb\xbf[]") == []
+    assert [i.content for i in parse_items('\ufeff{"content": "a", "tokens": 1}\n')] == ["a"]
 
 
 @pytest.mark.parametrize(
