@@ -14,6 +14,7 @@ __all__ = [
     "BudgetOverflowError",
     "BudgetSimulationError",
     "BudgetValidationError",
+    "CollectorStateError",
     "ConformanceVectorError",
     "CountRequirementError",
     "CupelError",
@@ -219,6 +220,17 @@ class RequirementUnreachableError(CupelError):
             type(self),
             (self.slicer, self.kind, self.unit, self.achievable, self.required),
         )
+
+
+class CollectorStateError(CupelError):
+    """A trace collector was used out of order (report requested before a run, or reused)."""
+
+    def __init__(self, detail: str) -> None:
+        self.detail = detail
+        super().__init__(detail)
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.detail,))
 
 
 # --------------------------------------------------------------------------- input files
