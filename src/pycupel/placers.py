@@ -7,18 +7,23 @@ score order) and returns the same items, reordered. It never adds, drops or chan
 * :class:`UShapedPlacer` — the best items at both edges, the weakest in the middle, where
   language models pay the least attention.
 
-Both are deterministic and O(N log N): each sorts integer positions with a single key list (no
-Python-level comparison function), relying on Python's stable sort for the index tie-break.
+Both are deterministic and O(N log N): each sorts integer positions by a precomputed key list
+(no Python-level comparison function), relying on Python's stable sort for the index tie-break.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import itemgetter
 from typing import Protocol, runtime_checkable
 
 from pycupel.model import ContextItem, ScoredItem
 
 __all__ = ["ChronologicalPlacer", "Placer", "UShapedPlacer"]
+
+# Field accessors of ScoredItem (a NamedTuple: item, score); map() with them runs in C.
+_ITEM = itemgetter(0)
+_SCORE = itemgetter(1)
 
 
 @runtime_checkable
@@ -41,24 +46,23 @@ class ChronologicalPlacer:
 
     def place(self, items: Sequence[ScoredItem]) -> list[ContextItem]:
         """Return the items of ``items`` oldest first, untimestamped items last."""
-        context_items = [scored.item for scored in items]
-        stamped: list[int] = []
-        undated: list[int] = []
+        context_items = list(map(_ITEM, items))
+        stamped: list[ContextItem] = []
         instants: list[int] = []
-        for index, item in enumerate(context_items):
+        undated: list[ContextItem] = []
+        for item in context_items:
             micros = item.timestamp_micros
             if micros is None:
-                undated.append(index)
+                undated.append(item)
             else:
-                stamped.append(index)
+                stamped.append(item)
                 instants.append(micros)
-        if not stamped:
-            return context_items
-        # `instants` is parallel to `stamped`; sorting positions into it by the integer instant
-        # is stable, so equal instants keep ascending input index.
+        if len(stamped) <= 1:
+            return stamped + undated
+        # Sorting positions by their integer instant is stable: equal instants keep input order.
         order = sorted(range(len(stamped)), key=instants.__getitem__)
-        result = [context_items[stamped[position]] for position in order]
-        result.extend(context_items[index] for index in undated)
+        result = list(itemgetter(*order)(stamped))
+        result.extend(undated)
         return result
 
     def __repr__(self) -> str:
@@ -83,16 +87,16 @@ class UShapedPlacer:
 
     def place(self, items: Sequence[ScoredItem]) -> list[ContextItem]:
         """Return the items of ``items`` in U-shaped order (strongest at the edges)."""
-        context_items = [scored.item for scored in items]
+        context_items = list(map(_ITEM, items))
         if len(context_items) <= 1:
             return context_items
-        negated = [-scored.score for scored in items]
-        # Stable ascending sort of the negated scores = score descending, index ascending.
-        ranked = sorted(range(len(context_items)), key=negated.__getitem__)
+        scores = list(map(_SCORE, items))
+        # Python's sort stays stable with reverse=True: score descending, index ascending.
+        ranked = sorted(range(len(scores)), key=scores.__getitem__, reverse=True)
         left = ranked[0::2]  # ranks 0, 2, 4, ... fill positions 0, 1, 2, ...
         right = ranked[1::2]  # ranks 1, 3, 5, ... fill positions n-1, n-2, ...
         right.reverse()
-        return [context_items[index] for index in left + right]
+        return list(itemgetter(*(left + right))(context_items))
 
     def __repr__(self) -> str:
         return "UShapedPlacer()"

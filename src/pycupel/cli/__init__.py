@@ -14,3 +14,7 @@ def main() -> None:
 
 
 __all__ = ["main"]
+
+from pycupel.cli.conformance import conformance  # noqa: E402
+
+main.add_command(conformance)
