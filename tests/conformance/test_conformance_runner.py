@@ -8,6 +8,7 @@ reports) independently of the real scorers, slicers and pipeline.
 from __future__ import annotations
 
 import enum
+import importlib.abc
 import sys
 import types
 from collections.abc import Callable, Sequence
@@ -19,6 +20,7 @@ from typing import Any
 import pytest
 
 import pycupel.conformance.build as build_module
+import pycupel.conformance.run as run_module
 from pycupel.conformance import (
     VectorResult,
     discover_vectors,
@@ -346,6 +348,41 @@ def test_unimportable_pipeline_fails_cleanly(
     assert result.message.startswith(
         "the pipeline is not available: cannot import pycupel.pipeline"
     )
+
+
+class _BrokenPackageFinder(importlib.abc.MetaPathFinder):
+    """Makes importing one module raise, as a half-written component would."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def find_spec(self, fullname: str, path: object, target: object = None) -> None:
+        if fullname == self.name:
+            raise NameError("name 'half_written' is not defined")
+
+
+def test_component_failing_at_import_fails_cleanly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_scorers: Any, fake_slicers: Any
+) -> None:
+    monkeypatch.delitem(sys.modules, "pycupel.pipeline", raising=False)
+    monkeypatch.setattr(
+        sys, "meta_path", [_BrokenPackageFinder("pycupel.pipeline"), *sys.meta_path]
+    )
+    result = run_text(tmp_path, PIPELINE)
+    assert result.message == (
+        "the pipeline is not available: cannot import pycupel.pipeline "
+        "(NameError: name 'half_written' is not defined)"
+    )
+
+
+def test_loader_bug_is_a_failed_result(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def explode(document: object, path: Path) -> None:
+        raise RuntimeError("loader bug")
+
+    monkeypatch.setattr(run_module, "parse_vector", explode)
+    result = run_text(tmp_path, '[test]\nname = "n"\nstage = "placing"')
+    assert (result.passed, result.name, result.stage) == (False, "n", "placing")
+    assert result.message == "could not load vector: RuntimeError: loader bug"
 
 
 def test_missing_slicer_fails_cleanly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

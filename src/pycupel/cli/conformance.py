@@ -38,17 +38,13 @@ def run(ctx: click.Context, paths: tuple[Path, ...], as_json: bool, verbose: boo
     Prints every failure with the vector's name and what differed, then a closing
     "N passed, M failed" line. Exits 1 when any vector failed, 2 on a usage error.
     """
-    files: list[Path] = []
     for path in paths:
         if not path.exists():
             _usage_error(ctx, f"{path}: no such file or directory")
-        found = discover_vectors([path])
-        if not found:
+        if path.is_dir() and not discover_vectors([path]):
             _usage_error(ctx, f"{path}: no .toml vector files found")
-        files.extend(found)
-    # Folders given twice (or a file inside a given folder) are run once.
-    unique = list(dict.fromkeys(files))
-    results = [run_file(path) for path in unique]
+    # Overlapping paths (a folder and a file inside it) run each file once.
+    results = [run_file(path) for path in discover_vectors(paths)]
     failed = sum(not result.passed for result in results)
     if as_json:
         click.echo(json.dumps([result.to_dict() for result in results], indent=2))

@@ -10,7 +10,7 @@ expect.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pycupel.conformance.vectors import (
     BudgetSpec,
@@ -39,8 +39,12 @@ from pycupel.conformance.vectors import (
 )
 from pycupel.model import ContextBudget
 from pycupel.placers import ChronologicalPlacer, Placer, UShapedPlacer
-from pycupel.scorers.base import Scorer
-from pycupel.slicers.base import Slicer
+
+if TYPE_CHECKING:
+    # Annotations only: importing these packages at run time could fail (a half-built
+    # component), and that must cost only the vectors needing it, not the whole runner.
+    from pycupel.scorers.base import Scorer
+    from pycupel.slicers.base import Slicer
 
 __all__ = [
     "ComponentUnavailableError",
@@ -74,9 +78,9 @@ def _component(module_name: str, attribute: str, what: str) -> Any:
     """``module_name.attribute``, or ComponentUnavailableError naming ``what`` is missing."""
     try:
         module = importlib.import_module(module_name)
-    except ImportError as exc:
+    except Exception as exc:  # any import-time failure makes the component unavailable
         raise ComponentUnavailableError(
-            f"{what} is not available: cannot import {module_name} ({exc})"
+            f"{what} is not available: cannot import {module_name} ({type(exc).__name__}: {exc})"
         ) from exc
     try:
         return getattr(module, attribute)

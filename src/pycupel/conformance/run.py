@@ -116,10 +116,15 @@ def run_file(path: str | PathLike[str]) -> VectorResult:
     except ConformanceVectorError as exc:
         return VectorResult(label, path.name, "", False, _malformed(exc))
     name, stage = read_header(document)
+    name = name or path.name
     try:
         vector = parse_vector(document, path)
     except ConformanceVectorError as exc:
-        return VectorResult(label, name or path.name, stage or "", False, _malformed(exc))
+        return VectorResult(label, name, stage or "", False, _malformed(exc))
+    except Exception as exc:  # a loader bug must cost one vector, not the run
+        return VectorResult(
+            label, name, stage or "", False, f"could not load vector: {_describe(exc)}"
+        )
     return run_vector(vector)
 
 
