@@ -983,6 +983,12 @@ def test_pipeline_defaults_are_left_to_the_library(
     assert "overflow_strategy" not in kwargs
 
 
+def test_expected_output_as_plain_array(tmp_path: Path, fake_pipeline: Any) -> None:
+    head = PIPELINE.split("[[expected_output]]", maxsplit=1)[0]
+    assert run_text(tmp_path, 'expected_output = ["b", "a"]\n' + head).passed
+    assert not run_text(tmp_path, 'expected_output = ["a", "b"]\n' + head).passed
+
+
 def test_pipeline_output_difference(tmp_path: Path, fake_pipeline: Any) -> None:
     text = PIPELINE.replace('content = "b"\n\n[[expected_output]]\ncontent = "a"', 'content = "a"')
     result = run_text(tmp_path, text)
@@ -1303,6 +1309,8 @@ def test_malformed_vector_keeps_its_header_when_readable(tmp_path: Path) -> None
     assert (result.name, result.stage) == ("Named", "scoring")
     unreadable = run_text(tmp_path, "= nonsense", name="broken.toml")
     assert (unreadable.name, unreadable.stage) == ("broken.toml", "")
+    unknown_stage = run_text(tmp_path, '[test]\nname = "N"\nstage = "sorting"')
+    assert (unknown_stage.name, unknown_stage.stage) == ("N", "")
 
 
 def test_non_utf8_file(tmp_path: Path) -> None:

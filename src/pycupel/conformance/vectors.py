@@ -455,7 +455,7 @@ def read_header(document: Mapping[str, Any]) -> tuple[str | None, str | None]:
     stage = test.get("stage")
     return (
         name if isinstance(name, str) else None,
-        stage if isinstance(stage, str) else None,
+        stage if stage in STAGES else None,
     )
 
 
@@ -576,7 +576,7 @@ def _pipeline_vector(root: _Table, header: VectorHeader, path: Path) -> Pipeline
     scorers = tuple(_weighted_scorer(entry) for entry in entries)
     slicer = _slicer(config.req_str("slicer"), config, config.loc("slicer"))
     placer = _placer(config, "placer")
-    expected_output = tuple(entry.req_str("content") for entry in root.tables("expected_output"))
+    expected_output = _expected_output(root)
     expected = root.opt_table("expected")
     diagnostics = None
     if expected is not None:
@@ -597,6 +597,17 @@ def _pipeline_vector(root: _Table, header: VectorHeader, path: Path) -> Pipeline
         diagnostics=diagnostics,
         epsilon=_epsilon(root),
     )
+
+
+def _expected_output(root: _Table) -> tuple[str, ...]:
+    """``[[expected_output]]`` tables with a ``content`` each, or a plain array of contents.
+
+    Absent means the pipeline must produce nothing (the empty-input vector has no entries).
+    """
+    value = root.req_any("expected_output") if root.has("expected_output") else []
+    if isinstance(value, list) and all(isinstance(element, str) for element in value):
+        return root.opt_str_list("expected_output") or ()
+    return tuple(entry.req_str("content") for entry in root.tables("expected_output"))
 
 
 def _diagnostics(table: _Table) -> DiagnosticsExpectation:
