@@ -9,6 +9,58 @@ the problem. Range rules (a positive weight, a bucket size >= 1...) are left to 
 constructors: a vector may deliberately break them to test construction errors.
 
 Unknown keys are ignored, as the format chapter asks, so newer vectors stay readable.
+
+Format reference (``?`` marks optional keys)::
+
+    [test]        name, stage ("scoring" | "slicing" | "placing" | "pipeline"),
+                  expect_construction_error? (bool; building the objects must raise a CupelError),
+                  scorer (scoring), slicer (slicing), placer (placing)
+    [[items]]     content, tokens, kind?, source?, priority?, tags?, metadata? (table),
+                  timestamp? (offset date-time), futureRelevanceHint? (alias
+                  future_relevance_hint), pinned?, originalTokens? (alias original_tokens),
+                  score (placing only)
+    [[scored_items]]  (slicing) the item keys above plus score
+    [tolerance]   score_epsilon? (default 1e-9; scores match when abs(actual - expected) < eps)
+
+    scoring:   [config] configures the scorer; [[expected]] content, score_approx
+    slicing:   [budget] target_tokens, max_tokens? (default target_tokens);
+               [config] slicer settings; [expected] selected_contents (a set),
+               shortfall_count?, cap_excluded_count?
+    placing:   [expected] ordered_contents (in order)
+    pipeline:  [budget] max_tokens, target_tokens, output_reserve?, reserved_slots? (table
+               kind -> int), estimation_safety_margin_percent?;
+               [config] slicer, placer, deduplication?, overflow_strategy? (throw | truncate |
+               proceed), slicer settings, [[config.scorers]] type, weight, scorer settings
+               (combined in a CompositeScorer);
+               [[expected_output]] content (in order; or a plain array of contents; absent =
+               empty); [expected.diagnostics] summary? (table of report fields, e.g.
+               total_candidates, total_tokens_considered), [[included]]? content, score_approx,
+               inclusion_reason (placed order), [[excluded]]? content, score_approx,
+               exclusion_reason plus that reason's own fields (item_tokens, available_tokens,
+               deduplicated_against, displaced_by, tokens, ...; report order)
+
+    scorer settings, by type (in [config] for the scorer under test, in the entry otherwise):
+      recency, priority, frequency, reflexive   none
+      kind            use_default_weights? | [[weights]] kind, weight (neither = defaults)
+      tag             [[tag_weights]] tag, weight
+      composite       [[scorers]] (or [[children]]) type, weight, settings
+      scaled          inner_scorer: a type name (settings read from the same table) or a
+                      table with type and settings
+      decay           reference_time (offset date-time), null_timestamp_score?,
+                      [curve] type = exponential (half_life_secs) | step ([[windows]]
+                      max_age_secs, score) | window (max_age_secs)
+      metadata_trust  default_score?
+      metadata_key    key, value, boost
+
+    slicer settings, by type:
+      greedy                       none
+      knapsack                     bucket_size?
+      quota                        [[quotas]] kind, require?, cap?; inner_slicer? (greedy |
+                                   knapsack, with bucket_size?)
+      count_quota                  [[entries]] kind, require_count?, cap_count?;
+                                   inner_slicer?; scarcity_behavior? (degrade | throw)
+      count_constrained_knapsack   [[entries]]; bucket_size?; scarcity_behavior?;
+                                   inner_slicer? (only "knapsack")
 """
 
 from __future__ import annotations
