@@ -15,6 +15,7 @@ __all__ = [
     "BudgetOverflowError",
     "BudgetSimulationError",
     "BudgetValidationError",
+    "CollectorStateError",
     "ConformanceVectorError",
     "CountRequirementError",
     "CupelError",
@@ -27,6 +28,7 @@ __all__ = [
     "PlacerConfigError",
     "PolicyError",
     "PolicyProblem",
+    "RequirementUnreachableError",
     "ScorerConfigError",
     "SliceInputError",
     "SlicerConfigError",
@@ -189,6 +191,47 @@ class TokenizerError(CupelError):
 
     def __reduce__(self) -> tuple[object, ...]:
         return (type(self), (self.counter, self.detail))
+
+
+class RequirementUnreachableError(CupelError):
+    """A requirement cannot be met within the budget and the other constraints, although
+    there are enough candidates, and the scarcity behaviour is THROW.
+
+    Attributes:
+        slicer: the slicer that gave up (``"OptimalSlice"``).
+        kind: the kind whose requirement is short.
+        unit: ``"items"`` for a count requirement, ``"tokens"`` for a token requirement.
+        achievable: the most the slicer could select while meeting everything else.
+        required: what the requirement asks for.
+    """
+
+    def __init__(self, slicer: str, kind: str, unit: str, achievable: int, required: int) -> None:
+        self.slicer = slicer
+        self.kind = kind
+        self.unit = unit
+        self.achievable = achievable
+        self.required = required
+        super().__init__(
+            f"{slicer}: kind '{kind}' requires at least {required} {unit}, but at most "
+            f"{achievable} can be selected within the budget and the other constraints"
+        )
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (
+            type(self),
+            (self.slicer, self.kind, self.unit, self.achievable, self.required),
+        )
+
+
+class CollectorStateError(CupelError):
+    """A trace collector was used out of order (report requested before a run, or reused)."""
+
+    def __init__(self, detail: str) -> None:
+        self.detail = detail
+        super().__init__(detail)
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.detail,))
 
 
 class AdapterUnavailableError(CupelError, ImportError):

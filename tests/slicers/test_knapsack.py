@@ -5,7 +5,6 @@ from __future__ import annotations
 import itertools
 import math
 import random
-import time
 import tracemalloc
 
 import pytest
@@ -241,7 +240,7 @@ def test_long_random_run_matches_the_pseudocode() -> None:
 # --------------------------------------------------------------------------- performance
 
 
-def test_bucket_one_thousand_items_is_fast_and_small() -> None:
+def test_bucket_one_thousand_items_fits_in_memory() -> None:
     rng = random.Random(42)
     items = ranked(
         [
@@ -252,12 +251,10 @@ def test_bucket_one_thousand_items_is_fast_and_small() -> None:
     target = sum(s.item.tokens for s in items) // 4
     assert target > 240_000
     slicer = KnapsackSlice(1)
-    slicer.slice(items[:50], budget(target))  # warm-up
-    started = time.perf_counter()
+    # Speed is measured by benchmarks/bench_slicers.py; the test pins the memory bound only,
+    # which tracemalloc measures deterministically.
     result = slicer.slice(items, budget(target))
-    elapsed = time.perf_counter() - started
     assert sum(item.tokens for item in result.selected) <= target
-    assert elapsed < 1.0, f"took {elapsed:.3f} s"
     tracemalloc.start()
     try:
         slicer.slice(items, budget(target))

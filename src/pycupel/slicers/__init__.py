@@ -6,6 +6,8 @@
 * :class:`CountQuotaSlice` — minimum and maximum item counts per kind around an inner slicer.
 * :class:`CountConstrainedKnapsackSlice` — the same counts around a knapsack.
 * :class:`PackerSlice` / :func:`pack` — skip-and-continue packing with an early stop.
+* :class:`OptimalSlice` — the provably best subset under the budget, token and count quotas,
+  all-or-none groups and alternative versions at once (mixed-integer program; needs SciPy).
 """
 
 from pycupel.slicers.base import (
@@ -19,6 +21,7 @@ from pycupel.slicers.count_constrained_knapsack import CountConstrainedKnapsackS
 from pycupel.slicers.count_quota import CountQuotaEntry, CountQuotaSlice, ScarcityBehavior
 from pycupel.slicers.greedy import GreedySlice
 from pycupel.slicers.knapsack import DEFAULT_MAX_TABLE_BYTES, KnapsackSlice
+from pycupel.slicers.optimal import OptimalSlice, OptimalSliceResult, TokenRequirementShortfall
 from pycupel.slicers.packer import PackerSlice, PackResult, pack
 from pycupel.slicers.quota import QuotaEntry, QuotaSlice
 
@@ -30,6 +33,8 @@ __all__ = [
     "CountRequirementShortfall",
     "GreedySlice",
     "KnapsackSlice",
+    "OptimalSlice",
+    "OptimalSliceResult",
     "PackResult",
     "PackerSlice",
     "PackingStats",
@@ -39,5 +44,6 @@ __all__ = [
     "SliceResult",
     "Slicer",
     "SolverStats",
+    "TokenRequirementShortfall",
     "pack",
 ]
