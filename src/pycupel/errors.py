@@ -29,6 +29,7 @@ __all__ = [
     "PolicyProblem",
     "ReportAssertionError",
     "ScorerConfigError",
+    "SliceInputError",
     "SlicerConfigError",
     "SolverUnavailableError",
     "TableTooLargeError",
@@ -88,6 +89,11 @@ class PipelineConfigError(InvalidValueError):
 
 class BudgetSimulationError(InvalidValueError):
     """A budget-simulation call was given bad arguments or an unsupported slicer."""
+
+
+class SliceInputError(InvalidValueError):
+    """A slicer was called with input it cannot use: an item with a negative token count, a
+    score the knapsack cannot scale to an integer, a token counter returning a non-integer."""
 
 
 # --------------------------------------------------------------------------- run-time failures

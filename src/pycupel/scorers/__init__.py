@@ -1,5 +1,72 @@
-"""Scorers: one relevance score per item (see :mod:`pycupel.scorers.base` for the contract)."""
+"""Scorers: one relevance score per item (see :mod:`pycupel.scorers.base` for the contract).
 
-from pycupel.scorers.base import BaseScorer, FunctionScorer, ItemScorer, Scorer, as_scorer
+Absolute scorers look at one item: :class:`KindScorer`, :class:`TagScorer`,
+:class:`ReflexiveScorer`, :class:`DecayScorer`, :class:`MetadataTrustScorer`,
+:class:`MetadataKeyScorer`. Relative scorers rank an item among its peers in one
+O(N log N) pass: :class:`RecencyScorer`, :class:`PriorityScorer`, :class:`FrequencyScorer`.
+Combinators: :class:`CompositeScorer` (weighted average) and :class:`ScaledScorer`
+(min-max normalisation).
+"""
 
-__all__ = ["BaseScorer", "FunctionScorer", "ItemScorer", "Scorer", "as_scorer"]
+from pycupel.scorers.base import (
+    BaseScorer,
+    FunctionScorer,
+    ItemScorer,
+    Scorer,
+    as_scorer,
+    score_array,
+)
+from pycupel.scorers.composite import CompositeScorer, find_cycle
+from pycupel.scorers.decay import (
+    Clock,
+    DecayCurve,
+    DecayScorer,
+    ExponentialDecay,
+    FixedClock,
+    StepDecay,
+    SystemClock,
+    WindowDecay,
+)
+from pycupel.scorers.frequency import FrequencyScorer
+from pycupel.scorers.kind import KindScorer
+from pycupel.scorers.metadata import (
+    TRUST_KEY,
+    MetadataKeyScorer,
+    MetadataTrustScorer,
+    parse_decimal_float,
+)
+from pycupel.scorers.priority import PriorityScorer
+from pycupel.scorers.recency import RecencyScorer
+from pycupel.scorers.reflexive import ReflexiveScorer
+from pycupel.scorers.scaled import ScaledScorer
+from pycupel.scorers.tag import TagScorer
+
+__all__ = [
+    "TRUST_KEY",
+    "BaseScorer",
+    "Clock",
+    "CompositeScorer",
+    "DecayCurve",
+    "DecayScorer",
+    "ExponentialDecay",
+    "FixedClock",
+    "FrequencyScorer",
+    "FunctionScorer",
+    "ItemScorer",
+    "KindScorer",
+    "MetadataKeyScorer",
+    "MetadataTrustScorer",
+    "PriorityScorer",
+    "RecencyScorer",
+    "ReflexiveScorer",
+    "ScaledScorer",
+    "Scorer",
+    "StepDecay",
+    "SystemClock",
+    "TagScorer",
+    "WindowDecay",
+    "as_scorer",
+    "find_cycle",
+    "parse_decimal_float",
+    "score_array",
+]

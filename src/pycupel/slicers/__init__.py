@@ -1,4 +1,12 @@
-"""Slicers: choose the items that fit the budget (see :mod:`pycupel.slicers.base`)."""
+"""Slicers: choose the items that fit the budget (see :mod:`pycupel.slicers.base`).
+
+* :class:`GreedySlice` — value density (score per token), best first; fast, good enough.
+* :class:`KnapsackSlice` — 0/1 knapsack DP; optimal for the discretised budget.
+* :class:`QuotaSlice` — budget shared between kinds by percentage, an inner slicer per kind.
+* :class:`CountQuotaSlice` — minimum and maximum item counts per kind around an inner slicer.
+* :class:`CountConstrainedKnapsackSlice` — the same counts around a knapsack.
+* :class:`PackerSlice` / :func:`pack` — skip-and-continue packing with an early stop.
+"""
 
 from pycupel.slicers.base import (
     CountRequirementShortfall,
@@ -7,5 +15,29 @@ from pycupel.slicers.base import (
     SliceResult,
     SolverStats,
 )
+from pycupel.slicers.count_constrained_knapsack import CountConstrainedKnapsackSlice
+from pycupel.slicers.count_quota import CountQuotaEntry, CountQuotaSlice, ScarcityBehavior
+from pycupel.slicers.greedy import GreedySlice
+from pycupel.slicers.knapsack import DEFAULT_MAX_TABLE_BYTES, KnapsackSlice
+from pycupel.slicers.packer import PackerSlice, PackResult, pack
+from pycupel.slicers.quota import QuotaEntry, QuotaSlice
 
-__all__ = ["CountRequirementShortfall", "PackingStats", "SliceResult", "Slicer", "SolverStats"]
+__all__ = [
+    "DEFAULT_MAX_TABLE_BYTES",
+    "CountConstrainedKnapsackSlice",
+    "CountQuotaEntry",
+    "CountQuotaSlice",
+    "CountRequirementShortfall",
+    "GreedySlice",
+    "KnapsackSlice",
+    "PackResult",
+    "PackerSlice",
+    "PackingStats",
+    "QuotaEntry",
+    "QuotaSlice",
+    "ScarcityBehavior",
+    "SliceResult",
+    "Slicer",
+    "SolverStats",
+    "pack",
+]

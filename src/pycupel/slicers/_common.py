@@ -1,0 +1,103 @@
+"""Small pieces shared by the slicers: argument checks and fast column extraction.
+
+Slicers accept only non-negative token counts. The pipeline removes negative-token items during
+classification (exclusion reason ``NegativeTokens``), so a slicer that receives one is being
+called directly with input that breaks its contract; it says so instead of guessing (greedy
+would otherwise *gain* budget from such an item).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from operator import attrgetter, itemgetter
+from typing import NoReturn
+
+import numpy as np
+import numpy.typing as npt
+
+from pycupel.errors import InvalidValueError, SliceInputError, SlicerConfigError
+from pycupel.model import ContextBudget, ContextKind, KindLike, ScoredItem
+from pycupel.slicers.base import Slicer
+
+__all__ = [
+    "Frozen",
+    "check_budget",
+    "check_inner_slicer",
+    "config_kind",
+    "negative_tokens_error",
+    "score_desc_key",
+    "scores_of",
+    "tokens_of",
+]
+
+_item_tokens = attrgetter("item.tokens")
+_score = itemgetter(1)
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+
+class Frozen:
+    """Mixin for configuration objects: attributes are set once in ``__init__`` (through
+    ``object.__setattr__``) and can never change, so an instance is safe to share."""
+
+    __slots__ = ()
+
+    def __setattr__(self, name: str, value: object) -> NoReturn:
+        raise AttributeError(f"{type(self).__name__} is immutable; cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> NoReturn:
+        raise AttributeError(f"{type(self).__name__} is immutable; cannot delete {name!r}")
+
+
+def check_budget(budget: object) -> ContextBudget:
+    """Return ``budget`` if it is a :class:`ContextBudget`; raise :class:`SliceInputError`."""
+    if not isinstance(budget, ContextBudget):
+        raise SliceInputError("budget", budget, "must be a ContextBudget")
+    return budget
+
+
+def check_inner_slicer(field: str, inner: object) -> Slicer:
+    """Return ``inner`` if it implements the :class:`Slicer` protocol."""
+    if not isinstance(inner, Slicer):
+        raise SlicerConfigError(
+            field, inner, "must be a slicer (a budget_monotonic property and a slice method)"
+        )
+    return inner
+
+
+def config_kind(kind: KindLike) -> ContextKind:
+    """A kind named in slicer configuration; a bad name is a :class:`SlicerConfigError`."""
+    try:
+        return ContextKind.of(kind)
+    except InvalidValueError as exc:
+        raise SlicerConfigError("kind", kind, exc.rule) from exc
+
+
+def negative_tokens_error(index: int, tokens: int) -> SliceInputError:
+    """The error for an item with a negative token count at position ``index``."""
+    return SliceInputError(
+        f"items[{index}].item.tokens",
+        tokens,
+        "must be >= 0 (the pipeline excludes negative-token items before slicing)",
+    )
+
+
+def tokens_of(items: Sequence[ScoredItem]) -> IntArray:
+    """Token counts of ``items`` as an int64 array; raises on any negative count."""
+    tokens = np.array(list(map(_item_tokens, items)), dtype=np.int64)
+    if tokens.size and int(tokens.min()) < 0:
+        index = int(np.flatnonzero(tokens < 0)[0])
+        raise negative_tokens_error(index, int(tokens[index]))
+    return tokens
+
+
+def scores_of(items: Sequence[ScoredItem]) -> FloatArray:
+    """Scores of ``items`` as a float64 array."""
+    return np.array(list(map(_score, items)), dtype=np.float64)
+
+
+def score_desc_key(score: float) -> float:
+    """Sort key for "score descending": NaN ranks last (tied with -inf), never in between."""
+    return -score if not math.isnan(score) else math.inf

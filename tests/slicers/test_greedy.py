@@ -1,0 +1,147 @@
+"""GreedySlice: the specification's edge cases, tie-breaks, and an oracle check."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pycupel.errors import SliceInputError
+from pycupel.model import ScoredItem
+from pycupel.slicers import GreedySlice, Slicer
+
+from .helpers import budget, names, scored, selected
+from .strategies import literal_greedy, scored_lists
+
+GREEDY = GreedySlice()
+
+
+def test_is_a_budget_monotonic_slicer() -> None:
+    assert isinstance(GREEDY, Slicer)
+    assert GREEDY.budget_monotonic is True
+    assert repr(GREEDY) == "GreedySlice()"
+    assert not hasattr(GREEDY, "__dict__")
+
+
+# --------------------------------------------------------------------------- edge-case table
+
+
+def test_empty_input() -> None:
+    assert GREEDY.slice([], budget(500)).selected == ()
+
+
+def test_non_positive_target_selects_nothing_even_zero_token_items() -> None:
+    items = [scored("z", 0, 0.5), scored("a", 10, 0.4)]
+    assert GREEDY.slice(items, budget(0)).selected == ()
+
+
+def test_all_zero_token_items_are_selected() -> None:
+    items = [scored("a", 0, 0.1), scored("b", 0, 0.9), scored("c", 0, 0.0)]
+    assert selected(GREEDY.slice(items, budget(1))) == ["a", "b", "c"]
+
+
+def test_single_item_fits() -> None:
+    assert selected(GREEDY.slice([scored("a", 100, 0.5)], budget(100))) == ["a"]
+
+
+def test_single_item_exceeds() -> None:
+    assert selected(GREEDY.slice([scored("a", 101, 0.5)], budget(100))) == []
+
+
+def test_all_items_exceed_only_zero_token_items() -> None:
+    items = [scored("big", 200, 0.9), scored("zero", 0, 0.1), scored("bigger", 300, 0.8)]
+    assert selected(GREEDY.slice(items, budget(100))) == ["zero"]
+
+
+def test_all_items_fit() -> None:
+    items = [scored("a", 100, 0.9), scored("b", 200, 0.5), scored("c", 300, 0.1)]
+    assert sorted(selected(GREEDY.slice(items, budget(600)))) == ["a", "b", "c"]
+
+
+# --------------------------------------------------------------------------- ordering rules
+
+
+def test_output_is_in_density_order_not_input_order() -> None:
+    items = [scored("dense-last", 400, 0.9), scored("dense-first", 100, 0.7)]
+    assert selected(GREEDY.slice(items, budget(1000))) == ["dense-first", "dense-last"]
+
+
+def test_equal_density_prefers_the_lower_index() -> None:
+    items = [scored("wide", 200, 1.0), scored("narrow", 100, 0.5)]
+    assert selected(GREEDY.slice(items, budget(200))) == ["wide"]
+
+
+def test_zero_token_items_ordered_by_index_only() -> None:
+    items = [scored("z-low", 0, 0.1), scored("x", 10, 0.9), scored("z-high", 0, 0.8)]
+    assert selected(GREEDY.slice(items, budget(100))) == ["z-low", "z-high", "x"]
+
+
+def test_skipped_item_does_not_stop_the_walk() -> None:
+    items = [scored("big", 300, 0.9), scored("mid", 200, 0.8), scored("small", 50, 0.1)]
+    assert selected(GREEDY.slice(items, budget(250))) == ["mid", "small"]
+
+
+def test_nan_score_is_visited_last() -> None:
+    items = [scored("nan", 10, math.nan), scored("a", 100, 0.5)]
+    assert selected(GREEDY.slice(items, budget(100))) == ["a"]
+    assert selected(GREEDY.slice(items, budget(110))) == ["a", "nan"]
+
+
+def test_infinite_score_is_visited_first() -> None:
+    items = [scored("a", 10, 0.9), scored("inf", 100, math.inf)]
+    assert selected(GREEDY.slice(items, budget(100))) == ["inf"]
+
+
+def test_negative_scores_still_fill_remaining_room() -> None:
+    items = [scored("pos", 50, 0.5), scored("neg", 50, -0.5)]
+    assert selected(GREEDY.slice(items, budget(100))) == ["pos", "neg"]
+
+
+# --------------------------------------------------------------------------- input contract
+
+
+def test_negative_tokens_are_rejected_with_the_position() -> None:
+    items = [scored("a", 10, 0.5), scored("bad", -3, 0.4)]
+    with pytest.raises(SliceInputError, match=r"items\[1\]\.item\.tokens: must be >= 0") as info:
+        GREEDY.slice(items, budget(100))
+    assert info.value.value == -3
+
+
+def test_budget_must_be_a_context_budget() -> None:
+    with pytest.raises(SliceInputError, match="budget: must be a ContextBudget"):
+        GREEDY.slice([], 100)  # type: ignore[arg-type]
+
+
+def test_input_list_is_not_mutated() -> None:
+    items = [scored("a", 300, 0.9), scored("b", 100, 0.7), scored("c", 0, 0.1)]
+    before = list(items)
+    GREEDY.slice(items, budget(200))
+    assert items == before
+    assert all(x is y for x, y in zip(items, before, strict=True))
+
+
+def test_accepts_a_tuple() -> None:
+    items = (scored("a", 10, 0.5),)
+    assert selected(GREEDY.slice(items, budget(10))) == ["a"]
+
+
+# --------------------------------------------------------------------------- oracle
+
+
+@settings(max_examples=300, deadline=None)
+@given(items=scored_lists(max_size=20, nan=True), target=st.integers(min_value=0, max_value=1500))
+def test_matches_the_literal_pseudocode(items: list[ScoredItem], target: int) -> None:
+    result = GREEDY.slice(items, budget(target))
+    expected = literal_greedy(items, target)
+    assert names(result.selected) == names(expected)
+    assert all(a is b for a, b in zip(result.selected, expected, strict=True))
+    assert sum(item.tokens for item in result.selected) <= max(target, 0)
+
+
+@settings(max_examples=100, deadline=None)
+@given(items=scored_lists(max_size=15), target=st.integers(min_value=0, max_value=1000))
+def test_deterministic(items: list[ScoredItem], target: int) -> None:
+    first = GREEDY.slice(items, budget(target))
+    assert GREEDY.slice(list(items), budget(target)) == first
