@@ -211,3 +211,62 @@ def test_a_validated_policy_always_builds_and_runs(
         assert policy.overflow_strategy is OverflowStrategy.THROW
         return
     assert result.report.total_candidates == len(items)
+
+
+EDGE_POLICIES = [
+    Policy(name="huge weight", scorers=[ScorerSpec("recency", 1e308)]),
+    Policy(name="tiny weight", scorers=[ScorerSpec("recency", 5e-324), ScorerSpec("kind", 1e307)]),
+    Policy(
+        name="odd weights",
+        scorers=[
+            ScorerSpec.of("tag", weights={"": 0.0, " ": 1e308}),
+            ScorerSpec.of("kind", weights={}),
+            ScorerSpec.of("metadata_key", key="k", value="", boost=5e-324),
+        ],
+    ),
+    Policy(
+        name="extreme times",
+        scorers=[
+            ScorerSpec.of(
+                "decay",
+                curve={"type": "exponential", "half_life": "999999999d"},
+                reference_time="9999-12-31T23:59:59Z",
+            ),
+            ScorerSpec.of(
+                "decay",
+                curve={"type": "step", "windows": [{"max_age": 1e-6, "score": 0.0}]},
+                reference_time="0001-01-01T00:00:00Z",
+            ),
+        ],
+    ),
+    Policy(
+        name="full quota",
+        scorers=[ScorerSpec("reflexive")],
+        slicer=SlicerSpec.of("quota", quotas=[QuotaSpec("Message", 100, 100)], inner="knapsack"),
+    ),
+    Policy(
+        name="zero caps",
+        scorers=[ScorerSpec("reflexive")],
+        slicer=SlicerSpec.of(
+            "count_constrained_knapsack",
+            entries=[CountQuotaSpec("Message", 0, 0)],
+            bucket_size=2**63 - 1,
+            max_table_bytes=1,
+        ),
+    ),
+    Policy(
+        name="unlimited packer",
+        scorers=[ScorerSpec("reflexive")],
+        slicer=SlicerSpec.of("packer", max_consecutive_skips="unlimited"),
+    ),
+]
+
+
+@pytest.mark.parametrize("policy", EDGE_POLICIES, ids=lambda p: p.name)
+def test_edge_values_build_and_run(policy: Policy) -> None:
+    items = [
+        ContextItem("a", tokens=10, timestamp=NOW, future_relevance_hint=0.5, tags=[" "]),
+        ContextItem("b", tokens=0, metadata={"k": ""}),
+    ]
+    result = policy.build(BUDGET).dry_run(items)
+    assert result.report.total_candidates == 2

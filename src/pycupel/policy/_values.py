@@ -59,14 +59,10 @@ SchemaDefs = dict[str, dict[str, Any]]
 
 
 class Invalid:
-    """Marker returned by a reader when the value had a problem (already recorded)."""
+    """Type of :data:`INVALID`, the marker a reader returns when the value had a problem
+    (already recorded). Test with ``isinstance(value, Invalid)``."""
 
-    _instance: Invalid | None = None
-
-    def __new__(cls) -> Invalid:
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
+    __slots__ = ()
 
     def __repr__(self) -> str:
         return "INVALID"
