@@ -61,17 +61,17 @@ class _NoWeight(ValueType):
 _NO_WEIGHT = _NoWeight()
 
 
+def _set_fields(instance: object, values: Mapping[str, Any]) -> None:
+    """Set fields of a frozen dataclass (during its own validation, or when building one)."""
+    for name, value in values.items():
+        object.__setattr__(instance, name, value)
+
+
 def _trusted(cls: type[_T], **values: Any) -> _T:
     """An instance of a frozen spec dataclass built from already-validated values."""
     instance = object.__new__(cls)
-    for name, value in values.items():
-        object.__setattr__(instance, name, value)
+    _set_fields(instance, values)
     return instance
-
-
-def _set_fields(instance: object, values: Mapping[str, Any]) -> None:
-    for name, value in values.items():
-        object.__setattr__(instance, name, value)
 
 
 # --------------------------------------------------------------------------- depth
