@@ -7,7 +7,6 @@ from collections.abc import Sequence
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from pycupel.pipeline import Pipeline
 
 from pycupel.analytics import (
     SweepPoint,
@@ -18,6 +17,7 @@ from pycupel.analytics import (
 )
 from pycupel.errors import BudgetSimulationError, NonMonotonicSlicerError
 from pycupel.model import ContextBudget, ContextItem, ScoredItem
+from pycupel.pipeline import Pipeline
 from pycupel.policy import Policy, ScorerSpec, SlicerSpec
 from pycupel.scorers import ReflexiveScorer
 from pycupel.slicers import (

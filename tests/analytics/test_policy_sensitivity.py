@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pycupel.pipeline import Pipeline
 
 from pycupel import presets
 from pycupel.analytics import ItemStatus, SensitivityDiff, policy_sensitivity
 from pycupel.errors import PipelineConfigError
 from pycupel.model import ContextBudget, ContextItem
+from pycupel.pipeline import Pipeline
 from pycupel.policy import Policy, ScorerSpec
 from pycupel.scorers import PriorityScorer, ReflexiveScorer
 

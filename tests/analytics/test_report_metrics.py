@@ -8,7 +8,6 @@ from datetime import UTC, datetime
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pycupel.pipeline import Pipeline
 
 from pycupel.analytics import (
     QuotaUsage,
@@ -26,6 +25,7 @@ from pycupel.diagnostics import (
 )
 from pycupel.errors import PipelineConfigError
 from pycupel.model import ContextBudget, ContextItem
+from pycupel.pipeline import Pipeline
 from pycupel.policy import QuotaSpec
 from pycupel.scorers import ReflexiveScorer
 from pycupel.slicers import QuotaEntry, QuotaSlice

@@ -8,10 +8,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from hypothesis import HealthCheck, given, settings
 from policy_strategies import context_items, policies
-from pycupel.pipeline import Pipeline
 
 from pycupel.errors import BudgetOverflowError, CountRequirementError, PipelineConfigError
 from pycupel.model import ContextBudget, ContextItem, OverflowStrategy
+from pycupel.pipeline import Pipeline
 from pycupel.placers import ChronologicalPlacer, UShapedPlacer
 from pycupel.policy import (
     CountQuotaSpec,

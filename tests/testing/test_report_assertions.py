@@ -8,7 +8,6 @@ from __future__ import annotations
 import unittest
 
 import pytest
-from pycupel.pipeline import Pipeline
 
 from pycupel.diagnostics import (
     BudgetExceeded,
@@ -22,6 +21,7 @@ from pycupel.diagnostics import (
 )
 from pycupel.errors import CupelError, InvalidValueError, ReportAssertionError
 from pycupel.model import ContextBudget, ContextItem
+from pycupel.pipeline import Pipeline
 from pycupel.placers import UShapedPlacer
 from pycupel.scorers import ReflexiveScorer
 from pycupel.testing import ReportAssertions, assert_report
