@@ -15,9 +15,11 @@ def main() -> None:
 
 __all__ = ["main"]
 
-# Commands register after the group exists (each module imports `main`-free click commands).
+# Commands register after the group exists.
 from pycupel.cli.conformance import conformance  # noqa: E402
+from pycupel.cli.policy import policy  # noqa: E402
 from pycupel.cli.select import select  # noqa: E402
 
 main.add_command(conformance)
+main.add_command(policy)
 main.add_command(select)
