@@ -14,6 +14,7 @@ __all__ = [
     "BudgetOverflowError",
     "BudgetSimulationError",
     "BudgetValidationError",
+    "CollectorStateError",
     "ConformanceVectorError",
     "CountRequirementError",
     "CupelError",
@@ -188,6 +189,17 @@ class TokenizerError(CupelError):
 
     def __reduce__(self) -> tuple[object, ...]:
         return (type(self), (self.counter, self.detail))
+
+
+class CollectorStateError(CupelError):
+    """A trace collector was used out of order (report requested before a run, or reused)."""
+
+    def __init__(self, detail: str) -> None:
+        self.detail = detail
+        super().__init__(detail)
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.detail,))
 
 
 # --------------------------------------------------------------------------- input files

@@ -14,3 +14,7 @@ def main() -> None:
 
 
 __all__ = ["main"]
+
+from pycupel.cli.select import select  # noqa: E402  (commands register after the group exists)
+
+main.add_command(select)

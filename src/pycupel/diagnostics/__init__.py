@@ -1,0 +1,54 @@
+"""Diagnostics: why each item was included or excluded, and what each stage did.
+
+Pass a :class:`DiagnosticTraceCollector` to :meth:`~pycupel.pipeline.Pipeline.run` (or call
+:meth:`~pycupel.pipeline.Pipeline.dry_run`) and read the :class:`SelectionReport`. Without a
+collector, or with :class:`NullTraceCollector`, the pipeline builds no diagnostic objects.
+"""
+
+from pycupel.diagnostics.collector import (
+    DiagnosticTraceCollector,
+    NullTraceCollector,
+    SelectionRecorder,
+    TraceCollector,
+    TraceDetailLevel,
+)
+from pycupel.diagnostics.events import OverflowEvent, PipelineStage, TraceEvent
+from pycupel.diagnostics.reasons import (
+    BudgetExceeded,
+    Deduplicated,
+    ExclusionReason,
+    Filtered,
+    InclusionReason,
+    NegativeTokens,
+    PinnedOverride,
+    QuotaCapExceeded,
+    QuotaRequireDisplaced,
+    ScoredTooLow,
+    UnknownExclusionReason,
+)
+from pycupel.diagnostics.report import ExcludedItem, IncludedItem, SelectionReport
+
+__all__ = [
+    "BudgetExceeded",
+    "Deduplicated",
+    "DiagnosticTraceCollector",
+    "ExcludedItem",
+    "ExclusionReason",
+    "Filtered",
+    "IncludedItem",
+    "InclusionReason",
+    "NegativeTokens",
+    "NullTraceCollector",
+    "OverflowEvent",
+    "PinnedOverride",
+    "PipelineStage",
+    "QuotaCapExceeded",
+    "QuotaRequireDisplaced",
+    "ScoredTooLow",
+    "SelectionRecorder",
+    "SelectionReport",
+    "TraceCollector",
+    "TraceDetailLevel",
+    "TraceEvent",
+    "UnknownExclusionReason",
+]

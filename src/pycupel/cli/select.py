@@ -1,0 +1,214 @@
+"""``pycupel select``: run the pipeline on an items file and show what was chosen and why."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from pycupel.diagnostics import (
+    Deduplicated,
+    ExclusionReason,
+    InclusionReason,
+    PinnedOverride,
+    SelectionReport,
+)
+from pycupel.errors import CupelError
+from pycupel.itemio import item_to_dict, parse_items, read_items
+from pycupel.model import ContextBudget, ContextItem
+from pycupel.pipeline import DryRunResult, Pipeline
+from pycupel.placers import ChronologicalPlacer, Placer, UShapedPlacer
+from pycupel.scorers import (
+    CompositeScorer,
+    FrequencyScorer,
+    KindScorer,
+    PriorityScorer,
+    RecencyScorer,
+    Scorer,
+)
+from pycupel.slicers import GreedySlice
+
+__all__ = ["build_pipeline", "default_scorer", "select"]
+
+_PLACERS: dict[str, type[ChronologicalPlacer] | type[UShapedPlacer]] = {
+    "chronological": ChronologicalPlacer,
+    "u-shaped": UShapedPlacer,
+}
+_MIN_CONTENT = 16
+_OTHER_COLUMNS = 50  # widths of #, kind, tokens, score and why, with the table's borders
+_WHY = {
+    InclusionReason.PINNED: "pinned",
+    InclusionReason.SCORED: "scored",
+    InclusionReason.ZERO_TOKEN: "free",
+}
+_SHOWN_EXCLUSIONS = 5
+
+
+def default_scorer() -> Scorer:
+    """The command's scorer: recency 3, priority 2, kind 1, frequency 1 (weights normalised)."""
+    return CompositeScorer(
+        [
+            (RecencyScorer(), 3.0),
+            (PriorityScorer(), 2.0),
+            (KindScorer(), 1.0),
+            (FrequencyScorer(), 1.0),
+        ]
+    )
+
+
+def build_pipeline(budget: ContextBudget, placer: str = "chronological") -> Pipeline:
+    """The pipeline ``select`` runs: default scorer, greedy slicing, the chosen placer."""
+    chosen: Placer = _PLACERS[placer]()
+    return Pipeline(budget=budget, scorer=default_scorer(), slicer=GreedySlice(), placer=chosen)
+
+
+@click.command("select")
+@click.argument("items_path", metavar="ITEMS", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option(
+    "--budget",
+    "max_tokens",
+    type=click.IntRange(min=0),
+    required=True,
+    help="Context window size in tokens (max_tokens).",
+)
+@click.option(
+    "--target",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Tokens to aim for (target_tokens); defaults to --budget.",
+)
+@click.option(
+    "--output-reserve",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Tokens kept free for the model's answer.",
+)
+@click.option(
+    "--placer",
+    type=click.Choice(sorted(_PLACERS)),
+    default="chronological",
+    show_default=True,
+    help="Order of the selected items in the window.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the selection and report as JSON.")
+def select(
+    *,
+    items_path: str,
+    max_tokens: int,
+    target: int | None,
+    output_reserve: int,
+    placer: str,
+    as_json: bool,
+) -> None:
+    """Select items from ITEMS (a JSON array or JSON Lines file; - for stdin) for a budget.
+
+    Prints the selected items in context-window order with their scores, then a summary of
+    what was left out and why.
+    """
+    if target is not None and target > max_tokens:
+        raise click.BadParameter(
+            f"must be <= --budget ({max_tokens}), got {target}", param_hint="--target"
+        )
+    if output_reserve > max_tokens:
+        raise click.BadParameter(
+            f"must be <= --budget ({max_tokens}), got {output_reserve}",
+            param_hint="--output-reserve",
+        )
+    try:
+        items = _load(items_path)
+        budget = ContextBudget(
+            max_tokens=max_tokens,
+            target_tokens=max_tokens if target is None else target,
+            output_reserve=output_reserve,
+        )
+        result = build_pipeline(budget, placer).dry_run(items)
+    except CupelError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+    if as_json:
+        click.echo(json.dumps(_as_json(result), indent=2, ensure_ascii=False))
+    else:
+        _print(result, budget, Console(highlight=False, soft_wrap=False))
+
+
+def _load(path: str) -> list[ContextItem]:
+    if path == "-":
+        stream = sys.stdin
+        data = stream.buffer.read() if hasattr(stream, "buffer") else stream.read()
+        return parse_items(data, source="<stdin>")
+    return read_items(path)
+
+
+def _as_json(result: DryRunResult) -> dict[str, Any]:
+    return {
+        "items": [item_to_dict(item) for item in result.items],
+        "total_tokens": result.total_tokens,
+        "report": result.report.to_dict(),
+    }
+
+
+def _preview(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def _reason_text(reason: ExclusionReason) -> str:
+    # The reasons' own texts quote whole contents; keep each summary line short.
+    if isinstance(reason, Deduplicated):
+        return "Deduplicated: identical to a kept item"
+    if isinstance(reason, PinnedOverride):
+        return "PinnedOverride: would fit without the pinned items"
+    return str(reason)
+
+
+def _print(result: DryRunResult, budget: ContextBudget, console: Console) -> None:
+    report = result.report
+    table = Table(title="Context window", title_justify="left")
+    table.add_column("#", justify="right", style="dim", no_wrap=True)
+    table.add_column("kind", no_wrap=True)
+    table.add_column("tokens", justify="right", no_wrap=True)
+    table.add_column("score", justify="right", no_wrap=True)
+    table.add_column("why", no_wrap=True)
+    # The content column takes what the others leave of the terminal's width.
+    content_width = max(_MIN_CONTENT, console.width - _OTHER_COLUMNS)
+    table.add_column("content", overflow="ellipsis", no_wrap=True, max_width=content_width)
+    for position, entry in enumerate(report.included, start=1):
+        table.add_row(
+            str(position),
+            entry.item.kind.value,
+            str(entry.item.tokens),
+            f"{entry.score:.3f}",
+            _WHY[entry.reason],
+            _preview(entry.item.content, content_width),
+        )
+    console.print(table)
+    _print_summary(report, result.total_tokens, budget, console)
+
+
+def _print_summary(
+    report: SelectionReport, used: int, budget: ContextBudget, console: Console
+) -> None:
+    target = budget.target_tokens
+    share = f" ({used / target:.0%})" if target else ""
+    console.print(
+        f"Selected {len(report.included)} of {report.total_candidates} items: "
+        f"{used:,} of {target:,} target tokens{share}."
+    )
+    if not report.excluded:
+        console.print("Nothing was excluded.")
+        return
+    counts = ", ".join(f"{name} {n}" for name, n in report.exclusion_counts().items())
+    console.print(f"Excluded {len(report.excluded)}: {counts}.")
+    console.print("Highest-scored exclusions:")
+    for entry in report.excluded[:_SHOWN_EXCLUSIONS]:
+        line = Text("  ")
+        line.append(f"{entry.score:.3f}  ", style="dim")
+        line.append(_reason_text(entry.reason), style="yellow")
+        line.append(f"  {_preview(entry.item.content, console.width)}")
+        console.print(line, no_wrap=True, overflow="ellipsis")

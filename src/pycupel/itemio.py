@@ -1,0 +1,385 @@
+"""Items as JSON: read candidate items from a JSON array or JSON Lines, and write them back.
+
+The item object uses the specification's field names::
+
+    {"content": "...", "tokens": 120, "kind": "Message", "source": "Chat", "priority": 3,
+     "tags": ["billing"], "metadata": {...}, "timestamp": "2024-06-01T09:30:00Z",
+     "futureRelevanceHint": 0.8, "pinned": false, "originalTokens": 400}
+
+Only ``content`` and ``tokens`` are required. ``futureRelevanceHint`` and ``originalTokens`` are
+also accepted in snake case. Reading is strict: an unknown or duplicated field, a wrong type or a
+timestamp without a UTC offset is an :class:`~pycupel.errors.InputFormatError` that names the
+place (``items[3].tokens``, or ``line 4: items[3].tokens`` in JSON Lines). Writing omits fields
+that are unset (never null), writes timestamps as ISO 8601 UTC (``...Z``) and non-finite floats
+as the strings ``"NaN"``, ``"Infinity"`` and ``"-Infinity"`` (JSON has no such numbers).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Callable, Iterable, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, NoReturn
+
+from pycupel.errors import InputFormatError, InvalidValueError, ItemValidationError
+from pycupel.model import ContextItem, ContextSource
+
+__all__ = [
+    "decode_float",
+    "encode_float",
+    "format_timestamp",
+    "item_from_dict",
+    "item_to_dict",
+    "items_to_json",
+    "items_to_jsonl",
+    "loads_json",
+    "parse_items",
+    "parse_timestamp",
+    "read_items",
+]
+
+_FIELDS = (
+    "content",
+    "tokens",
+    "kind",
+    "source",
+    "priority",
+    "tags",
+    "metadata",
+    "timestamp",
+    "futureRelevanceHint",
+    "pinned",
+    "originalTokens",
+)
+_ALIASES = {
+    "future_relevance_hint": "futureRelevanceHint",
+    "original_tokens": "originalTokens",
+}
+_NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def format_timestamp(moment: datetime) -> str:
+    """ISO 8601 in UTC with a ``Z`` suffix (microseconds only when non-zero)."""
+    text = moment.astimezone(UTC).replace(tzinfo=None).isoformat()
+    return text + "Z"
+
+
+def encode_float(value: float) -> float | str:
+    """A float for JSON: finite values as numbers, NaN and infinities as strings."""
+    if math.isfinite(value):
+        return value
+    if math.isnan(value):
+        return "NaN"
+    return "Infinity" if value > 0 else "-Infinity"
+
+
+def item_to_dict(item: ContextItem) -> dict[str, Any]:
+    """The item as a JSON-ready dict; unset fields (and the default source) are omitted."""
+    data: dict[str, Any] = {"content": item.content, "tokens": item.tokens, "kind": item.kind.value}
+    if item.source != ContextSource.CHAT:
+        data["source"] = item.source.value
+    if item.priority is not None:
+        data["priority"] = item.priority
+    if item.tags:
+        data["tags"] = list(item.tags)
+    if item.metadata:
+        data["metadata"] = dict(item.metadata)
+    if item.timestamp is not None:
+        data["timestamp"] = format_timestamp(item.timestamp)
+    if item.future_relevance_hint is not None:
+        data["futureRelevanceHint"] = encode_float(item.future_relevance_hint)
+    if item.pinned:
+        data["pinned"] = True
+    if item.original_tokens is not None:
+        data["originalTokens"] = item.original_tokens
+    return data
+
+
+def items_to_json(items: Iterable[ContextItem], *, indent: int | None = 2) -> str:
+    """The items as a JSON array."""
+    return dumps_json([item_to_dict(item) for item in items], indent=indent)
+
+
+def items_to_jsonl(items: Iterable[ContextItem]) -> str:
+    """The items as JSON Lines (one object per line, with a final newline when non-empty)."""
+    return "".join(dumps_json(item_to_dict(item)) + "\n" for item in items)
+
+
+def dumps_json(value: object, *, indent: int | None = None) -> str:
+    """Serialise to strict JSON (no NaN literals).
+
+    Raises:
+        ItemValidationError: item metadata holds a value JSON cannot represent.
+    """
+    try:
+        return json.dumps(value, indent=indent, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ItemValidationError(
+            "metadata", str(exc), "must hold only JSON values (str, number, bool, None, list, dict)"
+        ) from exc
+
+
+# --------------------------------------------------------------------------- reading
+
+
+class _DuplicateKeyError(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise _DuplicateKeyError(key)
+        result[key] = value
+    return result
+
+
+def _reject_constant(name: str) -> NoReturn:
+    raise ValueError(f"{name} is not valid JSON (write non-finite numbers as strings)")
+
+
+def loads_json(text: str | bytes, *, source: str, location: str = "", first_line: int = 1) -> Any:
+    """Parse strict JSON: duplicate keys and NaN/Infinity literals are errors.
+
+    ``first_line`` is the line number of the text's first line in its file (for JSON Lines).
+
+    Raises:
+        InputFormatError: the text is not valid JSON.
+    """
+    try:
+        return json.loads(
+            text, object_pairs_hook=_object_without_duplicates, parse_constant=_reject_constant
+        )
+    except _DuplicateKeyError as exc:
+        raise InputFormatError(source, location, f"duplicate key {exc.key!r} in an object") from exc
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno + first_line - 1}, column {exc.colno}"
+        raise InputFormatError(source, where, f"invalid JSON: {exc.msg}") from exc
+    except UnicodeDecodeError as exc:
+        raise InputFormatError(source, location, f"not UTF-8 text: {exc.reason}") from exc
+    except ValueError as exc:
+        raise InputFormatError(source, location, str(exc)) from exc
+
+
+def read_items(path: str | os.PathLike[str]) -> list[ContextItem]:
+    """Read items from a file holding a JSON array or JSON Lines.
+
+    Raises:
+        InputFormatError: the file cannot be read, is not UTF-8 JSON, or an item is invalid.
+    """
+    source = os.fspath(path)
+    try:
+        data = Path(source).read_bytes()
+    except OSError as exc:
+        raise InputFormatError(source, "", f"cannot read file: {exc.strerror or exc}") from exc
+    return parse_items(data, source=source)
+
+
+def parse_items(text: str | bytes, *, source: str = "<string>") -> list[ContextItem]:
+    """Parse items from a JSON array of objects or from JSON Lines (one object per line).
+
+    The format is told by the first non-blank character: ``[`` for an array, ``{`` for JSON
+    Lines (a single object, even spread over several lines, is one item). Empty input gives
+    no items.
+
+    Raises:
+        InputFormatError: naming the place of the first problem found.
+    """
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise InputFormatError(
+                source, f"byte {exc.start}", f"not UTF-8 text: {exc.reason}"
+            ) from exc
+    stripped = text.lstrip("\ufeff \t\r\n")
+    if not stripped:
+        return []
+    if stripped[0] == "[":
+        value = loads_json(stripped, source=source)
+        if not isinstance(value, list):  # pragma: no cover - '[' always parses to a list
+            raise InputFormatError(source, "", "expected a JSON array of item objects")
+        return [
+            item_from_dict(entry, source=source, location=f"items[{index}]")
+            for index, entry in enumerate(value)
+        ]
+    if stripped[0] == "{":
+        return _parse_json_lines(text, source)
+    raise InputFormatError(
+        source,
+        "",
+        "expected a JSON array of item objects or JSON Lines (one object per line), "
+        f"got text starting with {stripped[:20]!r}",
+    )
+
+
+def _parse_json_lines(text: str, source: str) -> list[ContextItem]:
+    items: list[ContextItem] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        location = f"line {number}"
+        try:
+            value = loads_json(line, source=source, location=location, first_line=number)
+        except InputFormatError:
+            if not items:
+                # Perhaps one object spread over several lines: accept it as one item.
+                whole = _try_single_object(text, source)
+                if whole is not None:
+                    return [whole]
+            raise
+        index = len(items)
+        items.append(item_from_dict(value, source=source, location=f"{location}: items[{index}]"))
+    return items
+
+
+def _try_single_object(text: str, source: str) -> ContextItem | None:
+    try:
+        value = json.loads(text, object_pairs_hook=_object_without_duplicates)
+    except ValueError:
+        return None
+    if not isinstance(value, dict):
+        return None
+    return item_from_dict(value, source=source, location="items[0]")
+
+
+def item_from_dict(
+    data: object, *, source: str = "<string>", location: str = "item"
+) -> ContextItem:
+    """Build a validated item from its JSON object.
+
+    Raises:
+        InputFormatError: ``data`` is not an object, misses ``content``/``tokens``, has an
+            unknown or repeated field, or a field has the wrong type or value.
+    """
+
+    def fail(field: str, detail: str) -> NoReturn:
+        raise InputFormatError(source, f"{location}.{field}" if field else location, detail)
+
+    if not isinstance(data, Mapping):
+        fail("", f"must be a JSON object with content and tokens, got {_show(data)}")
+    fields: dict[str, Any] = {}
+    for key, value in data.items():
+        name = _ALIASES.get(key, key)
+        if name not in _FIELDS:
+            known = ", ".join(_FIELDS)
+            fail(str(key), f"unknown field (known fields: {known})")
+        if name in fields:
+            fail(str(key), f"given twice (as {name!r} and its alias)")
+        fields[name] = value
+    for required in ("content", "tokens"):
+        if required not in fields:
+            fail(required, "is required")
+
+    content = fields.pop("content")
+    if not isinstance(content, str) or not content:
+        fail("content", f"must be a non-empty string, got {_show(content)}")
+    kwargs: dict[str, Any] = {"tokens": _int(fields.pop("tokens"), "tokens", fail)}
+    for name in ("kind", "source"):
+        if name in fields:
+            value = fields.pop(name)
+            if not isinstance(value, str) or not value.strip():
+                fail(name, f"must be a non-blank string, got {_show(value)}")
+            kwargs[name] = value
+    if "priority" in fields:
+        value = fields.pop("priority")
+        kwargs["priority"] = None if value is None else _int(value, "priority", fail)
+    if "tags" in fields:
+        value = fields.pop("tags")
+        if not isinstance(value, list):
+            fail("tags", f"must be an array of strings, got {_show(value)}")
+        for index, tag in enumerate(value):
+            if not isinstance(tag, str):
+                fail(f"tags[{index}]", f"must be a string, got {_show(tag)}")
+        kwargs["tags"] = value
+    if "metadata" in fields:
+        value = fields.pop("metadata")
+        if not isinstance(value, dict):
+            fail("metadata", f"must be an object, got {_show(value)}")
+        kwargs["metadata"] = value
+    if "timestamp" in fields:
+        value = fields.pop("timestamp")
+        if value is not None:
+            try:
+                kwargs["timestamp"] = parse_timestamp(value)
+            except ValueError as exc:
+                fail("timestamp", str(exc))
+    if "futureRelevanceHint" in fields:
+        value = fields.pop("futureRelevanceHint")
+        if value is not None:
+            try:
+                kwargs["future_relevance_hint"] = decode_float(value)
+            except ValueError as exc:
+                fail("futureRelevanceHint", str(exc))
+    if "pinned" in fields:
+        value = fields.pop("pinned")
+        if not isinstance(value, bool):
+            fail("pinned", f"must be true or false, got {_show(value)}")
+        kwargs["pinned"] = value
+    if "originalTokens" in fields:
+        value = fields.pop("originalTokens")
+        if value is not None:
+            number = _int(value, "originalTokens", fail)
+            if number < 0:
+                fail("originalTokens", f"must be >= 0, got {number}")
+            kwargs["original_tokens"] = number
+    try:
+        return ContextItem(content, **kwargs)
+    except InvalidValueError as exc:
+        fail(exc.field, f"{exc.rule}, got {_show(exc.value)}")
+
+
+def parse_timestamp(value: object) -> datetime:
+    """Parse an ISO 8601 timestamp that carries a UTC offset (``Z`` or ``+hh:mm``).
+
+    Raises:
+        ValueError: not a string, not ISO 8601, or naive (no offset).
+    """
+    if not isinstance(value, str):
+        raise ValueError(f"must be an ISO 8601 string, got {_show(value)}")
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError(
+            f"must be an ISO 8601 timestamp such as 2024-06-01T09:30:00Z, got {value!r}"
+        ) from None
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        raise ValueError(
+            f"must include a UTC offset (Z or +hh:mm); a naive time is ambiguous, got {value!r}"
+        )
+    return moment
+
+
+def decode_float(value: object) -> float:
+    """A float from JSON: a number, or ``"NaN"``, ``"Infinity"``, ``"-Infinity"``.
+
+    Raises:
+        ValueError: anything else (booleans included).
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ValueError(f"must be a number, got {_show(value)}")
+    if isinstance(value, str):
+        if value not in _NON_FINITE:
+            raise ValueError(f'must be a number (or "NaN", "Infinity", "-Infinity"), got {value!r}')
+        return _NON_FINITE[value]
+    return float(value)
+
+
+def _int(value: object, field: str, fail: Callable[[str, str], NoReturn]) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        fail(field, f"must be an integer, got {_show(value)}")
+    return value
+
+
+def _show(value: object) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=repr)
+    return text if len(text) <= 60 else text[:57] + "..."

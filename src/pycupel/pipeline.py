@@ -1,0 +1,761 @@
+"""The pipeline: classify, score, deduplicate, sort, slice, place.
+
+A :class:`Pipeline` holds configuration only (budget, scorer, slicer, placer, deduplication,
+overflow strategy), validated once at construction. Every call to :meth:`Pipeline.run` works on
+its own local data, so one instance can serve many threads at once.
+
+Stages, in the specification's fixed order:
+
+1. **Classify** — items with negative ``tokens`` are excluded first (even pinned ones); the rest
+   split into pinned and scoreable, keeping input order. Pinned tokens above
+   ``max_tokens - output_reserve`` raise :class:`~pycupel.errors.PinnedBudgetError`.
+2. **Score** — the scorer scores the scoreable items (the batch form, once per run).
+3. **Deduplicate** — byte-exact duplicate contents keep their best-scored item (the earliest on
+   ties); survivors keep input order. On by default.
+4. **Sort** — score descending, input order on ties (stable); NaN scores sort last.
+5. **Slice** — the slicer chooses from the sorted items within the effective budget
+   (:func:`~pycupel.model.compute_effective_budget`).
+6. **Place** — pinned items (score 1.0) then the sliced items in sorted order are merged; if
+   they exceed the *original* ``target_tokens`` the overflow strategy applies (THROW raises
+   :class:`~pycupel.errors.BudgetOverflowError`, TRUNCATE drops non-pinned items that no longer
+   fit, walking from the front, PROCEED keeps all and reports an
+   :class:`~pycupel.diagnostics.OverflowEvent`); the placer then orders the result.
+
+Diagnostics: with an enabled collector each stage emits one stage event after it completes
+(Sort emits none). Its ``item_count`` is the number of items the stage *received*: Classify all
+candidates, Score the scoreable items, Deduplicate the scored items, Slice the sorted
+(deduplicated) items, Place the merged pinned and sliced items (before any truncation). Item
+events, one per exclusion, precede their stage's event. With no collector, or a disabled one,
+no event, reason or report object is built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from itertools import repeat
+from operator import attrgetter
+from time import perf_counter
+from typing import TYPE_CHECKING, NoReturn
+
+import numpy as np
+
+from pycupel._checks import check_bool
+from pycupel.diagnostics.collector import (
+    DiagnosticTraceCollector,
+    SelectionRecorder,
+    TraceCollector,
+    TraceDetailLevel,
+)
+from pycupel.diagnostics.events import OverflowEvent, PipelineStage, TraceEvent
+from pycupel.diagnostics.reasons import (
+    BudgetExceeded,
+    Deduplicated,
+    ExclusionReason,
+    InclusionReason,
+    NegativeTokens,
+    PinnedOverride,
+    QuotaCapExceeded,
+)
+from pycupel.diagnostics.report import ExcludedItem, IncludedItem, SelectionReport
+from pycupel.errors import (
+    BudgetOverflowError,
+    PinnedBudgetError,
+    PipelineConfigError,
+    PlacerConfigError,
+    ScorerConfigError,
+    SlicerConfigError,
+)
+from pycupel.model import (
+    ContextBudget,
+    ContextItem,
+    ContextKind,
+    OverflowStrategy,
+    ScoredItem,
+    compute_effective_budget,
+)
+from pycupel.placers import Placer
+from pycupel.scorers.base import Scorer, as_scorer, score_array
+from pycupel.slicers.base import (
+    CountRequirementShortfall,
+    PackingStats,
+    Slicer,
+    SliceResult,
+    SolverStats,
+)
+
+if TYPE_CHECKING:
+    from pycupel.scorers.base import FloatArray
+
+__all__ = ["DryRunResult", "Pipeline", "PipelineResult"]
+
+_PINNED_SCORE = 1.0
+_TOKENS = attrgetter("tokens")
+_tuple_new = tuple.__new__
+
+
+@dataclass(frozen=True, slots=True)
+class PipelineResult:
+    """What a run selected.
+
+    Attributes:
+        items: the selected items in placed order (the context window, top to bottom).
+        total_tokens: sum of ``tokens`` over ``items``.
+        overflow: the overflow event when the strategy is PROCEED and the selection exceeds
+            ``target_tokens``; None otherwise.
+        shortfalls: count requirements the slicer could not meet.
+        packing: the packer's statistics, when the slicer reports them.
+        solver: the optimiser's statistics, when the slicer reports them.
+    """
+
+    items: tuple[ContextItem, ...]
+    total_tokens: int
+    overflow: OverflowEvent | None
+    shortfalls: tuple[CountRequirementShortfall, ...]
+    packing: PackingStats | None
+    solver: SolverStats | None
+
+
+@dataclass(frozen=True, slots=True)
+class DryRunResult(PipelineResult):
+    """A run's result plus its item-level :class:`~pycupel.diagnostics.SelectionReport`."""
+
+    report: SelectionReport
+
+
+class Pipeline:
+    """A configured, reusable, thread-safe Cupel pipeline.
+
+    Args:
+        budget: the default budget of every run (a run may pass its own).
+        scorer: any :class:`~pycupel.scorers.Scorer`, or a plain function ``item -> float``.
+        slicer: the slicer (default :class:`~pycupel.slicers.GreedySlice`); any object with
+            ``slice(items, budget)`` returning a :class:`~pycupel.slicers.SliceResult` (or a
+            sequence of the selected items, the specification's interface).
+        placer: the placer (default :class:`~pycupel.placers.ChronologicalPlacer`).
+        deduplicate: remove byte-exact duplicate contents (default True).
+        overflow_strategy: THROW (default), TRUNCATE or PROCEED; a name string is accepted.
+
+    Raises:
+        PipelineConfigError: a component is not what it must be, or a flag has the wrong type.
+    """
+
+    __slots__ = (
+        "_budget",
+        "_deduplicate",
+        "_overflow_strategy",
+        "_placer",
+        "_scorer",
+        "_slicer",
+    )
+
+    _budget: ContextBudget
+    _scorer: Scorer
+    _slicer: Slicer
+    _placer: Placer
+    _deduplicate: bool
+    _overflow_strategy: OverflowStrategy
+
+    def __init__(
+        self,
+        *,
+        budget: ContextBudget,
+        scorer: Scorer | Callable[[ContextItem], float],
+        slicer: Slicer | None = None,
+        placer: Placer | None = None,
+        deduplicate: bool = True,
+        overflow_strategy: OverflowStrategy | str = OverflowStrategy.THROW,
+    ) -> None:
+        _check_budget(budget, "budget")
+        try:
+            checked_scorer = as_scorer(scorer)
+        except ScorerConfigError as exc:
+            raise PipelineConfigError("scorer", scorer, exc.rule) from exc
+        if slicer is None:
+            from pycupel.slicers import GreedySlice  # noqa: PLC0415  (slicers may import us)
+
+            slicer = GreedySlice()
+        elif not callable(getattr(slicer, "slice", None)):
+            raise PipelineConfigError(
+                "slicer", slicer, "must be a slicer with a slice(items, budget) method"
+            )
+        if placer is None:
+            from pycupel.placers import ChronologicalPlacer  # noqa: PLC0415
+
+            placer = ChronologicalPlacer()
+        elif not callable(getattr(placer, "place", None)):
+            raise PipelineConfigError(
+                "placer", placer, "must be a placer with a place(items) method"
+            )
+        check_bool(PipelineConfigError, "deduplicate", deduplicate)
+        strategy = OverflowStrategy.parse(overflow_strategy)
+
+        setter = object.__setattr__
+        setter(self, "_budget", budget)
+        setter(self, "_scorer", checked_scorer)
+        setter(self, "_slicer", slicer)
+        setter(self, "_placer", placer)
+        setter(self, "_deduplicate", deduplicate)
+        setter(self, "_overflow_strategy", strategy)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Pipeline is immutable; cannot set {name!r}")
+
+    # ------------------------------------------------------------------ configuration
+
+    @property
+    def budget(self) -> ContextBudget:
+        """The default budget of a run."""
+        return self._budget
+
+    @property
+    def scorer(self) -> Scorer:
+        return self._scorer
+
+    @property
+    def slicer(self) -> Slicer:
+        return self._slicer
+
+    @property
+    def placer(self) -> Placer:
+        return self._placer
+
+    @property
+    def deduplicate(self) -> bool:
+        return self._deduplicate
+
+    @property
+    def overflow_strategy(self) -> OverflowStrategy:
+        return self._overflow_strategy
+
+    def __repr__(self) -> str:
+        return (
+            f"Pipeline(budget={self._budget!r}, scorer={self._scorer!r}, "
+            f"slicer={self._slicer!r}, placer={self._placer!r}, "
+            f"deduplicate={self._deduplicate}, "
+            f"overflow_strategy={self._overflow_strategy.name})"
+        )
+
+    # ------------------------------------------------------------------ running
+
+    def run(
+        self,
+        items: Sequence[ContextItem],
+        *,
+        budget: ContextBudget | None = None,
+        collector: TraceCollector | None = None,
+    ) -> PipelineResult:
+        """Select and order ``items`` for the context window.
+
+        Args:
+            items: the candidates, a sequence of :class:`~pycupel.ContextItem` (never mutated).
+            budget: this run's budget; the pipeline's own when None.
+            collector: where to send diagnostics; None or a disabled collector costs nothing.
+
+        Raises:
+            PipelineConfigError: ``items``, ``budget`` or ``collector`` is invalid.
+            PinnedBudgetError: pinned items need more than ``max_tokens - output_reserve``.
+            BudgetOverflowError: the selection exceeds ``target_tokens`` under THROW.
+            ScorerConfigError, SlicerConfigError, PlacerConfigError: a component returned
+                something invalid (wrong number of scores, items not from its input...).
+        """
+        run_budget = self._budget if budget is None else _check_budget(budget, "budget")
+        candidates = _check_sequence(items)
+        trace: _Trace | None = None
+        if collector is not None:
+            if not isinstance(collector, TraceCollector):
+                raise PipelineConfigError(
+                    "collector",
+                    collector,
+                    "must be a TraceCollector (is_enabled, record_stage_event, record_item_event)",
+                )
+            if collector.is_enabled:
+                trace = _Trace(collector)
+        return self._execute(candidates, run_budget, trace)
+
+    def dry_run(
+        self, items: Sequence[ContextItem], *, budget: ContextBudget | None = None
+    ) -> DryRunResult:
+        """Run with item-level diagnostics and return the result with its report.
+
+        Same arguments and errors as :meth:`run`.
+        """
+        collector = DiagnosticTraceCollector(TraceDetailLevel.ITEM)
+        result = self.run(items, budget=budget, collector=collector)
+        return DryRunResult(
+            items=result.items,
+            total_tokens=result.total_tokens,
+            overflow=result.overflow,
+            shortfalls=result.shortfalls,
+            packing=result.packing,
+            solver=result.solver,
+            report=collector.build_report(),
+        )
+
+    def _execute(
+        self, candidates: Sequence[ContextItem], budget: ContextBudget, trace: _Trace | None
+    ) -> PipelineResult:
+        # ---- 1. Classify
+        started = perf_counter() if trace is not None else 0.0
+        pinned: list[ContextItem] = []
+        scoreable: list[ContextItem] = []
+        negative: list[ContextItem] = []
+        for item in candidates:
+            if type(item) is not ContextItem and not isinstance(item, ContextItem):
+                _reject_item(candidates)
+            if item.tokens < 0:
+                negative.append(item)
+            elif item.pinned:
+                pinned.append(item)
+            else:
+                scoreable.append(item)
+        pinned_tokens = sum(map(_TOKENS, pinned))
+        available_for_pinned = budget.max_tokens - budget.output_reserve
+        if pinned_tokens > available_for_pinned:
+            raise PinnedBudgetError(pinned_tokens, available_for_pinned)
+        if trace is not None:
+            ended = perf_counter()
+            if trace.decisions:
+                for item in negative:
+                    trace.exclude(item, 0.0, NegativeTokens(item.tokens))
+                trace.flush_items(PipelineStage.CLASSIFY)
+            trace.stage(PipelineStage.CLASSIFY, started, ended, len(candidates))
+
+        # ---- 2. Score
+        if trace is not None:
+            started = perf_counter()
+        scoreable_tuple = tuple(scoreable)
+        scores = self._score(scoreable_tuple)
+        if trace is not None:
+            trace.stage(PipelineStage.SCORE, started, perf_counter(), len(scoreable_tuple))
+
+        # ---- 3. Deduplicate
+        if trace is not None:
+            started = perf_counter()
+        survivors: Sequence[ContextItem] = scoreable_tuple
+        scored_scores = scores
+        keep: list[int] | None = None
+        if self._deduplicate and len(scoreable_tuple) > 1:
+            keep = _deduplicate(scoreable_tuple, scores)
+            if keep is not None:
+                survivors = [scoreable_tuple[i] for i in keep]
+                scores = scores[np.asarray(keep, dtype=np.intp)]
+        if trace is not None:
+            ended = perf_counter()
+            if trace.decisions and keep is not None:
+                _explain_duplicates(trace, scoreable_tuple, scored_scores, keep)
+                trace.flush_items(PipelineStage.DEDUPLICATE)
+            trace.stage(PipelineStage.DEDUPLICATE, started, ended, len(scoreable_tuple))
+
+        # ---- 4. Sort (score descending, input order on ties; no diagnostic event)
+        order = np.argsort(-scores, kind="stable")
+        sorted_scores: list[float] = scores[order].tolist()
+        sorted_items = [survivors[index] for index in order.tolist()]
+        # ScoredItem is a NamedTuple: build the tuples directly, without a Python-level loop.
+        scored: tuple[ScoredItem, ...] = tuple(
+            map(_tuple_new, repeat(ScoredItem), zip(sorted_items, sorted_scores, strict=True))
+        )
+
+        # ---- 5. Slice
+        if trace is not None:
+            started = perf_counter()
+        effective = compute_effective_budget(budget, pinned_tokens)
+        slice_result = _slice(self._slicer, scored, effective)
+        selected_ids = {id(item) for item in slice_result.selected}
+        if len(selected_ids) != len(slice_result.selected):
+            _check_no_repeats(candidates)
+            raise SlicerConfigError(
+                f"{type(self._slicer).__name__}.slice",
+                f"{len(slice_result.selected)} items, {len(selected_ids)} distinct",
+                "must return each selected item once",
+            )
+        chosen = [entry for entry in scored if id(entry[0]) in selected_ids]
+        if len(chosen) != len(selected_ids):
+            _check_no_repeats(candidates)
+            raise SlicerConfigError(
+                f"{type(self._slicer).__name__}.slice",
+                f"{len(selected_ids) - len(chosen)} items not among its input",
+                "must return only items it was given",
+            )
+        if trace is not None:
+            ended = perf_counter()
+            if trace.decisions:
+                _explain_slice(
+                    trace,
+                    scored,
+                    slice_result,
+                    selected_ids,
+                    effective_target=effective.target_tokens,
+                    pinned=pinned,
+                    slicer_name=type(self._slicer).__name__,
+                )
+                trace.flush_items(PipelineStage.SLICE)
+            trace.stage(PipelineStage.SLICE, started, ended, len(scored))
+
+        # ---- 6. Place
+        if trace is not None:
+            started = perf_counter()
+        merged = [_tuple_new(ScoredItem, (item, _PINNED_SCORE)) for item in pinned]
+        merged.extend(chosen)
+        # `chosen` holds exactly the selected items (checked above).
+        merged_tokens = pinned_tokens + sum(map(_TOKENS, slice_result.selected))
+        target = budget.target_tokens
+        overflow: OverflowEvent | None = None
+        truncated: list[tuple[ScoredItem, int]] = []
+        if merged_tokens > target:
+            strategy = self._overflow_strategy
+            if strategy is OverflowStrategy.THROW:
+                raise BudgetOverflowError(merged_tokens, target)
+            if strategy is OverflowStrategy.TRUNCATE:
+                merged, truncated = _truncate(merged, target)
+            else:
+                overflow = OverflowEvent(
+                    merged_tokens - target, tuple(entry.item for entry in merged), budget
+                )
+        merged_count = len(merged) + len(truncated)
+        to_place = tuple(merged)
+        placed = self._place(to_place)
+        total_tokens = sum(map(_TOKENS, placed))
+        if trace is not None:
+            ended = perf_counter()
+            if trace.decisions:
+                _explain_truncation(trace, truncated, target, pinned_tokens, pinned)
+                trace.flush_items(PipelineStage.PLACE)
+            trace.stage(PipelineStage.PLACE, started, ended, merged_count)
+            if trace.recorder is not None:
+                trace.recorder.record_selection(
+                    included=_included(placed, to_place),
+                    excluded=trace.excluded,
+                    count_requirement_shortfalls=slice_result.shortfalls,
+                    packing=slice_result.packing,
+                    solver=slice_result.solver,
+                )
+
+        return PipelineResult(
+            items=placed,
+            total_tokens=total_tokens,
+            overflow=overflow,
+            shortfalls=tuple(slice_result.shortfalls),
+            packing=slice_result.packing,
+            solver=slice_result.solver,
+        )
+
+    # ------------------------------------------------------------------ stage helpers
+
+    def _score(self, items: tuple[ContextItem, ...]) -> FloatArray:
+        if not items:
+            # The specification: an empty scoreable list is never passed to the scorer.
+            return np.empty(0, dtype=np.float64)
+        scores = np.asarray(score_array(self._scorer, items), dtype=np.float64)
+        if scores.shape != (len(items),):
+            raise ScorerConfigError(
+                f"{type(self._scorer).__name__}.score_array",
+                f"array of shape {scores.shape}",
+                f"must return exactly one score per item ({len(items)})",
+            )
+        return scores
+
+    def _place(self, merged: tuple[ScoredItem, ...]) -> tuple[ContextItem, ...]:
+        placer = self._placer
+        placed = tuple(placer.place(merged))
+        expected = {id(entry.item) for entry in merged}
+        got = {id(item) for item in placed}
+        if len(placed) != len(merged) or got != expected:
+            raise PlacerConfigError(
+                f"{type(placer).__name__}.place",
+                f"{len(placed)} items for {len(merged)} given",
+                "must return exactly the items it was given, each once, reordered",
+            )
+        return placed
+
+
+def _check_budget(budget: object, field: str) -> ContextBudget:
+    if not isinstance(budget, ContextBudget):
+        raise PipelineConfigError(field, budget, "must be a ContextBudget")
+    return budget
+
+
+def _check_sequence(items: object) -> Sequence[ContextItem]:
+    # The elements are checked by Classify, in its single pass over the input.
+    if isinstance(items, str | bytes) or not isinstance(items, Sequence):
+        raise PipelineConfigError(
+            "items", items, "must be a sequence (list or tuple) of ContextItem"
+        )
+    return items
+
+
+def _reject_item(items: Sequence[object]) -> NoReturn:
+    for index, value in enumerate(items):
+        if not isinstance(value, ContextItem):
+            raise PipelineConfigError(f"items[{index}]", value, "must be a ContextItem")
+    raise AssertionError("unreachable: an element failed the ContextItem check")
+
+
+def _check_no_repeats(items: Sequence[ContextItem]) -> None:
+    """Reject the same item object given twice (the pipeline tells items apart by identity)."""
+    first: dict[int, int] = {}
+    for index, item in enumerate(items):
+        earlier = first.setdefault(id(item), index)
+        if earlier != index:
+            raise PipelineConfigError(
+                f"items[{index}]",
+                item,
+                f"is the same object as items[{earlier}]; pass each candidate once "
+                "(item.replace() makes a distinct copy)",
+            )
+
+
+def _deduplicate(items: tuple[ContextItem, ...], scores: FloatArray) -> list[int] | None:
+    """Indices of the survivors in input order, or None when there is no duplicate."""
+    contents = [item.content for item in items]
+    if len(set(contents)) == len(contents):
+        return None
+    score_list: list[float] = scores.tolist()
+    best: dict[str, int] = {}
+    for index, content in enumerate(contents):
+        current = best.get(content)
+        # A strictly higher score replaces; on a tie the earlier item stays.
+        if current is None or score_list[index] > score_list[current]:
+            best[content] = index
+    return sorted(best.values())
+
+
+def _slice(slicer: Slicer, items: tuple[ScoredItem, ...], budget: ContextBudget) -> SliceResult:
+    result: object = slicer.slice(items, budget)
+    if isinstance(result, SliceResult):
+        return result
+    name = f"{type(slicer).__name__}.slice"
+    if isinstance(result, list | tuple):
+        for value in result:
+            if not isinstance(value, ContextItem):
+                raise SlicerConfigError(name, value, "must return ContextItem instances")
+        return SliceResult.of(result)
+    raise SlicerConfigError(name, result, "must return a SliceResult or a sequence of items")
+
+
+def _truncate(
+    merged: list[ScoredItem], target: int
+) -> tuple[list[ScoredItem], list[tuple[ScoredItem, int]]]:
+    """The specification's TRUNCATE walk: pinned items always stay; others stay while they fit.
+
+    Returns the kept entries and, for each dropped one, the tokens kept when it was dropped.
+    """
+    kept: list[ScoredItem] = []
+    dropped: list[tuple[ScoredItem, int]] = []
+    current = 0
+    for entry in merged:
+        tokens = entry.item.tokens
+        if entry.item.pinned or current + tokens <= target:
+            kept.append(entry)
+            current += tokens
+        else:
+            dropped.append((entry, current))
+    return kept, dropped
+
+
+def _largest(pinned: Sequence[ContextItem]) -> ContextItem | None:
+    """The pinned item with the most tokens (the earliest on ties), or None."""
+    best: ContextItem | None = None
+    for item in pinned:
+        if best is None or item.tokens > best.tokens:
+            best = item
+    return best
+
+
+def _budget_reason(
+    tokens: int, available: int, pinned_tokens: int, displaced_by: ContextItem | None
+) -> ExclusionReason:
+    # Blamed on the pinned items only when it would have fit without them.
+    if (
+        displaced_by is not None
+        and pinned_tokens > 0
+        and available < tokens <= available + pinned_tokens
+    ):
+        return PinnedOverride(displaced_by.content)
+    return BudgetExceeded(tokens, available)
+
+
+def _cap_reasons(
+    result: SliceResult,
+    selected_ids: set[int],
+    scored: tuple[ScoredItem, ...],
+    slicer_name: str,
+) -> dict[int, ExclusionReason]:
+    """QuotaCapExceeded for the items a count cap removed.
+
+    A count cap removes an item only when its kind is already at the cap, and the kind then
+    stays at the cap; so ``cap`` is the number of selected items of the kind and ``actual`` that
+    plus the number of items of the kind the cap removed.
+    """
+    if not result.cap_excluded:
+        return {}
+    input_ids = {id(entry.item) for entry in scored}
+    removed_per_kind: dict[ContextKind, int] = {}
+    for item in result.cap_excluded:
+        if id(item) not in input_ids or id(item) in selected_ids:
+            raise SlicerConfigError(
+                f"{slicer_name}.slice",
+                item,
+                "cap_excluded must list input items that were not selected",
+            )
+        removed_per_kind[item.kind] = removed_per_kind.get(item.kind, 0) + 1
+    selected_per_kind: dict[ContextKind, int] = {}
+    for item in result.selected:
+        selected_per_kind[item.kind] = selected_per_kind.get(item.kind, 0) + 1
+    reasons: dict[int, ExclusionReason] = {}
+    per_kind: dict[ContextKind, ExclusionReason] = {}
+    for item in result.cap_excluded:
+        reason = per_kind.get(item.kind)
+        if reason is None:
+            cap = selected_per_kind.get(item.kind, 0)
+            reason = QuotaCapExceeded(item.kind.value, cap, cap + removed_per_kind[item.kind])
+            per_kind[item.kind] = reason
+        reasons[id(item)] = reason
+    return reasons
+
+
+def _explain_slice(
+    trace: _Trace,
+    scored: tuple[ScoredItem, ...],
+    result: SliceResult,
+    selected_ids: set[int],
+    *,
+    effective_target: int,
+    pinned: list[ContextItem],
+    slicer_name: str,
+) -> None:
+    # D025: what was left of the slicer's target once everything it chose is counted.
+    available = effective_target - sum(map(_TOKENS, result.selected))
+    pinned_tokens = sum(map(_TOKENS, pinned))
+    displaced_by = _largest(pinned)
+    caps = _cap_reasons(result, selected_ids, scored, slicer_name)
+    rejected = [entry for entry in scored if id(entry[0]) not in selected_ids]
+    items = [entry[0] for entry in rejected]
+    scores = [entry[1] for entry in rejected]
+    # Reasons are immutable: items with the same token count share one.
+    by_tokens = _ReasonsByTokens(available, pinned_tokens, displaced_by)
+    if caps:
+        reasons = [caps.get(id(item)) or by_tokens[item.tokens] for item in items]
+    else:
+        reasons = [by_tokens[tokens] for tokens in map(_TOKENS, items)]
+    trace.exclude_all(items, scores, reasons)
+
+
+class _ReasonsByTokens(dict[int, ExclusionReason]):
+    """The budget reason for an item of a given token count, built on first use."""
+
+    def __init__(self, available: int, pinned_tokens: int, displaced_by: ContextItem | None):
+        super().__init__()
+        self.available = available
+        self.pinned_tokens = pinned_tokens
+        self.displaced_by = displaced_by
+
+    def __missing__(self, tokens: int) -> ExclusionReason:
+        reason = _budget_reason(tokens, self.available, self.pinned_tokens, self.displaced_by)
+        self[tokens] = reason
+        return reason
+
+
+def _explain_duplicates(
+    trace: _Trace, items: tuple[ContextItem, ...], scores: FloatArray, keep: list[int]
+) -> None:
+    kept = set(keep)
+    score_list: list[float] = scores.tolist()
+    for index, item in enumerate(items):
+        if index not in kept:
+            # The kept item has byte-identical content: that content names it.
+            trace.exclude(item, score_list[index], Deduplicated(item.content))
+
+
+def _explain_truncation(
+    trace: _Trace,
+    truncated: list[tuple[ScoredItem, int]],
+    target: int,
+    pinned_tokens: int,
+    pinned: list[ContextItem],
+) -> None:
+    if not truncated:
+        return
+    displaced_by = _largest(pinned)
+    for entry, kept_tokens in truncated:
+        reason = _budget_reason(
+            entry.item.tokens, target - kept_tokens, pinned_tokens, displaced_by
+        )
+        trace.exclude(entry.item, entry.score, reason)
+
+
+def _included(
+    placed: tuple[ContextItem, ...], merged: tuple[ScoredItem, ...]
+) -> list[IncludedItem]:
+    score_of = {id(item): score for item, score in merged}
+    scores = [score_of[id(item)] for item in placed]
+    reasons = [
+        InclusionReason.PINNED
+        if item.pinned
+        else InclusionReason.ZERO_TOKEN
+        if item.tokens == 0
+        else InclusionReason.SCORED
+        for item in placed
+    ]
+    return list(map(_tuple_new, repeat(IncludedItem), zip(placed, scores, reasons, strict=True)))
+
+
+class _Trace:
+    """Per-run diagnostic state; exists only when the collector is enabled."""
+
+    __slots__ = (
+        "collector",
+        "decisions",
+        "excluded",
+        "item_events",
+        "pending",
+        "recorder",
+    )
+
+    def __init__(self, collector: TraceCollector) -> None:
+        self.collector = collector
+        # Item events are skipped only when the collector says it would discard them.
+        level = getattr(collector, "detail_level", TraceDetailLevel.ITEM)
+        self.item_events = not (isinstance(level, int) and level < TraceDetailLevel.ITEM)
+        self.recorder = collector if isinstance(collector, SelectionRecorder) else None
+        # Whether any per-item decision is wanted at all (events or report entries).
+        self.decisions = self.item_events or self.recorder is not None
+        self.excluded: list[ExcludedItem] = []
+        self.pending: list[ExclusionReason] = []
+
+    def exclude(self, item: ContextItem, score: float, reason: ExclusionReason) -> None:
+        if self.recorder is not None:
+            self.excluded.append(ExcludedItem(item, score, reason))
+        if self.item_events:
+            self.pending.append(reason)
+
+    def exclude_all(
+        self, items: list[ContextItem], scores: list[float], reasons: list[ExclusionReason]
+    ) -> None:
+        """Record many exclusions at once (same effect as :meth:`exclude` for each)."""
+        if self.recorder is not None:
+            self.excluded.extend(
+                map(_tuple_new, repeat(ExcludedItem), zip(items, scores, reasons, strict=True))
+            )
+        if self.item_events:
+            self.pending.extend(reasons)
+
+    def flush_items(self, stage: PipelineStage) -> None:
+        """Emit the item events of ``stage`` (before its stage event)."""
+        if not self.pending:
+            return
+        # A shared reason gives equal (immutable) events: build one per reason object.
+        pending = self.pending
+        distinct = {id(reason): reason for reason in pending}
+        event_of = {key: TraceEvent(stage, 0.0, 1, str(reason)) for key, reason in distinct.items()}
+        events = [event_of[id(reason)] for reason in pending]
+        self.pending = []
+        record_many = getattr(self.collector, "record_item_events", None)
+        if record_many is not None:
+            record_many(events)
+        else:
+            for event in events:
+                self.collector.record_item_event(event)
+
+    def stage(self, stage: PipelineStage, started: float, ended: float, count: int) -> None:
+        self.collector.record_stage_event(TraceEvent(stage, (ended - started) * 1000.0, count))
