@@ -18,3 +18,6 @@ __all__ = ["main"]
 from pycupel.cli.select import select  # noqa: E402  (commands register after the group exists)
 
 main.add_command(select)
+from pycupel.cli.conformance import conformance  # noqa: E402
+
+main.add_command(conformance)

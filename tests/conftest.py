@@ -1,0 +1,59 @@
+"""Shared test configuration: where the conformance vectors live.
+
+* The public Cupel vectors are read from ``$PYCUPEL_CONFORMANCE_DIR`` when set, else from
+  ``<repo root>/../shared/cupel-conformance``; tests that need them are skipped (with the
+  reason) when that folder does not exist. They are never copied into the repository.
+* The project's own vectors are under ``tests/vectors/``.
+
+A test that takes a ``public_vector`` or ``own_vector`` argument is run once per vector file,
+with the file's path relative to its root as the test id.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+OWN_VECTORS_DIR = REPO_ROOT / "tests" / "vectors"
+CONFORMANCE_DIR_ENV = "PYCUPEL_CONFORMANCE_DIR"
+
+
+def public_vectors_dir() -> Path:
+    """The folder of the public conformance vectors (it may not exist)."""
+    override = os.environ.get(CONFORMANCE_DIR_ENV)
+    if override:
+        return Path(override)
+    return REPO_ROOT.parent / "shared" / "cupel-conformance"
+
+
+def _missing_reason(path: Path) -> str:
+    return f"public conformance vectors not found at {path} (set {CONFORMANCE_DIR_ENV})"
+
+
+@pytest.fixture
+def conformance_dir() -> Path:
+    """The public vectors folder; skips the test when it is absent."""
+    path = public_vectors_dir()
+    if not path.is_dir():
+        pytest.skip(_missing_reason(path))
+    return path
+
+
+def _vector_params(root: Path, missing_reason: str) -> list[object]:
+    files = sorted(root.rglob("*.toml")) if root.is_dir() else []
+    if not files:
+        return [pytest.param(None, id="no-vectors", marks=pytest.mark.skip(reason=missing_reason))]
+    return [pytest.param(path, id=path.relative_to(root).as_posix()) for path in files]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "public_vector" in metafunc.fixturenames:
+        root = public_vectors_dir()
+        metafunc.parametrize("public_vector", _vector_params(root, _missing_reason(root)))
+    if "own_vector" in metafunc.fixturenames:
+        metafunc.parametrize(
+            "own_vector", _vector_params(OWN_VECTORS_DIR, f"no vectors under {OWN_VECTORS_DIR}")
+        )
