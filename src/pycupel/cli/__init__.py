@@ -21,3 +21,8 @@ main.add_command(select)
 from pycupel.cli.conformance import conformance  # noqa: E402
 
 main.add_command(conformance)
+from pycupel.cli.explain import explain  # noqa: E402
+from pycupel.cli.simulate import simulate  # noqa: E402
+
+main.add_command(explain)
+main.add_command(simulate)
