@@ -118,7 +118,7 @@ def explain(
     console = Console(highlight=False)
     console.print(render_report(result.report, budget, max_rows=rows or None))
     if html_path is not None:
-        console.print(f"HTML report written to {html_path}")
+        click.echo(f"HTML report written to {html_path}")
 
 
 def _name(items_path: str) -> str:

@@ -219,7 +219,7 @@ def simulate(
     console.print(sweep_table(rows))
     for path, what in ((html_path, "HTML page"), (svg_path, "SVG chart")):
         if path is not None:
-            console.print(f"{what} written to {path}")
+            click.echo(f"{what} written to {path}")
 
 
 def _name(items_path: str) -> str:

@@ -176,7 +176,9 @@ class ItemTable:
         rest = width - (position_width + _FATE_WIDTH + kind_width + tokens_width + score_width)
         rest -= 7 * 2 + 6
         longest_reason = max((len(row.reason_text) for row in shown), default=6)
-        reason_width = max(10, min(_MAX_REASON, longest_reason, rest - _MIN_CONTENT))
+        longest_content = max((len(preview(row.item.content, width)) for row in shown), default=0)
+        content_need = min(_MIN_CONTENT, longest_content)
+        reason_width = max(10, min(_MAX_REASON, longest_reason, rest - content_need))
         content_width = max(_MIN_CONTENT, rest - reason_width)
 
         table = Table(

@@ -302,7 +302,7 @@ def _item_row(row: ItemRow) -> str:
     )
     position = "" if row.position is None else str(row.position)
     position_value = row.position if row.position is not None else "NaN"
-    detail = f'<span class="detail">{_e(row.detail)}</span>' if row.detail else ""
+    detail = f' <span class="detail">{_e(row.detail)}</span>' if row.detail else ""
     pinned = ' <span class="pinned">(pinned)</span>' if item.pinned and row.included else ""
     score_value = repr(row.score)  # nan/inf parse as NaN in the sorting script
     color = kind_color(item.kind)
