@@ -139,7 +139,8 @@ def one_line_error(result: Result, code: int = 1) -> str:
 
 def test_missing_file_is_one_line(tmp_path: Path) -> None:
     error = one_line_error(run("explain", str(tmp_path / "nope.json"), "--budget", "10"))
-    assert "nope.json" in error and "cannot read file" in error
+    assert "nope.json" in error
+    assert "cannot read file" in error
 
 
 def test_invalid_json_is_one_line(tmp_path: Path) -> None:

@@ -62,7 +62,8 @@ def test_json_matches_one_dry_run_per_budget() -> None:
         assert entry["output_reserve"] == 20
         current = set(expected)
         if previous is None:
-            assert "added" not in entry and "removed" not in entry
+            assert "added" not in entry
+            assert "removed" not in entry
         else:
             assert entry["added"] == len(current - previous)
             assert entry["removed"] == len(previous - current)
@@ -102,7 +103,8 @@ def test_html_and_svg_files(tmp_path: Path) -> None:
     assert f"HTML page written to {page}" in result.stdout
     assert f"SVG chart written to {chart}" in result.stdout
     html = page.read_text(encoding="utf-8")
-    assert html.startswith("<!DOCTYPE html>") and "Budget sweep: support-chat.json" in html
+    assert html.startswith("<!DOCTYPE html>")
+    assert "Budget sweep: support-chat.json" in html
     root = ET.fromstring(chart.read_text(encoding="utf-8"))
     assert root.tag == "{http://www.w3.org/2000/svg}svg"
     assert len(root.findall("{http://www.w3.org/2000/svg}circle")) == 9

@@ -105,7 +105,8 @@ def parse_page(page: str) -> StrictPage:
 
 def assert_well_formed(page: str) -> StrictPage:
     parsed = parse_page(page)
-    assert parsed.doctype is not None and parsed.doctype.lower() == "doctype html"
+    assert parsed.doctype is not None
+    assert parsed.doctype.lower() == "doctype html"
     assert parsed.errors == []
     assert parsed.stack == [], f"unclosed: {parsed.stack}"
     assert len(parsed.ids) == len(set(parsed.ids)), "duplicate ids"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from rich.console import Console, RenderableType
 from render_helpers import hand_report, item, timed_items
+from rich.console import Console, RenderableType
 
 from pycupel.diagnostics import (
     BudgetExceeded,
@@ -102,7 +102,8 @@ def test_table_has_every_item_with_position_reason_and_data() -> None:
     assert "Deduplicated: identical to a kept item" in text
     assert "PinnedOverride: displaced by “You are a careful a…”" in text
     assert "NegativeTokens: -5 tokens" in text
-    assert "Pinned" in included[0] and "SystemPrompt" in included[0]
+    assert "Pinned" in included[0]
+    assert "SystemPrompt" in included[0]
 
 
 def test_table_rows_show_kind_tokens_score_and_a_preview() -> None:

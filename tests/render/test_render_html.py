@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import xml.etree.ElementTree as ET
@@ -90,7 +91,8 @@ def test_hostile_content_is_escaped_everywhere() -> None:
     assert len(parsed.scripts) == 1
     assert "alert" not in parsed.scripts[0]
     tags = {tag for tag, _ in parsed.tags}
-    assert "img" not in tags and "b" not in tags
+    assert "img" not in tags
+    assert "b" not in tags
     assert not any("onerror" in attrs or "onload" in attrs for _, attrs in parsed.tags)
     # ...and the text still reads as written.
     text = "".join(parsed.text)
@@ -106,8 +108,11 @@ def test_page_is_self_contained() -> None:
     report, budget = hand_report()
     for page in (report_html(report, budget), sweep_html(_rows())):
         lowered = page.lower()
-        assert "http://" not in lowered and "https://" not in lowered
-        assert "<link" not in lowered and "@import" not in lowered and "url(" not in lowered
+        assert "http://" not in lowered
+        assert "https://" not in lowered
+        assert "<link" not in lowered
+        assert "@import" not in lowered
+        assert "url(" not in lowered
         assert not re.search(r"\ssrc\s*=", lowered)
         assert "<style>" in lowered
 
@@ -120,7 +125,8 @@ def test_content_needs_no_script() -> None:
     assert len(rows) == 8
     # The fate filter is CSS: radio inputs before the table, rules on their :checked state.
     assert "#fate-included:checked ~ .table-wrap tr.excluded" in page
-    assert 'id="item-search"' in page and "hidden>" in page  # shown by the script only
+    assert 'id="item-search"' in page
+    assert "hidden>" in page
 
 
 def test_output_is_deterministic() -> None:
@@ -158,7 +164,8 @@ def test_budget_bar_svg_segments_follow_the_kinds() -> None:
     assert titles[1] == "output reserve: 100 tokens"
     assert titles[2].startswith("Message: 300 tokens")
     widths = {
-        title.split(":")[0]: float(rect.get("width", "0")) for rect, title in zip(rects, titles)
+        title.split(":")[0]: float(rect.get("width", "0"))
+        for rect, title in zip(rects, titles, strict=True)
     }
     # 944 user units stand for 1,000 tokens.
     assert widths["Message"] == pytest.approx(300 / 1000 * 944, abs=0.3)
@@ -185,9 +192,11 @@ def _rows() -> list[SweepRow]:
 
 def test_sweep_rows_count_added_and_removed_items() -> None:
     rows = _rows()
-    assert rows[0].added is None and rows[0].change_text == ""
-    for before, after in zip(rows, rows[1:], strict=False):
-        assert after.added is not None and after.removed is not None
+    assert rows[0].added is None
+    assert rows[0].change_text == ""
+    for before, after in itertools.pairwise(rows):
+        assert after.added is not None
+        assert after.removed is not None
         assert after.items == before.items + after.added - after.removed
 
 
@@ -224,7 +233,7 @@ def test_sweep_chart_points_rise_with_the_values() -> None:
     ys = [float(circle.get("cy", "nan")) for circle in first_panel]
     values = [row.tokens_used for row in rows]
     # A larger value is drawn higher (a smaller y).
-    for (y1, v1), (y2, v2) in zip(zip(ys, values), zip(ys[1:], values[1:]), strict=False):
+    for (y1, v1), (y2, v2) in itertools.pairwise(zip(ys, values, strict=True)):
         assert (v2 > v1) == (y2 < y1)
     xs = [float(circle.get("cx", "nan")) for circle in first_panel]
     assert xs == sorted(xs)
@@ -244,8 +253,9 @@ def test_infeasible_budgets_are_rows_but_not_points() -> None:
 )
 def test_nice_ticks_cover_the_range_with_round_steps(low: float, high: float) -> None:
     ticks = nice_ticks(low, high)
-    assert ticks[0] <= low and ticks[-1] >= high
-    steps = {round(b - a, 9) for a, b in zip(ticks, ticks[1:], strict=False)}
+    assert ticks[0] <= low
+    assert ticks[-1] >= high
+    steps = {round(b - a, 9) for a, b in itertools.pairwise(ticks)}
     assert len(steps) == 1
     step = steps.pop()
     mantissa = step / 10 ** math.floor(math.log10(step))
