@@ -36,6 +36,7 @@ __all__ = [
     "SlicerConfigError",
     "SolverUnavailableError",
     "TableTooLargeError",
+    "TelemetryUnavailableError",
     "TokenizerError",
 ]
 
@@ -234,6 +235,25 @@ class CollectorStateError(CupelError):
 
     def __reduce__(self) -> tuple[object, ...]:
         return (type(self), (self.detail,))
+
+
+class TelemetryUnavailableError(CupelError, ImportError):
+    """OpenTelemetry tracing was asked for but ``opentelemetry-api`` is not installed.
+
+    It is also an :class:`ImportError`, so ``except ImportError`` guards keep working.
+    """
+
+    def __init__(self, feature: str, package: str, extra: str) -> None:
+        self.feature = feature
+        self.package = package
+        self.extra = extra
+        super().__init__(
+            f"{feature} needs the '{package}' package; install it with "
+            f"pip install 'pycupel[{extra}]'"
+        )
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.feature, self.package, self.extra))
 
 
 class AdapterUnavailableError(CupelError, ImportError):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from typing import Any
 
 import click
@@ -11,6 +10,16 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from pycupel.cli._common import (
+    budget_options,
+    build_pipeline,
+    cli_errors,
+    default_scorer,
+    items_argument,
+    load_items,
+    make_budget,
+    placer_option,
+)
 from pycupel.diagnostics import (
     Deduplicated,
     ExclusionReason,
@@ -18,27 +27,12 @@ from pycupel.diagnostics import (
     PinnedOverride,
     SelectionReport,
 )
-from pycupel.errors import CupelError
-from pycupel.itemio import item_to_dict, parse_items, read_items
-from pycupel.model import ContextBudget, ContextItem
-from pycupel.pipeline import DryRunResult, Pipeline
-from pycupel.placers import ChronologicalPlacer, Placer, UShapedPlacer
-from pycupel.scorers import (
-    CompositeScorer,
-    FrequencyScorer,
-    KindScorer,
-    PriorityScorer,
-    RecencyScorer,
-    Scorer,
-)
-from pycupel.slicers import GreedySlice
+from pycupel.itemio import item_to_dict
+from pycupel.model import ContextBudget
+from pycupel.pipeline import DryRunResult
 
 __all__ = ["build_pipeline", "default_scorer", "select"]
 
-_PLACERS: dict[str, type[ChronologicalPlacer] | type[UShapedPlacer]] = {
-    "chronological": ChronologicalPlacer,
-    "u-shaped": UShapedPlacer,
-}
 _MIN_CONTENT = 16
 _OTHER_COLUMNS = 50  # widths of #, kind, tokens, score and why, with the table's borders
 _WHY = {
@@ -49,53 +43,10 @@ _WHY = {
 _SHOWN_EXCLUSIONS = 5
 
 
-def default_scorer() -> Scorer:
-    """The command's scorer: recency 3, priority 2, kind 1, frequency 1 (weights normalised)."""
-    return CompositeScorer(
-        [
-            (RecencyScorer(), 3.0),
-            (PriorityScorer(), 2.0),
-            (KindScorer(), 1.0),
-            (FrequencyScorer(), 1.0),
-        ]
-    )
-
-
-def build_pipeline(budget: ContextBudget, placer: str = "chronological") -> Pipeline:
-    """The pipeline ``select`` runs: default scorer, greedy slicing, the chosen placer."""
-    chosen: Placer = _PLACERS[placer]()
-    return Pipeline(budget=budget, scorer=default_scorer(), slicer=GreedySlice(), placer=chosen)
-
-
 @click.command("select")
-@click.argument("items_path", metavar="ITEMS", type=click.Path(dir_okay=False, allow_dash=True))
-@click.option(
-    "--budget",
-    "max_tokens",
-    type=click.IntRange(min=0),
-    required=True,
-    help="Context window size in tokens (max_tokens).",
-)
-@click.option(
-    "--target",
-    type=click.IntRange(min=0),
-    default=None,
-    help="Tokens to aim for (target_tokens); defaults to --budget.",
-)
-@click.option(
-    "--output-reserve",
-    type=click.IntRange(min=0),
-    default=0,
-    show_default=True,
-    help="Tokens kept free for the model's answer.",
-)
-@click.option(
-    "--placer",
-    type=click.Choice(sorted(_PLACERS)),
-    default="chronological",
-    show_default=True,
-    help="Order of the selected items in the window.",
-)
+@items_argument
+@budget_options
+@placer_option
 @click.option("--json", "as_json", is_flag=True, help="Print the selection and report as JSON.")
 def select(
     *,
@@ -111,38 +62,15 @@ def select(
     Prints the selected items in context-window order with their scores, then a summary of
     what was left out and why.
     """
-    if target is not None and target > max_tokens:
-        raise click.BadParameter(
-            f"must be <= --budget ({max_tokens}), got {target}", param_hint="--target"
-        )
-    if output_reserve > max_tokens:
-        raise click.BadParameter(
-            f"must be <= --budget ({max_tokens}), got {output_reserve}",
-            param_hint="--output-reserve",
-        )
-    try:
-        items = _load(items_path)
-        budget = ContextBudget(
-            max_tokens=max_tokens,
-            target_tokens=max_tokens if target is None else target,
-            output_reserve=output_reserve,
-        )
+    budget = make_budget(max_tokens, target, output_reserve)
+    with cli_errors():
+        items = load_items(items_path)
         result = build_pipeline(budget, placer).dry_run(items)
-    except CupelError as exc:
-        raise click.ClickException(str(exc)) from exc
 
     if as_json:
         click.echo(json.dumps(_as_json(result), indent=2, ensure_ascii=False))
     else:
         _print(result, budget, Console(highlight=False, soft_wrap=False))
-
-
-def _load(path: str) -> list[ContextItem]:
-    if path == "-":
-        stream = sys.stdin
-        data = stream.buffer.read() if hasattr(stream, "buffer") else stream.read()
-        return parse_items(data, source="<stdin>")
-    return read_items(path)
 
 
 def _as_json(result: DryRunResult) -> dict[str, Any]:
