@@ -18,8 +18,8 @@ adds 4 tokens per message (3 framing + the role), 1 per ``name``, an estimated 6
 (the structure around its name and arguments), 3 per request (the reply priming) and 765 per
 image (a 1024x1024 image at high detail: 85 + 4 tiles x 170). Audio and files have no fixed
 estimate: a history holding them needs ``overhead=MessageOverhead(..., audio=..., document=...)``.
-Part types this module does not know are counted as their JSON text (an over-estimate, never
-an under-estimate).
+Part types this module does not know are counted as their JSON text, which for text-like
+parts over-estimates rather than under-estimates.
 """
 
 from __future__ import annotations
