@@ -26,3 +26,6 @@ from pycupel.cli.simulate import simulate  # noqa: E402
 
 main.add_command(explain)
 main.add_command(simulate)
+from pycupel.cli.policy import policy  # noqa: E402
+
+main.add_command(policy)
