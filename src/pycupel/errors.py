@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 __all__ = [
+    "AdapterUnavailableError",
     "BudgetOverflowError",
     "BudgetSimulationError",
     "BudgetValidationError",
@@ -222,6 +223,25 @@ class TelemetryUnavailableError(CupelError, ImportError):
 
     def __reduce__(self) -> tuple[object, ...]:
         return (type(self), (self.feature, self.package, self.extra))
+
+
+class AdapterUnavailableError(CupelError, ImportError):
+    """A chat-message adapter needs an optional package (e.g. ``langchain-core``) that is missing.
+
+    It is also an :class:`ImportError`, so ``except ImportError`` guards keep working.
+    """
+
+    def __init__(self, adapter: str, package: str, extra: str) -> None:
+        self.adapter = adapter
+        self.package = package
+        self.extra = extra
+        super().__init__(
+            f"the {adapter} adapter needs the '{package}' package; install it with "
+            f"pip install 'pycupel[{extra}]'"
+        )
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.adapter, self.package, self.extra))
 
 
 # --------------------------------------------------------------------------- input files
