@@ -1,5 +1,5 @@
-"""What the pipeline commands share: reading items, the budget options, the pipeline they run,
-error reporting and the progress display.
+"""What the pipeline commands share: the budget and input options, the pipeline they run,
+error reporting and the progress display (reading the input is :mod:`pycupel.cli._input`).
 
 Errors: every expected failure (a :class:`~pycupel.errors.CupelError`, an unreadable or
 unwritable file) becomes one line on stderr and exit status 1; usage errors exit with 2
@@ -8,7 +8,6 @@ unwritable file) becomes one line on stderr and exit status 1; usage errors exit
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,9 +17,9 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
 
+from pycupel.cli._input import FORMATS
 from pycupel.errors import CupelError
-from pycupel.itemio import parse_items, read_items
-from pycupel.model import ContextBudget, ContextItem
+from pycupel.model import ContextBudget
 from pycupel.pipeline import Pipeline
 from pycupel.placers import ChronologicalPlacer, Placer, UShapedPlacer
 from pycupel.scorers import (
@@ -41,8 +40,8 @@ __all__ = [
     "build_pipeline",
     "cli_errors",
     "default_scorer",
+    "format_option",
     "items_argument",
-    "load_items",
     "make_budget",
     "placer_option",
     "progress_option",
@@ -74,23 +73,22 @@ def default_scorer() -> Scorer:
     )
 
 
-def build_pipeline(budget: ContextBudget, placer: str = "chronological") -> Pipeline:
-    """The pipeline the commands run: default scorer, greedy slicing, the chosen placer."""
-    chosen: Placer = PLACERS[placer]()
-    return Pipeline(budget=budget, scorer=default_scorer(), slicer=GreedySlice(), placer=chosen)
+def build_pipeline(
+    budget: ContextBudget, placer: str = "chronological", *, deduplicate: bool = True
+) -> Pipeline:
+    """The pipeline the commands run: default scorer, greedy slicing, the chosen placer.
 
-
-def load_items(path: str) -> list[ContextItem]:
-    """Items from a JSON array or JSON Lines file; ``-`` reads standard input.
-
-    Raises:
-        InputFormatError: unreadable file, invalid JSON or an invalid item.
+    Message histories run without deduplication (the adapters' rule: two "ok" turns at
+    different points of a chat are not duplicates).
     """
-    if path == "-":
-        stream = sys.stdin
-        data = stream.buffer.read() if hasattr(stream, "buffer") else stream.read()
-        return parse_items(data, source="<stdin>")
-    return read_items(path)
+    chosen: Placer = PLACERS[placer]()
+    return Pipeline(
+        budget=budget,
+        scorer=default_scorer(),
+        slicer=GreedySlice(),
+        placer=chosen,
+        deduplicate=deduplicate,
+    )
 
 
 def make_budget(max_tokens: int, target: int | None, output_reserve: int) -> ContextBudget:
@@ -154,6 +152,22 @@ def placer_option(function: F) -> F:
         default="chronological",
         show_default=True,
         help="Order of the selected items in the window.",
+    )(function)
+
+
+def format_option(function: F) -> F:
+    """``--format``: items, an OpenAI or an Anthropic message history, or auto-detected."""
+    return click.option(
+        "--format",
+        "input_format",
+        type=click.Choice(FORMATS),
+        default="auto",
+        show_default=True,
+        help=(
+            "What ITEMS holds: an items file, or an OpenAI or Anthropic message history "
+            "(a messages array, or a request body with 'messages'). auto tells them apart "
+            "and asks for --format when a history is valid for both providers."
+        ),
     )(function)
 
 

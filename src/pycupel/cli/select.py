@@ -15,11 +15,12 @@ from pycupel.cli._common import (
     build_pipeline,
     cli_errors,
     default_scorer,
+    format_option,
     items_argument,
-    load_items,
     make_budget,
     placer_option,
 )
+from pycupel.cli._input import Candidates, read_candidates
 from pycupel.diagnostics import (
     Deduplicated,
     ExclusionReason,
@@ -47,6 +48,7 @@ _SHOWN_EXCLUSIONS = 5
 @items_argument
 @budget_options
 @placer_option
+@format_option
 @click.option("--json", "as_json", is_flag=True, help="Print the selection and report as JSON.")
 def select(
     *,
@@ -55,30 +57,37 @@ def select(
     target: int | None,
     output_reserve: int,
     placer: str,
+    input_format: str,
     as_json: bool,
 ) -> None:
-    """Select items from ITEMS (a JSON array or JSON Lines file; - for stdin) for a budget.
+    """Select items from ITEMS (a JSON array or JSON Lines file, or an OpenAI or Anthropic
+    message history, see --format; - for stdin) for a budget.
 
     Prints the selected items in context-window order with their scores, then a summary of
     what was left out and why.
     """
     budget = make_budget(max_tokens, target, output_reserve)
     with cli_errors():
-        items = load_items(items_path)
-        result = build_pipeline(budget, placer).dry_run(items)
+        candidates = read_candidates(items_path, input_format)
+        pipeline = build_pipeline(budget, placer, deduplicate=not candidates.is_history)
+        result = pipeline.dry_run(candidates.items)
 
     if as_json:
-        click.echo(json.dumps(_as_json(result), indent=2, ensure_ascii=False))
+        click.echo(json.dumps(_as_json(result, candidates), indent=2, ensure_ascii=False))
     else:
         _print(result, budget, Console(highlight=False, soft_wrap=False))
 
 
-def _as_json(result: DryRunResult) -> dict[str, Any]:
-    return {
+def _as_json(result: DryRunResult, candidates: Candidates) -> dict[str, Any]:
+    data: dict[str, Any] = {
         "items": [item_to_dict(item) for item in result.items],
         "total_tokens": result.total_tokens,
         "report": result.report.to_dict(),
     }
+    if candidates.is_history:
+        # The kept part of the history, as the provider's messages, ready to send.
+        data["history"] = candidates.fitted(result.items)
+    return data
 
 
 def _preview(text: str, limit: int) -> str:
