@@ -14,11 +14,14 @@ from pycupel.cli._common import (
     budget_options,
     build_pipeline,
     cli_errors,
+    describe_scorer,
     format_option,
     items_argument,
     make_budget,
     placer_option,
+    policy_options,
     progress_option,
+    resolve_policy,
     stderr_console,
     wants_progress,
     write_text,
@@ -28,6 +31,7 @@ from pycupel.diagnostics.wire import budget_to_dict
 from pycupel.itemio import item_to_dict
 from pycupel.model import ContextBudget
 from pycupel.pipeline import DryRunResult, Pipeline
+from pycupel.policy import Policy
 from pycupel.render.console import render_report
 from pycupel.render.html import report_html
 
@@ -41,7 +45,11 @@ _FORMAT_NAMES = {
 
 
 def run_settings(
-    items_path: str, budget: ContextBudget, pipeline: Pipeline, placer: str, input_format: str
+    items_path: str,
+    budget: ContextBudget,
+    pipeline: Pipeline,
+    input_format: str,
+    policy: Policy | None = None,
 ) -> dict[str, str]:
     """How the run was configured, for the HTML page's "Run" list."""
     text = (
@@ -52,9 +60,9 @@ def run_settings(
         "items": "standard input" if items_path == "-" else items_path,
         "format": _FORMAT_NAMES[input_format],
         "budget": text,
-        "scorer": "composite: recency ×3, priority ×2, kind ×1, frequency ×1",
+        "scorer": describe_scorer(policy),
         "slicer": type(pipeline.slicer).__name__,
-        "placer": placer,
+        "placer": type(pipeline.placer).__name__,
         "deduplicate": "on" if pipeline.deduplicate else "off",
         "overflow strategy": pipeline.overflow_strategy.value,
     }
@@ -64,6 +72,7 @@ def run_settings(
 @items_argument
 @budget_options
 @placer_option
+@policy_options
 @format_option
 @click.option(
     "--html",
@@ -87,7 +96,9 @@ def explain(
     max_tokens: int,
     target: int | None,
     output_reserve: int,
-    placer: str,
+    placer: str | None,
+    preset: str | None,
+    policy_path: str | None,
     input_format: str,
     html_path: str | None,
     as_json: bool,
@@ -104,9 +115,12 @@ def explain(
     budget = make_budget(max_tokens, target, output_reserve)
     errors = stderr_console()
     with cli_errors():
+        policy = resolve_policy(preset, policy_path)
         candidates = read_candidates(items_path, input_format)
         items = candidates.items
-        pipeline = build_pipeline(budget, placer, deduplicate=not candidates.is_history)
+        pipeline = build_pipeline(
+            budget, placer, deduplicate=not candidates.is_history, policy=policy
+        )
         show = wants_progress(progress, work=len(items), as_json=as_json, console=errors)
         with ProgressDisplay(show, errors) as display:
             display.task(f"Selecting from {len(items):,} items", None)
@@ -120,7 +134,7 @@ def explain(
                     subtitle=(
                         f"{len(items):,} candidate items, budget {budget.max_tokens:,} tokens"
                     ),
-                    settings=run_settings(items_path, budget, pipeline, placer, candidates.format),
+                    settings=run_settings(items_path, budget, pipeline, candidates.format, policy),
                 )
                 write_text(html_path, page)
 

@@ -19,6 +19,8 @@ from pycupel.cli._common import (
     items_argument,
     make_budget,
     placer_option,
+    policy_options,
+    resolve_policy,
 )
 from pycupel.cli._input import Candidates, read_candidates
 from pycupel.diagnostics import (
@@ -48,6 +50,7 @@ _SHOWN_EXCLUSIONS = 5
 @items_argument
 @budget_options
 @placer_option
+@policy_options
 @format_option
 @click.option("--json", "as_json", is_flag=True, help="Print the selection and report as JSON.")
 def select(
@@ -56,7 +59,9 @@ def select(
     max_tokens: int,
     target: int | None,
     output_reserve: int,
-    placer: str,
+    placer: str | None,
+    preset: str | None,
+    policy_path: str | None,
     input_format: str,
     as_json: bool,
 ) -> None:
@@ -68,8 +73,11 @@ def select(
     """
     budget = make_budget(max_tokens, target, output_reserve)
     with cli_errors():
+        policy = resolve_policy(preset, policy_path)
         candidates = read_candidates(items_path, input_format)
-        pipeline = build_pipeline(budget, placer, deduplicate=not candidates.is_history)
+        pipeline = build_pipeline(
+            budget, placer, deduplicate=not candidates.is_history, policy=policy
+        )
         result = pipeline.dry_run(candidates.items)
 
     if as_json:

@@ -15,9 +15,12 @@ from pycupel.cli._common import (
     ProgressDisplay,
     build_pipeline,
     cli_errors,
+    describe_scorer,
     format_option,
     items_argument,
+    policy_options,
     progress_option,
+    resolve_policy,
     stderr_console,
     wants_progress,
     write_text,
@@ -126,6 +129,7 @@ def _count(field: str, entry: str) -> int:
     default=None,
     help="Also write the sweep's line charts as a standalone SVG file.",
 )
+@policy_options
 @format_option
 @click.option("--json", "as_json", is_flag=True, help="Print the sweep as JSON.")
 @progress_option
@@ -136,6 +140,8 @@ def simulate(
     output_reserve: int,
     html_path: str | None,
     svg_path: str | None,
+    preset: str | None,
+    policy_path: str | None,
     input_format: str,
     as_json: bool,
     progress: bool | None,
@@ -157,12 +163,13 @@ def simulate(
         )
     errors = stderr_console()
     with cli_errors():
+        policy = resolve_policy(preset, policy_path)
         candidates = read_candidates(items_path, input_format)
         items = candidates.items
         base = ContextBudget(
             max_tokens=budgets[-1], target_tokens=budgets[-1], output_reserve=output_reserve
         )
-        pipeline = build_pipeline(base, deduplicate=not candidates.is_history)
+        pipeline = build_pipeline(base, deduplicate=not candidates.is_history, policy=policy)
         work = len(items) * len(budgets)
         show = wants_progress(progress, work=work, as_json=as_json, console=errors)
         points: list[SweepPointLike] = []
@@ -179,7 +186,7 @@ def simulate(
                 "items": "standard input" if items_path == "-" else items_path,
                 "budgets": ", ".join(f"{budget:,}" for budget in budgets),
                 "output reserve": f"{output_reserve:,}",
-                "scorer": "composite: recency ×3, priority ×2, kind ×1, frequency ×1",
+                "scorer": describe_scorer(policy),
                 "slicer": type(pipeline.slicer).__name__,
             }
             subtitle = f"{len(items):,} candidate items, {len(budgets):,} budgets"
