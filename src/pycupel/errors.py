@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 __all__ = [
+    "AdapterUnavailableError",
     "BudgetOverflowError",
     "BudgetSimulationError",
     "BudgetValidationError",
@@ -22,17 +23,20 @@ __all__ = [
     "InvalidValueError",
     "ItemValidationError",
     "MessageFormatError",
+    "NonMonotonicSlicerError",
     "PinnedBudgetError",
     "PipelineConfigError",
     "PlacerConfigError",
     "PolicyError",
     "PolicyProblem",
+    "ReportAssertionError",
     "RequirementUnreachableError",
     "ScorerConfigError",
     "SliceInputError",
     "SlicerConfigError",
     "SolverUnavailableError",
     "TableTooLargeError",
+    "TelemetryUnavailableError",
     "TokenizerError",
 ]
 
@@ -233,6 +237,44 @@ class CollectorStateError(CupelError):
         return (type(self), (self.detail,))
 
 
+class TelemetryUnavailableError(CupelError, ImportError):
+    """OpenTelemetry tracing was asked for but ``opentelemetry-api`` is not installed.
+
+    It is also an :class:`ImportError`, so ``except ImportError`` guards keep working.
+    """
+
+    def __init__(self, feature: str, package: str, extra: str) -> None:
+        self.feature = feature
+        self.package = package
+        self.extra = extra
+        super().__init__(
+            f"{feature} needs the '{package}' package; install it with "
+            f"pip install 'pycupel[{extra}]'"
+        )
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.feature, self.package, self.extra))
+
+
+class AdapterUnavailableError(CupelError, ImportError):
+    """A chat-message adapter needs an optional package (e.g. ``langchain-core``) that is missing.
+
+    It is also an :class:`ImportError`, so ``except ImportError`` guards keep working.
+    """
+
+    def __init__(self, adapter: str, package: str, extra: str) -> None:
+        self.adapter = adapter
+        self.package = package
+        self.extra = extra
+        super().__init__(
+            f"the {adapter} adapter needs the '{package}' package; install it with "
+            f"pip install 'pycupel[{extra}]'"
+        )
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.adapter, self.package, self.extra))
+
+
 # --------------------------------------------------------------------------- input files
 
 
@@ -289,6 +331,54 @@ class PolicyError(CupelError):
 
     def __reduce__(self) -> tuple[object, ...]:
         return (type(self), (self.source, self.problems))
+
+
+# --------------------------------------------------------------------------- analytics and testing
+
+
+class NonMonotonicSlicerError(BudgetSimulationError):
+    """Budget simulation was asked to run with a slicer whose inclusion is not monotonic in
+    the budget (``budget_monotonic`` is False). The message is the specification's text.
+
+    Attributes:
+        operation: the simulation that refused (``"marginal_items"``, ``"find_min_budget"``).
+        slicer: the refused slicer.
+    """
+
+    def __init__(self, operation: str, slicer: object, message: str) -> None:
+        super().__init__("pipeline.slicer", slicer, message)
+        self.operation = operation
+        self.message = message
+        self.args = (message,)
+
+    def __str__(self) -> str:
+        return self.message
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.operation, self.value, self.message))
+
+
+class ReportAssertionError(CupelError, AssertionError):
+    """A :mod:`pycupel.testing` assertion about a selection report failed.
+
+    Being an :class:`AssertionError`, it is reported as a test failure (not an error) by
+    pytest and unittest. The first line of the message is the vocabulary's failure message;
+    the following lines show the part of the report it concerns.
+
+    Attributes:
+        assertion: the vocabulary pattern name (``"IncludeItemWithKind"``).
+        summary: the first line of the message.
+        details: the report excerpt (may be empty).
+    """
+
+    def __init__(self, assertion: str, summary: str, details: str = "") -> None:
+        self.assertion = assertion
+        self.summary = summary
+        self.details = details
+        super().__init__(f"{summary}\n{details}" if details else summary)
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.assertion, self.summary, self.details))
 
 
 def _show(value: object) -> str:

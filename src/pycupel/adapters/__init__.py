@@ -1,0 +1,57 @@
+"""Chat-message adapters: provider message lists in, a valid smaller history out.
+
+One module per format, each with the same four functions:
+
+* ``from_messages(messages, ...)`` splits a history into :class:`MessageUnit` objects (a tool
+  call and the results answering it are one unit) and returns :class:`MessageUnits`, whose
+  ``.items`` are the candidate :class:`~pycupel.ContextItem` objects for a pipeline;
+* ``to_messages(selection, units)`` maps selected items back to the provider's messages, in
+  the original order, as your original message objects;
+* ``count_tokens(messages, ...)`` counts a request the way the adapter budgets it;
+* ``fit_messages(messages, *, budget, ...)`` does it all in one call and returns the fitted
+  messages with the :class:`~pycupel.diagnostics.SelectionReport`.
+
+Modules: :mod:`pycupel.adapters.openai` (Chat Completions), :mod:`pycupel.adapters.anthropic`
+(Messages API, with its separate ``system``) and :mod:`pycupel.adapters.langchain` (message
+objects; needs the ``langchain`` extra).
+
+Decisions shared by all of them:
+
+* **Tool-call integrity.** Every message from one issuing a tool call up to the one answering
+  it belongs to the same unit, so the output never holds an orphaned result or an unanswered
+  call. A result that answers nothing (or answers a call twice) and a call id used twice raise
+  :class:`~pycupel.errors.MessageFormatError`. A call that is never answered raises too
+  (providers reject it in a request); ``fit_messages(..., unanswered_tool_calls="drop")``
+  instead leaves such units out and reports them excluded with reason
+  ``Filtered("unanswered-tool-call")``.
+* **Pinning.** System/developer prompts and the latest user turn are pinned by default; if
+  they alone do not fit, the pipeline's :class:`~pycupel.errors.PinnedBudgetError` propagates.
+* **Deduplication is off by default.** Two "ok" turns at different points of a chat are not
+  duplicates; pass ``deduplicate=True`` to drop units whose rendered text is byte-identical.
+* **Order.** Messages always come back in conversation order, whatever the policy's placer.
+* **Limits.** At most :data:`MAX_MESSAGES` messages, :data:`MAX_PARTS_PER_MESSAGE` content
+  parts per message, :data:`MAX_TOOL_CALLS_PER_MESSAGE` tool calls per message and tool-call
+  ids of at most :data:`MAX_ID_LENGTH` characters; larger inputs raise MessageFormatError.
+"""
+
+from pycupel.adapters._fit import UNANSWERED_FILTER, FitResult
+from pycupel.adapters._format import (
+    MAX_ID_LENGTH,
+    MAX_MESSAGES,
+    MAX_PARTS_PER_MESSAGE,
+    MAX_TOOL_CALLS_PER_MESSAGE,
+)
+from pycupel.adapters._units import SYNTHETIC_EPOCH, MessageOverhead, MessageUnit, MessageUnits
+
+__all__ = [
+    "MAX_ID_LENGTH",
+    "MAX_MESSAGES",
+    "MAX_PARTS_PER_MESSAGE",
+    "MAX_TOOL_CALLS_PER_MESSAGE",
+    "SYNTHETIC_EPOCH",
+    "UNANSWERED_FILTER",
+    "FitResult",
+    "MessageOverhead",
+    "MessageUnit",
+    "MessageUnits",
+]

@@ -15,9 +15,12 @@ def main() -> None:
 
 __all__ = ["main"]
 
-# Commands register after the group exists (each module imports `main`-free click commands).
+# Commands register after the group exists.
 from pycupel.cli.conformance import conformance  # noqa: E402
+from pycupel.cli.explain import explain  # noqa: E402
+from pycupel.cli.policy import policy  # noqa: E402
 from pycupel.cli.select import select  # noqa: E402
+from pycupel.cli.simulate import simulate  # noqa: E402
 
-main.add_command(conformance)
-main.add_command(select)
+for _command in (conformance, explain, policy, select, simulate):
+    main.add_command(_command)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from typing import Any
 
 import click
@@ -11,6 +10,17 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from pycupel.cli._common import (
+    budget_options,
+    build_pipeline,
+    cli_errors,
+    default_scorer,
+    format_option,
+    items_argument,
+    make_budget,
+    placer_option,
+)
+from pycupel.cli._input import Candidates, read_candidates
 from pycupel.diagnostics import (
     Deduplicated,
     ExclusionReason,
@@ -18,27 +28,12 @@ from pycupel.diagnostics import (
     PinnedOverride,
     SelectionReport,
 )
-from pycupel.errors import CupelError
-from pycupel.itemio import item_to_dict, parse_items, read_items
-from pycupel.model import ContextBudget, ContextItem
-from pycupel.pipeline import DryRunResult, Pipeline
-from pycupel.placers import ChronologicalPlacer, Placer, UShapedPlacer
-from pycupel.scorers import (
-    CompositeScorer,
-    FrequencyScorer,
-    KindScorer,
-    PriorityScorer,
-    RecencyScorer,
-    Scorer,
-)
-from pycupel.slicers import GreedySlice
+from pycupel.itemio import item_to_dict
+from pycupel.model import ContextBudget
+from pycupel.pipeline import DryRunResult
 
 __all__ = ["build_pipeline", "default_scorer", "select"]
 
-_PLACERS: dict[str, type[ChronologicalPlacer] | type[UShapedPlacer]] = {
-    "chronological": ChronologicalPlacer,
-    "u-shaped": UShapedPlacer,
-}
 _MIN_CONTENT = 16
 _OTHER_COLUMNS = 50  # widths of #, kind, tokens, score and why, with the table's borders
 _WHY = {
@@ -49,53 +44,11 @@ _WHY = {
 _SHOWN_EXCLUSIONS = 5
 
 
-def default_scorer() -> Scorer:
-    """The command's scorer: recency 3, priority 2, kind 1, frequency 1 (weights normalised)."""
-    return CompositeScorer(
-        [
-            (RecencyScorer(), 3.0),
-            (PriorityScorer(), 2.0),
-            (KindScorer(), 1.0),
-            (FrequencyScorer(), 1.0),
-        ]
-    )
-
-
-def build_pipeline(budget: ContextBudget, placer: str = "chronological") -> Pipeline:
-    """The pipeline ``select`` runs: default scorer, greedy slicing, the chosen placer."""
-    chosen: Placer = _PLACERS[placer]()
-    return Pipeline(budget=budget, scorer=default_scorer(), slicer=GreedySlice(), placer=chosen)
-
-
 @click.command("select")
-@click.argument("items_path", metavar="ITEMS", type=click.Path(dir_okay=False, allow_dash=True))
-@click.option(
-    "--budget",
-    "max_tokens",
-    type=click.IntRange(min=0),
-    required=True,
-    help="Context window size in tokens (max_tokens).",
-)
-@click.option(
-    "--target",
-    type=click.IntRange(min=0),
-    default=None,
-    help="Tokens to aim for (target_tokens); defaults to --budget.",
-)
-@click.option(
-    "--output-reserve",
-    type=click.IntRange(min=0),
-    default=0,
-    show_default=True,
-    help="Tokens kept free for the model's answer.",
-)
-@click.option(
-    "--placer",
-    type=click.Choice(sorted(_PLACERS)),
-    default="chronological",
-    show_default=True,
-    help="Order of the selected items in the window.",
-)
+@items_argument
+@budget_options
+@placer_option
+@format_option
 @click.option("--json", "as_json", is_flag=True, help="Print the selection and report as JSON.")
 def select(
     *,
@@ -104,53 +57,37 @@ def select(
     target: int | None,
     output_reserve: int,
     placer: str,
+    input_format: str,
     as_json: bool,
 ) -> None:
-    """Select items from ITEMS (a JSON array or JSON Lines file; - for stdin) for a budget.
+    """Select items from ITEMS (a JSON array or JSON Lines file, or an OpenAI or Anthropic
+    message history, see --format; - for stdin) for a budget.
 
     Prints the selected items in context-window order with their scores, then a summary of
     what was left out and why.
     """
-    if target is not None and target > max_tokens:
-        raise click.BadParameter(
-            f"must be <= --budget ({max_tokens}), got {target}", param_hint="--target"
-        )
-    if output_reserve > max_tokens:
-        raise click.BadParameter(
-            f"must be <= --budget ({max_tokens}), got {output_reserve}",
-            param_hint="--output-reserve",
-        )
-    try:
-        items = _load(items_path)
-        budget = ContextBudget(
-            max_tokens=max_tokens,
-            target_tokens=max_tokens if target is None else target,
-            output_reserve=output_reserve,
-        )
-        result = build_pipeline(budget, placer).dry_run(items)
-    except CupelError as exc:
-        raise click.ClickException(str(exc)) from exc
+    budget = make_budget(max_tokens, target, output_reserve)
+    with cli_errors():
+        candidates = read_candidates(items_path, input_format)
+        pipeline = build_pipeline(budget, placer, deduplicate=not candidates.is_history)
+        result = pipeline.dry_run(candidates.items)
 
     if as_json:
-        click.echo(json.dumps(_as_json(result), indent=2, ensure_ascii=False))
+        click.echo(json.dumps(_as_json(result, candidates), indent=2, ensure_ascii=False))
     else:
         _print(result, budget, Console(highlight=False, soft_wrap=False))
 
 
-def _load(path: str) -> list[ContextItem]:
-    if path == "-":
-        stream = sys.stdin
-        data = stream.buffer.read() if hasattr(stream, "buffer") else stream.read()
-        return parse_items(data, source="<stdin>")
-    return read_items(path)
-
-
-def _as_json(result: DryRunResult) -> dict[str, Any]:
-    return {
+def _as_json(result: DryRunResult, candidates: Candidates) -> dict[str, Any]:
+    data: dict[str, Any] = {
         "items": [item_to_dict(item) for item in result.items],
         "total_tokens": result.total_tokens,
         "report": result.report.to_dict(),
     }
+    if candidates.is_history:
+        # The kept part of the history, as the provider's messages, ready to send.
+        data["history"] = candidates.fitted(result.items)
+    return data
 
 
 def _preview(text: str, limit: int) -> str:

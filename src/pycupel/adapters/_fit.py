@@ -1,0 +1,208 @@
+"""Running the pipeline over message units: the provider-neutral part of ``fit_messages``.
+
+* The budget is the whole prompt. An ``int`` becomes ``ContextBudget(max=target=budget)``; the
+  format's per-request overhead is taken off ``max_tokens`` and ``target_tokens`` before the
+  pipeline sees it, so the fitted messages, counted with ``count_tokens``, stay within it.
+* The policy defaults to :func:`pycupel.presets.chat`. A :class:`~pycupel.pipeline.Pipeline`
+  is accepted too. Either way the ``deduplicate`` argument of ``fit_messages`` replaces the
+  policy's own flag (chat turns that read the same are still different turns).
+* Units with unanswered tool calls (kept only with ``unanswered_tool_calls="drop"``) never
+  reach the pipeline: the report lists them as excluded with reason ``Filtered``.
+* Whatever order the policy's placer chooses, the messages come back in conversation order.
+* When the pinned units alone do not fit, the pipeline's :class:`PinnedBudgetError` is raised
+  again with both numbers restated for the whole prompt (the per-request overhead added), so
+  its ``available_tokens`` is the budget the caller gave (minus any output reserve).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Generic, NamedTuple, TypeVar
+
+from pycupel._checks import check_bool, check_int
+from pycupel.adapters._units import MessageUnit, MessageUnits
+from pycupel.diagnostics import ExcludedItem, Filtered, SelectionReport
+from pycupel.errors import PinnedBudgetError, PipelineConfigError
+from pycupel.model import ContextBudget, ContextItem
+from pycupel.pipeline import Pipeline
+from pycupel.policy import Policy
+from pycupel.tokens import HeuristicCounter, TokenCounter
+
+__all__ = [
+    "UNANSWERED_FILTER",
+    "FitResult",
+    "Fitted",
+    "LeadingFilter",
+    "allows_unanswered",
+    "fit_units",
+    "resolve_budget",
+    "resolve_counter",
+]
+
+M = TypeVar("M")
+
+UNANSWERED_FILTER = "unanswered-tool-call"
+"""``Filtered.filter_name`` of units left out because a tool call in them has no result."""
+
+
+class FitResult(NamedTuple, Generic[M]):
+    """What ``fit_messages`` returns (OpenAI, LangChain); unpacks as ``messages, report``."""
+
+    messages: list[M]
+    """The fitted history: a new list holding your original message objects, in order."""
+    report: SelectionReport
+    """Why every unit was included or excluded; each item's ``metadata["message_indices"]``
+    names the messages it stands for."""
+
+
+@dataclass(frozen=True, slots=True)
+class LeadingFilter:
+    """Drops unpinned units from the start of the message list while ``applies(unit)`` holds.
+
+    A unit holding only a system prompt passed beside the list is skipped, not examined.
+    """
+
+    name: str
+    applies: Callable[[MessageUnit], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class Fitted:
+    """The selected units in conversation order, and the report explaining the selection."""
+
+    units: tuple[MessageUnit, ...]
+    report: SelectionReport
+
+    @property
+    def selected(self) -> tuple[ContextItem, ...]:
+        """The items of :attr:`units`."""
+        return tuple(unit.item for unit in self.units)
+
+
+def allows_unanswered(unanswered_tool_calls: object) -> bool:
+    """Check the ``unanswered_tool_calls`` option; True when unanswered calls are dropped."""
+    if unanswered_tool_calls not in ("error", "drop"):
+        raise PipelineConfigError(
+            "unanswered_tool_calls", unanswered_tool_calls, "must be 'error' or 'drop'"
+        )
+    return unanswered_tool_calls == "drop"
+
+
+def resolve_counter(counter: TokenCounter | None) -> TokenCounter:
+    """The given counter, or the dependency-free default estimate."""
+    if counter is not None:
+        if not callable(getattr(counter, "count_batch", None)):
+            raise PipelineConfigError(
+                "counter", counter, "must be a token counter with count(text)/count_batch(texts)"
+            )
+        return counter
+    return HeuristicCounter()
+
+
+def resolve_budget(budget: object, per_request: int) -> ContextBudget:
+    """The pipeline budget for a whole-prompt ``budget`` minus the per-request overhead."""
+    if isinstance(budget, ContextBudget):
+        if budget.max_tokens - per_request < budget.output_reserve:
+            raise PipelineConfigError(
+                "budget.max_tokens",
+                budget.max_tokens,
+                f"must cover output_reserve ({budget.output_reserve}) plus the per-request "
+                f"overhead ({per_request})",
+            )
+        return budget.replace(
+            max_tokens=budget.max_tokens - per_request,
+            target_tokens=max(0, budget.target_tokens - per_request),
+        )
+    tokens = check_int(PipelineConfigError, "budget", budget, minimum=per_request)
+    whole = tokens - per_request
+    return ContextBudget(max_tokens=whole, target_tokens=whole)
+
+
+def _pipeline(policy: object, budget: ContextBudget, deduplicate: bool) -> Pipeline:
+    if policy is None:
+        from pycupel import presets  # noqa: PLC0415  (presets pull in every component)
+
+        policy = presets.chat()
+    if isinstance(policy, Policy):
+        built = policy.build(budget)
+    elif isinstance(policy, Pipeline):
+        built = policy
+    else:
+        raise PipelineConfigError(
+            "policy", policy, "must be a pycupel.policy.Policy, a Pipeline or None"
+        )
+    return Pipeline(
+        budget=budget,
+        scorer=built.scorer,
+        slicer=built.slicer,
+        placer=built.placer,
+        deduplicate=deduplicate,
+        overflow_strategy=built.overflow_strategy,
+    )
+
+
+def fit_units(
+    units: MessageUnits[M],
+    *,
+    budget: int | ContextBudget,
+    policy: Policy | Pipeline | None,
+    deduplicate: bool,
+    unanswered_tool_calls: str,
+    leading_filter: LeadingFilter | None = None,
+) -> Fitted:
+    """Select units within ``budget``; see the module documentation for the rules."""
+    check_bool(PipelineConfigError, "deduplicate", deduplicate)
+    allows_unanswered(unanswered_tool_calls)
+    pipeline_budget = resolve_budget(budget, units.overhead.per_request)
+    pipeline = _pipeline(policy, pipeline_budget, deduplicate)
+
+    filtered: list[ExcludedItem] = []
+    candidates: list[ContextItem] = []
+    for unit in units.units:
+        if unit.unanswered_call_ids:
+            filtered.append(ExcludedItem(unit.item, 0.0, Filtered(UNANSWERED_FILTER)))
+        else:
+            candidates.append(unit.item)
+
+    try:
+        result = pipeline.dry_run(candidates)
+    except PinnedBudgetError as exc:
+        # Restate it for the whole prompt, the budget the caller gave (overhead included).
+        extra = units.overhead.per_request
+        raise PinnedBudgetError(exc.pinned_tokens + extra, exc.available_tokens + extra) from exc
+    chosen = units.select(result.items)
+    report = result.report
+
+    removed: set[ContextItem] = set()
+    if leading_filter is not None:
+        for unit in chosen:
+            if unit.system_parameter:
+                continue  # a system prompt beside the list is not a message: it never leads
+            if unit.item.pinned or not leading_filter.applies(unit):
+                break
+            removed.add(unit.item)
+        if removed:
+            chosen = tuple(unit for unit in chosen if unit.item not in removed)
+            filtered.extend(
+                ExcludedItem(entry.item, entry.score, Filtered(leading_filter.name))
+                for entry in report.included
+                if entry.item in removed
+            )
+    if filtered:
+        report = _with_exclusions(report, filtered, removed=removed)
+    return Fitted(chosen, report)
+
+
+def _with_exclusions(
+    report: SelectionReport, extra: Sequence[ExcludedItem], *, removed: set[ContextItem]
+) -> SelectionReport:
+    """The report with ``extra`` exclusions added and the ``removed`` items no longer included."""
+    return SelectionReport.build(
+        events=report.events,
+        included=[entry for entry in report.included if entry.item not in removed],
+        excluded=[*report.excluded, *extra],
+        count_requirement_shortfalls=report.count_requirement_shortfalls,
+        packing=report.packing,
+        solver=report.solver,
+    )

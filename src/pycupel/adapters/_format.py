@@ -1,0 +1,101 @@
+"""Shape checks for chat messages, shared by the provider adapters.
+
+Every helper raises :class:`~pycupel.errors.MessageFormatError` naming the exact location
+(``messages[7].tool_calls[0].id``), the rule and the offending value, so a malformed history
+is reported where it is wrong instead of failing somewhere downstream (or at the provider).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, NoReturn
+
+from pycupel.errors import MessageFormatError
+
+__all__ = [
+    "MAX_ID_LENGTH",
+    "MAX_MESSAGES",
+    "MAX_PARTS_PER_MESSAGE",
+    "MAX_TOOL_CALLS_PER_MESSAGE",
+    "as_json_text",
+    "expect_id",
+    "expect_list",
+    "expect_mapping",
+    "expect_optional_str",
+    "expect_str",
+    "fail",
+    "show",
+]
+
+MAX_MESSAGES = 100_000
+"""Most messages one history may hold (the Anthropic Messages API's own per-request limit)."""
+MAX_PARTS_PER_MESSAGE = 10_000
+"""Most content parts/blocks one message (or one tool result) may hold."""
+MAX_TOOL_CALLS_PER_MESSAGE = 1_000
+"""Most tool calls one assistant message may issue."""
+MAX_ID_LENGTH = 1_024
+"""Longest accepted tool-call id, in characters."""
+
+
+def show(value: object) -> str:
+    """A short rendering of a rejected value for error messages."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def fail(source: str, location: str, rule: str, value: object = ...) -> NoReturn:
+    """Raise a MessageFormatError; ``value`` (when given) is shown after the rule."""
+    detail = rule if value is ... else f"{rule}, got {show(value)}"
+    raise MessageFormatError(source, location, detail)
+
+
+def expect_mapping(source: str, location: str, value: object) -> Mapping[str, Any]:
+    """Return ``value`` if it is a mapping (a dict, a TypedDict...)."""
+    if type(value) is dict:  # the common case, without the slower ABC check
+        return value
+    if not isinstance(value, Mapping):
+        fail(source, location, "must be a mapping (a dict)", value)
+    return value
+
+
+def expect_list(source: str, location: str, value: object, *, limit: int) -> Sequence[Any]:
+    """Return ``value`` if it is a list or tuple of at most ``limit`` elements."""
+    if not isinstance(value, list | tuple):
+        fail(source, location, "must be a list", value)
+    if len(value) > limit:
+        fail(source, location, f"must hold at most {limit:,} elements, got {len(value):,}")
+    return value
+
+
+def expect_str(source: str, location: str, value: object, *, non_empty: bool = False) -> str:
+    """Return ``value`` if it is a string (optionally a non-empty one)."""
+    if not isinstance(value, str):
+        fail(source, location, "must be a string", value)
+    if non_empty and not value:
+        fail(source, location, "must be a non-empty string", value)
+    return value
+
+
+def expect_optional_str(source: str, location: str, value: object) -> str | None:
+    """Return ``value`` if it is a string or None."""
+    if value is not None and not isinstance(value, str):
+        fail(source, location, "must be a string or null", value)
+    return value
+
+
+def expect_id(source: str, location: str, value: object) -> str:
+    """Return ``value`` if it is a usable tool-call id (non-empty, bounded length)."""
+    text = expect_str(source, location, value, non_empty=True)
+    if len(text) > MAX_ID_LENGTH:
+        fail(source, location, f"must be at most {MAX_ID_LENGTH} characters long", value)
+    return text
+
+
+def as_json_text(value: object) -> str:
+    """Compact, deterministic JSON for rendering tool arguments or unknown blocks.
+
+    Values JSON cannot encode are rendered with ``repr`` rather than rejected: the text is only
+    used for counting and display, never sent anywhere.
+    """
+    return json.dumps(value, ensure_ascii=False, default=repr)

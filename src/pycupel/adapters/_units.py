@@ -1,0 +1,495 @@
+"""The provider-neutral core of the chat adapters: message units.
+
+A provider adapter (OpenAI, Anthropic, LangChain) validates its own message shapes and turns
+every message into a :class:`ParsedMessage`: its role, the text the model sees, the fixed
+token costs around that text, the tool calls it issues and the tool calls it answers. This
+module does the rest, once for every provider:
+
+* **Grouping.** A tool call and the result(s) answering it must be kept or dropped together,
+  so every message from the one issuing a call up to the one answering it forms one *unit*
+  (overlapping spans merge). Messages between a call and its late result are absorbed into
+  the unit too: the output is always a sequence of whole, untouched input spans, so it can
+  never hold an orphaned result or an unanswered call that the input did not hold.
+* **Checking the pairing.** A result for a call that was never issued (or already answered),
+  and a call id used twice, raise :class:`~pycupel.errors.MessageFormatError` naming the
+  location. A call that is never answered raises too, unless the caller allows it.
+* **Items.** Each unit becomes one :class:`~pycupel.ContextItem` whose content is the rendered
+  text of its messages, whose tokens are the counted text plus the format's fixed costs, and
+  whose timestamp follows the message order.
+* **Mapping back.** :meth:`MessageUnits.select` turns a selection of items back into units in
+  the original order; the provider rebuilds its message list from them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from types import MappingProxyType
+from typing import Generic, Literal, TypeVar
+
+from pycupel._checks import check_int
+from pycupel.adapters._format import fail
+from pycupel.errors import ItemValidationError, PipelineConfigError
+from pycupel.model import ContextItem, ContextKind, ContextSource
+from pycupel.tokens import TokenCounter
+from pycupel.tokens.base import checked_counts
+
+__all__ = [
+    "SYNTHETIC_EPOCH",
+    "AnswerRef",
+    "CallRef",
+    "Category",
+    "MessageOverhead",
+    "MessageUnit",
+    "MessageUnits",
+    "ParsedMessage",
+    "build_units",
+    "count_parsed",
+    "message_tokens",
+]
+
+M = TypeVar("M")
+
+Category = Literal["system", "user", "assistant", "tool"]
+"""What a message is, independent of the provider's role names."""
+
+SYNTHETIC_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
+"""Base of the synthetic timestamps: message ``i`` is stamped ``SYNTHETIC_EPOCH + (i+1) s``."""
+_STEP = timedelta(seconds=1)
+
+
+@dataclass(frozen=True, slots=True)
+class MessageOverhead:
+    """Fixed token costs a chat format adds around the text the counter sees.
+
+    The defaults of each adapter approximate its provider's chat format; providers do not
+    publish exact numbers for every model, so tune these for yours (or compare against the
+    provider's reported prompt tokens) when the budget is tight.
+
+    Attributes:
+        per_message: added once per message (role markers and separators).
+        per_name: added once per message that carries a ``name`` (the name itself is counted
+            as text).
+        per_tool_call: added once per tool call (and, for Anthropic, per ``tool_result``
+            block), for the structure around the counted name and arguments.
+        per_request: added once per request (the reply priming); subtracted from the budget
+            by ``fit_messages`` and included by ``count_tokens``.
+        image: fixed cost of one image part/block.
+        audio: fixed cost of one audio part; ``None`` means "no estimate": a history holding
+            audio then raises :class:`~pycupel.errors.PipelineConfigError` asking for one.
+        document: fixed cost of one file/PDF part or block whose text is not given inline;
+            ``None`` means "no estimate", as for ``audio``.
+    """
+
+    per_message: int
+    per_name: int = 0
+    per_tool_call: int = 0
+    per_request: int = 0
+    image: int = 0
+    audio: int | None = None
+    document: int | None = None
+
+    def __post_init__(self) -> None:
+        err = PipelineConfigError
+        for name in ("per_message", "per_name", "per_tool_call", "per_request", "image"):
+            check_int(err, f"overhead.{name}", getattr(self, name), minimum=0)
+        for name in ("audio", "document"):
+            value = getattr(self, name)
+            if value is not None:
+                check_int(err, f"overhead.{name}", value, minimum=0)
+
+    def media_cost(self, media: Literal["audio", "document"], location: str) -> int:
+        """The fixed cost of an audio or document part, or an error asking for one."""
+        cost = self.audio if media == "audio" else self.document
+        if cost is None:
+            raise PipelineConfigError(
+                f"overhead.{media}",
+                None,
+                f"must be set to count the {media} at {location} "
+                f"(its token cost cannot be estimated from the message)",
+            )
+        return cost
+
+
+@dataclass(frozen=True, slots=True)
+class CallRef:
+    """A tool call issued by a message."""
+
+    call_id: str
+    location: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerRef:
+    """A tool result inside a message, answering the call with ``call_id``."""
+
+    call_id: str
+    location: str
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedMessage:
+    """One validated message, reduced to what grouping and counting need.
+
+    Attributes:
+        index: position in the provider's message list; ``None`` for a system prompt passed
+            beside the list (Anthropic's ``system`` parameter).
+        role: the provider's role name, used when rendering (``"developer"``, ``"tool"``...).
+        category: what the message is, provider-neutral.
+        text: the text the model sees for this message (content, rendered tool calls and
+            results, the name); it is what the counter counts.
+        fixed_tokens: the format's fixed costs for this message (overheads, media).
+        calls: tool calls this message issues.
+        answers: tool calls this message answers.
+        user_turn: True when the message carries user-authored input (not only tool
+            results); the latest such message is the "latest user turn".
+        name: the message's ``name`` (a participant or function name); counted as text.
+        label: how the message is introduced in the rendered item content; defaults to the
+            role, followed by the name in parentheses when there is one.
+        tool_names: names of the tools called or answered, for tags.
+    """
+
+    index: int | None
+    role: str
+    category: Category
+    text: str
+    fixed_tokens: int
+    calls: tuple[CallRef, ...] = ()
+    answers: tuple[AnswerRef, ...] = ()
+    user_turn: bool = False
+    name: str | None = None
+    label: str | None = None
+    tool_names: tuple[str, ...] = ()
+
+    def rendered(self) -> str:
+        """The message as it appears in an item's content: ``"label: text"``."""
+        label = self.label
+        if label is None:
+            label = f"{self.role} ({self.name})" if self.name else self.role
+        return f"{label}: {self.text}"
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class MessageUnit:
+    """Messages that are selected or dropped together, and the candidate item standing for them.
+
+    Attributes:
+        item: the candidate :class:`~pycupel.ContextItem` for the pipeline.
+        message_indices: positions of the unit's messages in the provider's message list, in
+            order and contiguous (empty for a system prompt passed beside the list).
+        roles: the provider role of each message of the unit, in order (``"system"`` first
+            for a system prompt passed beside the list).
+        system_parameter: True for the unit holding a system prompt passed beside the list.
+        call_ids: ids of the tool calls issued inside the unit.
+        unanswered_call_ids: ids of calls no message answers (only with unanswered calls
+            allowed); providers reject such a unit in a request.
+    """
+
+    item: ContextItem
+    message_indices: tuple[int, ...]
+    roles: tuple[str, ...]
+    system_parameter: bool = False
+    call_ids: tuple[str, ...] = ()
+    unanswered_call_ids: tuple[str, ...] = ()
+
+    @property
+    def first_role(self) -> str:
+        """The role of the unit's first message."""
+        return self.roles[0]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class MessageUnits(Generic[M]):
+    """The result of ``from_messages``: a history split into units, and the way back.
+
+    It holds the caller's message objects (never modified) and everything needed to turn a
+    selection of :attr:`items` back into messages; all state of one conversion lives here.
+
+    Attributes:
+        provider: ``"openai"``, ``"anthropic"`` or ``"langchain"``.
+        messages: the caller's messages, as given (the same objects).
+        units: the units in conversation order.
+        items: the candidate items, one per unit, in conversation order.
+        overhead: the fixed costs used for counting.
+        system: Anthropic's separate system prompt as given (``None`` elsewhere).
+    """
+
+    provider: str
+    messages: tuple[M, ...]
+    units: tuple[MessageUnit, ...]
+    overhead: MessageOverhead
+    system: object = None
+    items: tuple[ContextItem, ...] = field(init=False)
+    _by_item: Mapping[ContextItem, MessageUnit] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "items", tuple(unit.item for unit in self.units))
+        object.__setattr__(
+            self, "_by_item", MappingProxyType({unit.item: unit for unit in self.units})
+        )
+
+    def __len__(self) -> int:
+        return len(self.units)
+
+    def __iter__(self) -> Iterator[MessageUnit]:
+        return iter(self.units)
+
+    @property
+    def total_tokens(self) -> int:
+        """Tokens of the whole history: every unit plus the per-request overhead."""
+        return sum(unit.item.tokens for unit in self.units) + self.overhead.per_request
+
+    def unit_of(self, item: ContextItem) -> MessageUnit:
+        """The unit an item stands for; raises ItemValidationError for a foreign item."""
+        unit = self._by_item.get(item)
+        if unit is None:
+            raise ItemValidationError(
+                "item", item, "must be one of the items produced by this from_messages call"
+            )
+        return unit
+
+    def select(self, selection: Iterable[ContextItem]) -> tuple[MessageUnit, ...]:
+        """The units of the selected items, in conversation order (whatever the input order).
+
+        Raises ItemValidationError for an item that is not one of :attr:`items` or that is
+        given twice.
+        """
+        chosen: set[ContextItem] = set()
+        for position, item in enumerate(selection):
+            if item not in self._by_item:
+                raise ItemValidationError(
+                    f"selection[{position}]",
+                    item,
+                    "must be one of the items produced by this from_messages call",
+                )
+            if item in chosen:
+                raise ItemValidationError(
+                    f"selection[{position}]", item, "must not select the same item twice"
+                )
+            chosen.add(item)
+        return tuple(unit for unit in self.units if unit.item in chosen)
+
+
+# --------------------------------------------------------------------------- building
+
+
+def build_units(
+    parsed: Sequence[ParsedMessage],
+    *,
+    source: str,
+    counter: TokenCounter,
+    message_count: int,
+    pin_system: bool,
+    pin_latest_user: bool,
+    timestamps: Sequence[datetime] | None,
+    allow_unanswered: bool,
+) -> tuple[MessageUnit, ...]:
+    """Group parsed messages into units and build their items.
+
+    Args:
+        parsed: the messages in conversation order (a system prompt passed beside the list,
+            if any, first, with ``index=None``).
+        source: names the input in error messages (``"openai messages"``).
+        counter: counts the text of every message in one batch call.
+        message_count: length of the provider's message list (for ``timestamps``).
+        pin_system: pin units holding a system/developer message.
+        pin_latest_user: pin the unit holding the latest user turn.
+        timestamps: one aware datetime per message of the provider's list, or None for
+            synthetic, strictly increasing ones.
+        allow_unanswered: keep units with unanswered tool calls instead of raising.
+    """
+    stamps = _message_timestamps(timestamps, message_count)
+    # A system prompt beside the list is the oldest part of the conversation.
+    oldest = min(stamps, default=SYNTHETIC_EPOCH) if timestamps is not None else SYNTHETIC_EPOCH
+    spans, unanswered = _pair_tool_calls(parsed, source=source, allow_unanswered=allow_unanswered)
+    tokens = message_tokens(parsed, counter)
+    latest_user = max(
+        (position for position, message in enumerate(parsed) if message.user_turn), default=-1
+    )
+
+    units: list[MessageUnit] = []
+    start = 0
+    end = -1
+    for position in range(len(parsed)):
+        if position > end:
+            start = position
+        end = max(end, spans.get(position, position))
+        if position == end:
+            units.append(
+                _make_unit(
+                    parsed[start : end + 1],
+                    tokens[start : end + 1],
+                    stamps,
+                    oldest,
+                    pinned_user=pin_latest_user and start <= latest_user <= end,
+                    pin_system=pin_system,
+                    unanswered=_unanswered_in(unanswered, start, end) if unanswered else (),
+                )
+            )
+    return tuple(units)
+
+
+def _unanswered_in(unanswered: dict[int, list[str]], start: int, end: int) -> tuple[str, ...]:
+    return tuple(
+        call_id for position in range(start, end + 1) for call_id in unanswered.get(position, ())
+    )
+
+
+def _pair_tool_calls(
+    parsed: Sequence[ParsedMessage], *, source: str, allow_unanswered: bool
+) -> tuple[dict[int, int], dict[int, list[str]]]:
+    """Check that calls and results pair up one to one, in order.
+
+    Returns ``spans`` (position of a message issuing calls -> last position answering one of
+    them) and ``unanswered`` (position -> ids of its calls nobody answers).
+    """
+    open_calls: dict[str, tuple[int, CallRef]] = {}
+    answered: dict[str, str] = {}
+    issued: dict[str, str] = {}
+    spans: dict[int, int] = {}
+    unanswered: dict[int, list[str]] = {}
+    for position, message in enumerate(parsed):
+        # Answers first: a message can never answer a call it issues itself.
+        for answer in message.answers:
+            opened = open_calls.pop(answer.call_id, None)
+            if opened is not None:
+                call_position = opened[0]
+                spans[call_position] = max(spans.get(call_position, call_position), position)
+                answered[answer.call_id] = answer.location
+            elif answer.call_id in answered:
+                fail(
+                    source,
+                    answer.location,
+                    f"answers tool call {answer.call_id!r} a second time "
+                    f"(already answered at {answered[answer.call_id]})",
+                )
+            else:
+                fail(
+                    source,
+                    answer.location,
+                    f"tool result for {answer.call_id!r} does not answer any earlier tool call "
+                    f"(orphaned tool result; providers reject it)",
+                )
+        for call in message.calls:
+            if call.call_id in issued:
+                fail(
+                    source,
+                    call.location,
+                    f"tool call id {call.call_id!r} is used twice "
+                    f"(first at {issued[call.call_id]}); ids must be unique in a history",
+                )
+            issued[call.call_id] = call.location
+            open_calls[call.call_id] = (position, call)
+    for call_id, (position, call) in open_calls.items():
+        if not allow_unanswered:
+            fail(
+                source,
+                call.location,
+                f"tool call {call_id!r} ({call.name}) has no tool result later in the history; "
+                f"providers reject unanswered tool calls",
+            )
+        unanswered.setdefault(position, []).append(call_id)
+    return spans, unanswered
+
+
+def message_tokens(parsed: Sequence[ParsedMessage], counter: TokenCounter) -> list[int]:
+    """Tokens of each message: its counted text and name plus its fixed costs.
+
+    All texts go to the counter in one ``count_batch`` call.
+    """
+    texts = [message.text for message in parsed]
+    named = [position for position, message in enumerate(parsed) if message.name]
+    texts.extend(parsed[position].name or "" for position in named)
+    counts = checked_counts(counter, counter.count_batch(texts), len(texts))
+    tokens = [count + message.fixed_tokens for count, message in zip(counts, parsed, strict=False)]
+    for offset, position in enumerate(named):
+        tokens[position] += counts[len(parsed) + offset]
+    return tokens
+
+
+def count_parsed(parsed: Sequence[ParsedMessage], counter: TokenCounter) -> int:
+    """Tokens of all messages (without the per-request overhead)."""
+    return sum(message_tokens(parsed, counter))
+
+
+def _message_timestamps(timestamps: object, count: int) -> list[datetime]:
+    if timestamps is None:
+        return [SYNTHETIC_EPOCH + _STEP * (index + 1) for index in range(count)]
+    if isinstance(timestamps, str | bytes) or not isinstance(timestamps, Sequence):
+        raise PipelineConfigError("timestamps", timestamps, "must be a sequence of datetimes")
+    if len(timestamps) != count:
+        raise PipelineConfigError(
+            "timestamps",
+            f"<{len(timestamps)} timestamps>",
+            f"must hold exactly one timestamp per message ({count})",
+        )
+    for index, stamp in enumerate(timestamps):
+        if not isinstance(stamp, datetime):
+            raise PipelineConfigError(f"timestamps[{index}]", stamp, "must be a datetime")
+        if stamp.tzinfo is None or stamp.utcoffset() is None:
+            raise PipelineConfigError(
+                f"timestamps[{index}]", stamp, "must be timezone-aware (naive times are ambiguous)"
+            )
+    return list(timestamps)
+
+
+def _make_unit(
+    messages: Sequence[ParsedMessage],
+    message_token_counts: Sequence[int],
+    stamps: Sequence[datetime],
+    oldest: datetime,
+    *,
+    pinned_user: bool,
+    pin_system: bool,
+    unanswered: tuple[str, ...],
+) -> MessageUnit:
+    indices: list[int] = []
+    tags: dict[str, None] = {}  # an insertion-ordered set
+    all_system = True
+    has_system = has_answers = system_parameter = False
+    for message in messages:
+        if message.index is None:
+            system_parameter = True
+        else:
+            indices.append(message.index)
+        tags[f"role:{message.role}"] = None
+        for name in message.tool_names:
+            tags[f"tool:{name}"] = None
+        if message.category == "system":
+            has_system = True
+        else:
+            all_system = False
+        if message.answers:
+            has_answers = True
+    if unanswered:
+        tags["unanswered-tool-call"] = None
+
+    if all_system:
+        kind, source = ContextKind.SYSTEM_PROMPT, ContextSource.CHAT
+    elif has_answers:
+        kind, source = ContextKind.TOOL_OUTPUT, ContextSource.TOOL
+    else:
+        kind, source = ContextKind.MESSAGE, ContextSource.CHAT
+    roles = tuple(message.role for message in messages)
+    # A unit is as recent as its latest message.
+    timestamp = max((stamps[i] for i in indices), default=oldest)
+    item = ContextItem(
+        "\n\n".join(message.rendered() for message in messages),
+        tokens=sum(message_token_counts),
+        kind=kind,
+        source=source,
+        tags=tags,
+        metadata={"message_indices": tuple(indices), "roles": roles},
+        timestamp=timestamp,
+        pinned=(pin_system and has_system) or pinned_user,
+    )
+    return MessageUnit(
+        item=item,
+        message_indices=item.metadata["message_indices"],
+        roles=roles,
+        system_parameter=system_parameter,
+        call_ids=tuple(call.call_id for message in messages for call in message.calls),
+        unanswered_call_ids=unanswered,
+    )

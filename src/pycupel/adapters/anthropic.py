@@ -1,0 +1,478 @@
+"""Anthropic Messages API histories in, a smaller valid history out.
+
+Input is what you would pass to ``client.messages.create``: an optional ``system`` (a string or
+a list of ``text`` blocks) and ``messages`` with role ``user`` or ``assistant`` whose content is
+a string or a list of blocks (``text``, ``image``, ``document``, ``tool_use``, ``tool_result``,
+``thinking``...).
+
+* The ``system`` prompt becomes a ``SystemPrompt`` item, pinned by default, and comes back as
+  the ``system`` of the result.
+* An assistant message with ``tool_use`` blocks and the user message carrying the matching
+  ``tool_result`` blocks form one unit (kind ``ToolOutput``), kept or dropped as a whole. That
+  user message is taken whole: text after its results stays with them.
+* The latest user message holding more than tool results is the latest user turn, pinned by
+  default.
+
+Rules of the Messages API that dropping messages could break, and how they are kept:
+
+* *Tool results immediately follow their tool use.* Units are whole input spans, so a kept
+  ``tool_result`` message always directly follows its ``tool_use`` message.
+* *Alternating roles.* The API combines consecutive ``user`` (or ``assistant``) turns into one
+  turn, so the boundaries left by dropped messages are valid and kept as they are. Pass
+  ``merge_consecutive=True`` for gateways that demand strict alternation: runs of same-role
+  messages are merged into one message whose content is their blocks in order (``tool_result``
+  blocks stay first, since only the first message of a user run can hold them).
+* *Start with a user turn.* With ``start_with_user=True`` (the default; Bedrock and older API
+  versions require it) leading units that start with an assistant message are dropped from the
+  selection and reported as excluded with reason ``Filtered("start-with-user")``. A pinned unit
+  is never dropped, so an output can still start with an assistant message when the pinned
+  latest user turn shares a unit with a tool call (its text follows the tool results).
+
+Token counting: Anthropic does not publish its prompt format, so :data:`DEFAULT_OVERHEAD` is an
+estimate: 4 tokens per message, 10 per ``tool_use`` or ``tool_result`` block, 3 per request and
+1600 per image (the documented cost of an image near the 1.15 megapixel size limit; a smaller
+image costs about width x height / 750). Calibrate against the API's token-counting endpoint
+when the budget is tight. Tool inputs are counted as their JSON text; ``document`` blocks with
+inline text are counted as text, other documents need ``MessageOverhead(document=...)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any, Literal, NamedTuple, cast
+
+from pycupel._checks import check_bool
+from pycupel.adapters._fit import LeadingFilter, allows_unanswered, fit_units, resolve_counter
+from pycupel.adapters._format import (
+    MAX_MESSAGES,
+    MAX_PARTS_PER_MESSAGE,
+    as_json_text,
+    expect_id,
+    expect_list,
+    expect_mapping,
+    expect_str,
+    fail,
+)
+from pycupel.adapters._units import (
+    AnswerRef,
+    CallRef,
+    MessageOverhead,
+    MessageUnit,
+    MessageUnits,
+    ParsedMessage,
+    build_units,
+    count_parsed,
+)
+from pycupel.diagnostics import SelectionReport
+from pycupel.errors import PipelineConfigError
+from pycupel.model import ContextBudget, ContextItem
+from pycupel.pipeline import Pipeline
+from pycupel.policy import Policy
+from pycupel.tokens import TokenCounter
+
+__all__ = [
+    "DEFAULT_OVERHEAD",
+    "START_WITH_USER_FILTER",
+    "AnthropicFitResult",
+    "AnthropicHistory",
+    "count_tokens",
+    "fit_messages",
+    "from_messages",
+    "to_messages",
+]
+
+SOURCE = "anthropic messages"
+
+DEFAULT_OVERHEAD = MessageOverhead(per_message=4, per_tool_call=10, per_request=3, image=1600)
+"""An estimate of Anthropic's prompt format (see the module documentation)."""
+
+START_WITH_USER_FILTER = "start-with-user"
+"""``Filtered.filter_name`` of leading assistant units dropped by ``start_with_user``."""
+
+AnthropicMessage = Mapping[str, Any]
+SystemPrompt = str | Sequence[Mapping[str, Any]]
+
+
+class AnthropicHistory(NamedTuple):
+    """A ``system`` prompt (``None`` when absent or not selected) and the ``messages``."""
+
+    system: SystemPrompt | None
+    messages: list[AnthropicMessage]
+
+
+class AnthropicFitResult(NamedTuple):
+    """What :func:`fit_messages` returns; unpacks as ``system, messages, report``."""
+
+    system: SystemPrompt | None
+    """The system prompt as given, or ``None`` when there was none (or it was dropped)."""
+    messages: list[AnthropicMessage]
+    """The fitted messages: your original message objects (merged ones are new), in order."""
+    report: SelectionReport
+    """Why every unit was included or excluded."""
+
+
+def from_messages(
+    messages: Sequence[AnthropicMessage],
+    *,
+    system: SystemPrompt | None = None,
+    counter: TokenCounter | None = None,
+    overhead: MessageOverhead | None = None,
+    pin_system: bool = True,
+    pin_latest_user: bool = True,
+    timestamps: Sequence[datetime] | None = None,
+    allow_unanswered: bool = False,
+) -> MessageUnits[AnthropicMessage]:
+    """Split an Anthropic history (and its system prompt) into units, one item per unit.
+
+    Args:
+        messages: the ``messages`` of the request (never modified).
+        system: the request's ``system`` prompt, a string or a list of text blocks.
+        counter: counts text; defaults to :class:`~pycupel.tokens.HeuristicCounter`.
+        overhead: fixed costs around the text; defaults to :data:`DEFAULT_OVERHEAD`.
+        pin_system: pin the system prompt.
+        pin_latest_user: pin the unit holding the latest user turn.
+        timestamps: one aware datetime per message (the system prompt takes the oldest); by
+            default synthetic, strictly increasing ones in message order.
+        allow_unanswered: keep a ``tool_use`` nobody answers as a flagged unit instead of
+            raising (the API rejects a request holding it).
+
+    Raises:
+        MessageFormatError: a malformed message or system prompt, an orphaned ``tool_result``,
+            a duplicate ``tool_use`` id or (unless allowed) an unanswered ``tool_use``.
+    """
+    chosen = overhead if overhead is not None else DEFAULT_OVERHEAD
+    parsed = _parse(messages, system, chosen)
+    units = build_units(
+        parsed,
+        source=SOURCE,
+        counter=resolve_counter(counter),
+        message_count=len(parsed) - (system is not None),
+        pin_system=pin_system,
+        pin_latest_user=pin_latest_user,
+        timestamps=timestamps,
+        allow_unanswered=allow_unanswered,
+    )
+    return MessageUnits("anthropic", tuple(messages), units, chosen, system=system)
+
+
+def to_messages(
+    selection: Iterable[ContextItem],
+    units: MessageUnits[AnthropicMessage],
+    *,
+    merge_consecutive: bool = False,
+) -> AnthropicHistory:
+    """The system prompt and messages of the selected units, in the original order.
+
+    The message list is new; unmerged elements are your original message objects. With
+    ``merge_consecutive``, runs of same-role messages become one new message (see the module
+    documentation); a message with keys other than ``role`` and ``content`` cannot be merged
+    and raises :class:`~pycupel.errors.MessageFormatError`.
+    """
+    check_bool(PipelineConfigError, "merge_consecutive", merge_consecutive)
+    return _history(units.select(selection), units, merge_consecutive=merge_consecutive)
+
+
+def count_tokens(
+    messages: Sequence[AnthropicMessage],
+    *,
+    system: SystemPrompt | None = None,
+    counter: TokenCounter | None = None,
+    overhead: MessageOverhead | None = None,
+) -> int:
+    """Tokens of a request's system prompt and messages, counted as :func:`fit_messages` does."""
+    chosen = overhead if overhead is not None else DEFAULT_OVERHEAD
+    parsed = _parse(messages, system, chosen)
+    return count_parsed(parsed, resolve_counter(counter)) + chosen.per_request
+
+
+def fit_messages(
+    messages: Sequence[AnthropicMessage],
+    *,
+    system: SystemPrompt | None = None,
+    budget: int | ContextBudget,
+    policy: Policy | Pipeline | None = None,
+    counter: TokenCounter | None = None,
+    overhead: MessageOverhead | None = None,
+    pin_system: bool = True,
+    pin_latest_user: bool = True,
+    timestamps: Sequence[datetime] | None = None,
+    deduplicate: bool = False,
+    unanswered_tool_calls: Literal["error", "drop"] = "error",
+    start_with_user: bool = True,
+    merge_consecutive: bool = False,
+) -> AnthropicFitResult:
+    """Fit an Anthropic history into a token budget.
+
+    Args:
+        messages: the request's messages (never modified).
+        system: the request's system prompt.
+        budget: tokens for the whole prompt (system + messages), or a ContextBudget.
+        policy: the selection policy (or a Pipeline); defaults to :func:`pycupel.presets.chat`.
+        counter, overhead, pin_system, pin_latest_user, timestamps: as for
+            :func:`from_messages`.
+        deduplicate: let the pipeline drop units whose rendered text is byte-identical (off
+            by default: repeated short turns are not duplicates).
+        unanswered_tool_calls: ``"error"`` raises for a ``tool_use`` nobody answers;
+            ``"drop"`` leaves its unit out, reported with reason ``Filtered``.
+        start_with_user: drop leading unpinned units that start with an assistant message.
+        merge_consecutive: merge runs of same-role messages in the output.
+
+    Returns:
+        ``AnthropicFitResult(system, messages, report)``, ready for
+        ``client.messages.create(system=..., messages=...)`` (omit ``system`` when None).
+
+    Raises:
+        MessageFormatError: malformed history.
+        PinnedBudgetError: the pinned system prompt and latest user turn alone do not fit.
+    """
+    check_bool(PipelineConfigError, "start_with_user", start_with_user)
+    check_bool(PipelineConfigError, "merge_consecutive", merge_consecutive)
+    units = from_messages(
+        messages,
+        system=system,
+        counter=counter,
+        overhead=overhead,
+        pin_system=pin_system,
+        pin_latest_user=pin_latest_user,
+        timestamps=timestamps,
+        allow_unanswered=allows_unanswered(unanswered_tool_calls),
+    )
+    fitted = fit_units(
+        units,
+        budget=budget,
+        policy=policy,
+        deduplicate=deduplicate,
+        unanswered_tool_calls=unanswered_tool_calls,
+        leading_filter=(
+            LeadingFilter(START_WITH_USER_FILTER, lambda unit: unit.first_role == "assistant")
+            if start_with_user
+            else None
+        ),
+    )
+    history = _history(fitted.units, units, merge_consecutive=merge_consecutive)
+    return AnthropicFitResult(history.system, history.messages, fitted.report)
+
+
+# --------------------------------------------------------------------------- rebuilding
+
+
+def _history(
+    chosen: Sequence[MessageUnit],
+    units: MessageUnits[AnthropicMessage],
+    *,
+    merge_consecutive: bool,
+) -> AnthropicHistory:
+    system: SystemPrompt | None = None
+    kept: list[tuple[int, AnthropicMessage]] = []
+    for unit in chosen:
+        if unit.system_parameter:
+            system = cast("SystemPrompt", units.system)  # validated when parsed
+        kept.extend((index, units.messages[index]) for index in unit.message_indices)
+    if not merge_consecutive:
+        return AnthropicHistory(system, [message for _, message in kept])
+    return AnthropicHistory(system, _merge_runs(kept))
+
+
+def _merge_runs(kept: Sequence[tuple[int, AnthropicMessage]]) -> list[AnthropicMessage]:
+    merged: list[AnthropicMessage] = []
+    for index, message in kept:
+        if merged and merged[-1]["role"] == message["role"]:
+            for candidate, where in ((merged[-1], None), (message, index)):
+                extra = sorted(set(candidate) - {"role", "content"})
+                if extra:
+                    location = f"messages[{where}]" if where is not None else "merged message"
+                    fail(
+                        SOURCE,
+                        location,
+                        f"cannot merge consecutive {message['role']} messages holding keys "
+                        f"other than role and content ({', '.join(map(str, extra))})",
+                    )
+            blocks = [*_blocks(merged[-1]["content"]), *_blocks(message["content"])]
+            merged[-1] = {"role": message["role"], "content": blocks}
+        else:
+            merged.append(message)
+    return merged
+
+
+def _blocks(content: object) -> list[Any]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content else []
+    assert isinstance(content, list | tuple)  # validated when parsed
+    return list(content)
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+def _parse(messages: object, system: object, overhead: MessageOverhead) -> list[ParsedMessage]:
+    parsed: list[ParsedMessage] = []
+    if system is not None:
+        parsed.append(_parse_system(system, overhead))
+    history = expect_list(SOURCE, "messages", messages, limit=MAX_MESSAGES)
+    tool_names: dict[str, str] = {}
+    for index, raw in enumerate(history):
+        parsed.append(_parse_message(index, raw, overhead, tool_names))
+    return parsed
+
+
+def _parse_system(system: object, overhead: MessageOverhead) -> ParsedMessage:
+    if isinstance(system, str):
+        text = system
+    else:
+        blocks = expect_list(SOURCE, "system", system, limit=MAX_PARTS_PER_MESSAGE)
+        texts = []
+        for position, raw in enumerate(blocks):
+            at = f"system[{position}]"
+            block = expect_mapping(SOURCE, at, raw)
+            if block.get("type") != "text":
+                fail(SOURCE, f"{at}.type", "must be 'text' in a system prompt", block.get("type"))
+            texts.append(expect_str(SOURCE, f"{at}.text", block.get("text")))
+        text = "\n".join(texts)
+    return ParsedMessage(
+        index=None, role="system", category="system", text=text, fixed_tokens=overhead.per_message
+    )
+
+
+def _parse_message(
+    index: int, raw: object, overhead: MessageOverhead, tool_names: dict[str, str]
+) -> ParsedMessage:
+    where = f"messages[{index}]"
+    message = expect_mapping(SOURCE, where, raw)
+    role = message.get("role")
+    if role not in ("user", "assistant"):
+        hint = " (pass the system prompt as system=...)" if role == "system" else ""
+        fail(SOURCE, f"{where}.role", f"must be 'user' or 'assistant'{hint}", role)
+    assert isinstance(role, str)
+    content = message.get("content")
+    if isinstance(content, str):
+        return ParsedMessage(
+            index=index,
+            role=role,
+            category="user" if role == "user" else "assistant",
+            text=content,
+            fixed_tokens=overhead.per_message,
+            user_turn=role == "user",
+        )
+    blocks = expect_list(SOURCE, f"{where}.content", content, limit=MAX_PARTS_PER_MESSAGE)
+    texts: list[str] = []
+    fixed = overhead.per_message
+    calls: list[CallRef] = []
+    answers: list[AnswerRef] = []
+    names: list[str] = []
+    user_turn = False
+    for position, raw_block in enumerate(blocks):
+        at = f"{where}.content[{position}]"
+        block = expect_mapping(SOURCE, at, raw_block)
+        kind = expect_str(SOURCE, f"{at}.type", block.get("type"), non_empty=True)
+        if kind == "tool_use":
+            if role != "assistant":
+                fail(SOURCE, f"{at}.type", "tool_use blocks belong in assistant messages", kind)
+            call_id = expect_id(SOURCE, f"{at}.id", block.get("id"))
+            name = expect_str(SOURCE, f"{at}.name", block.get("name"), non_empty=True)
+            arguments = expect_mapping(SOURCE, f"{at}.input", block.get("input"))
+            tool_names[call_id] = name
+            calls.append(CallRef(call_id, f"{at}.id", name))
+            names.append(name)
+            texts.append(f"{name}({as_json_text(dict(arguments))})")
+            fixed += overhead.per_tool_call
+        elif kind == "tool_result":
+            if role != "user":
+                fail(SOURCE, f"{at}.type", "tool_result blocks belong in user messages", kind)
+            call_id = expect_id(SOURCE, f"{at}.tool_use_id", block.get("tool_use_id"))
+            is_error = block.get("is_error")
+            if is_error is not None and not isinstance(is_error, bool):
+                fail(SOURCE, f"{at}.is_error", "must be a boolean", is_error)
+            answers.append(AnswerRef(call_id, f"{at}.tool_use_id"))
+            if call_id in tool_names:
+                names.append(tool_names[call_id])
+            text, media = _result_content(block.get("content"), f"{at}.content", overhead)
+            texts.append(text)
+            fixed += overhead.per_tool_call + media
+        else:
+            user_turn = True
+            text, media = _block(kind, block, at, overhead)
+            texts.append(text)
+            fixed += media
+    label = role
+    if answers:
+        label = f"user (tool results: {', '.join(dict.fromkeys(names))})" if names else role
+    return ParsedMessage(
+        index=index,
+        role=role,
+        category="user" if role == "user" else "assistant",
+        text="\n".join(texts),
+        fixed_tokens=fixed,
+        calls=tuple(calls),
+        answers=tuple(answers),
+        user_turn=role == "user" and (user_turn or not answers),
+        label=label,
+        tool_names=tuple(dict.fromkeys(names)),
+    )
+
+
+def _block(
+    kind: str, block: Mapping[str, Any], at: str, overhead: MessageOverhead
+) -> tuple[str, int]:
+    """Visible text and fixed media cost of a block other than tool_use/tool_result."""
+    if kind == "text":
+        return expect_str(SOURCE, f"{at}.text", block.get("text")), 0
+    if kind == "image":
+        expect_mapping(SOURCE, f"{at}.source", block.get("source"))
+        return "[image]", overhead.image
+    if kind == "document":
+        return _document(block, at, overhead)
+    if kind == "thinking":
+        return expect_str(SOURCE, f"{at}.thinking", block.get("thinking")), 0
+    # Other blocks (redacted thinking, server tools, search results...) are counted as their
+    # JSON text: an over-estimate is safe.
+    return as_json_text(dict(block)), 0
+
+
+def _document(block: Mapping[str, Any], at: str, overhead: MessageOverhead) -> tuple[str, int]:
+    source = expect_mapping(SOURCE, f"{at}.source", block.get("source"))
+    extras = [
+        expect_str(SOURCE, f"{at}.{key}", block[key])
+        for key in ("title", "context")
+        if block.get(key) is not None
+    ]
+    kind = source.get("type")
+    if kind == "text":
+        body = expect_str(SOURCE, f"{at}.source.data", source.get("data"))
+        return "\n".join([*extras, body]), 0
+    if kind == "content":
+        inner = source.get("content")
+        if isinstance(inner, str):
+            return "\n".join([*extras, inner]), 0
+        texts = list(extras)
+        media = 0
+        blocks = expect_list(SOURCE, f"{at}.source.content", inner, limit=MAX_PARTS_PER_MESSAGE)
+        for position, raw in enumerate(blocks):
+            inner_at = f"{at}.source.content[{position}]"
+            inner_block = expect_mapping(SOURCE, inner_at, raw)
+            inner_kind = expect_str(SOURCE, f"{inner_at}.type", inner_block.get("type"))
+            text, cost = _block(inner_kind, inner_block, inner_at, overhead)
+            texts.append(text)
+            media += cost
+        return "\n".join(texts), media
+    return "\n".join([*extras, "[document]"]), overhead.media_cost("document", at)
+
+
+def _result_content(content: object, at: str, overhead: MessageOverhead) -> tuple[str, int]:
+    if content is None:
+        return "", 0
+    if isinstance(content, str):
+        return content, 0
+    blocks = expect_list(SOURCE, at, content, limit=MAX_PARTS_PER_MESSAGE)
+    texts: list[str] = []
+    media = 0
+    for position, raw in enumerate(blocks):
+        inner_at = f"{at}[{position}]"
+        block = expect_mapping(SOURCE, inner_at, raw)
+        kind = expect_str(SOURCE, f"{inner_at}.type", block.get("type"), non_empty=True)
+        if kind in ("tool_use", "tool_result"):
+            fail(SOURCE, f"{inner_at}.type", "must not be nested inside a tool_result", kind)
+        text, cost = _block(kind, block, inner_at, overhead)
+        texts.append(text)
+        media += cost
+    return "\n".join(texts), media

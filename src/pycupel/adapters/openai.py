@@ -1,0 +1,400 @@
+"""OpenAI Chat Completions messages in, a smaller valid history out.
+
+Input is the ``messages`` list you would send to ``client.chat.completions.create``: mappings
+with a ``role`` of ``system``, ``developer``, ``user``, ``assistant``, ``tool`` or the legacy
+``function``. Content may be a string, ``None`` (assistant only) or a list of parts (``text``,
+``refusal``, ``image_url``, ``input_audio``, ``file``).
+
+* ``system`` and ``developer`` messages become ``SystemPrompt`` items, pinned by default.
+* An assistant message with ``tool_calls`` and the ``tool`` messages answering it form one unit
+  (kind ``ToolOutput``, source ``Tool``), kept or dropped as a whole. The legacy pair (an
+  assistant ``function_call`` and the following ``function`` message) is grouped the same way.
+* Every other message is a ``Message`` unit of its own; the latest ``user`` message is pinned
+  by default.
+
+Token counting follows OpenAI's published recipe for chat models: the counter counts each
+message's text (content, tool-call names and arguments, names) and :data:`DEFAULT_OVERHEAD`
+adds 4 tokens per message (3 framing + the role), 1 per ``name``, an estimated 6 per tool call
+(the structure around its name and arguments), 3 per request (the reply priming) and 765 per
+image (a 1024x1024 image at high detail: 85 + 4 tiles x 170). Audio and files have no fixed
+estimate: a history holding them needs ``overhead=MessageOverhead(..., audio=..., document=...)``.
+Part types this module does not know are counted as their JSON text, which for text-like
+parts over-estimates rather than under-estimates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any, Literal
+
+from pycupel.adapters._fit import FitResult, allows_unanswered, fit_units, resolve_counter
+from pycupel.adapters._format import (
+    MAX_MESSAGES,
+    MAX_PARTS_PER_MESSAGE,
+    MAX_TOOL_CALLS_PER_MESSAGE,
+    as_json_text,
+    expect_id,
+    expect_list,
+    expect_mapping,
+    expect_optional_str,
+    expect_str,
+    fail,
+)
+from pycupel.adapters._units import (
+    AnswerRef,
+    CallRef,
+    Category,
+    MessageOverhead,
+    MessageUnits,
+    ParsedMessage,
+    build_units,
+    count_parsed,
+)
+from pycupel.model import ContextBudget, ContextItem
+from pycupel.pipeline import Pipeline
+from pycupel.policy import Policy
+from pycupel.tokens import TokenCounter
+
+__all__ = [
+    "DEFAULT_OVERHEAD",
+    "FitResult",
+    "count_tokens",
+    "fit_messages",
+    "from_messages",
+    "to_messages",
+]
+
+SOURCE = "openai messages"
+
+DEFAULT_OVERHEAD = MessageOverhead(
+    per_message=4, per_name=1, per_tool_call=6, per_request=3, image=765
+)
+"""Approximates OpenAI's chat format (see the module documentation)."""
+
+OpenAIMessage = Mapping[str, Any]
+
+_CATEGORIES: Mapping[str, Category] = {
+    "system": "system",
+    "developer": "system",
+    "user": "user",
+    "assistant": "assistant",
+    "tool": "tool",
+    "function": "tool",
+}
+
+
+def from_messages(
+    messages: Sequence[OpenAIMessage],
+    *,
+    counter: TokenCounter | None = None,
+    overhead: MessageOverhead | None = None,
+    pin_system: bool = True,
+    pin_latest_user: bool = True,
+    timestamps: Sequence[datetime] | None = None,
+    allow_unanswered: bool = False,
+) -> MessageUnits[OpenAIMessage]:
+    """Split an OpenAI chat history into units, one candidate item per unit.
+
+    Args:
+        messages: the history, as sent to the Chat Completions API (never modified).
+        counter: counts message text; defaults to :class:`~pycupel.tokens.HeuristicCounter`.
+        overhead: fixed costs around the text; defaults to :data:`DEFAULT_OVERHEAD`.
+        pin_system: pin ``system`` and ``developer`` messages.
+        pin_latest_user: pin the unit holding the latest ``user`` message.
+        timestamps: one aware datetime per message; by default synthetic, strictly
+            increasing ones in message order (see :data:`~pycupel.adapters.SYNTHETIC_EPOCH`).
+        allow_unanswered: keep a tool call nobody answers as a unit of its own instead of
+            raising :class:`~pycupel.errors.MessageFormatError`; such a unit is flagged in
+            ``unanswered_call_ids`` (OpenAI rejects a request holding it).
+
+    Returns:
+        The units; ``.items`` are the candidates for a pipeline and :func:`to_messages` maps a
+        selection of them back to messages.
+
+    Raises:
+        MessageFormatError: a malformed message, an orphaned tool result, a duplicate call id
+            or (unless allowed) an unanswered tool call; the message names the location.
+    """
+    chosen = overhead if overhead is not None else DEFAULT_OVERHEAD
+    parsed = _parse(messages, chosen)
+    units = build_units(
+        parsed,
+        source=SOURCE,
+        counter=resolve_counter(counter),
+        message_count=len(parsed),
+        pin_system=pin_system,
+        pin_latest_user=pin_latest_user,
+        timestamps=timestamps,
+        allow_unanswered=allow_unanswered,
+    )
+    return MessageUnits("openai", tuple(messages), units, chosen)
+
+
+def to_messages(
+    selection: Iterable[ContextItem], units: MessageUnits[OpenAIMessage]
+) -> list[OpenAIMessage]:
+    """The messages of the selected units, in the original order.
+
+    The list is new; its elements are your original message objects, untouched (unknown
+    keys included). Copy them before mutating. ``to_messages(units.items, units)`` gives back
+    the whole history.
+    """
+    return [
+        units.messages[index] for unit in units.select(selection) for index in unit.message_indices
+    ]
+
+
+def count_tokens(
+    messages: Sequence[OpenAIMessage],
+    *,
+    counter: TokenCounter | None = None,
+    overhead: MessageOverhead | None = None,
+) -> int:
+    """Tokens of a whole request's messages, counted exactly as :func:`fit_messages` does.
+
+    The per-request overhead is included, so ``count_tokens(fitted) <= budget`` holds for the
+    output of :func:`fit_messages` with the same counter and overhead.
+    """
+    chosen = overhead if overhead is not None else DEFAULT_OVERHEAD
+    parsed = _parse(messages, chosen)
+    return count_parsed(parsed, resolve_counter(counter)) + chosen.per_request
+
+
+def fit_messages(
+    messages: Sequence[OpenAIMessage],
+    *,
+    budget: int | ContextBudget,
+    policy: Policy | Pipeline | None = None,
+    counter: TokenCounter | None = None,
+    overhead: MessageOverhead | None = None,
+    pin_system: bool = True,
+    pin_latest_user: bool = True,
+    timestamps: Sequence[datetime] | None = None,
+    deduplicate: bool = False,
+    unanswered_tool_calls: Literal["error", "drop"] = "error",
+) -> FitResult[OpenAIMessage]:
+    """Fit an OpenAI chat history into a token budget; return the history and the report.
+
+    Args:
+        messages: the history (never modified).
+        budget: tokens for the whole prompt (an int: target = max = budget), or a
+            :class:`~pycupel.ContextBudget` for an output reserve, a margin...
+        policy: the selection policy, or a ready :class:`~pycupel.pipeline.Pipeline` (to give
+            a decay scorer its clock, say); defaults to :func:`pycupel.presets.chat`.
+        counter: defaults to :class:`~pycupel.tokens.HeuristicCounter`.
+        overhead: defaults to :data:`DEFAULT_OVERHEAD`.
+        pin_system: always keep ``system``/``developer`` messages.
+        pin_latest_user: always keep the latest ``user`` message (and its unit).
+        timestamps: one aware datetime per message. Time-decay policies need real ones: the
+            synthetic default counts seconds from 2000-01-01 UTC, which a decay scorer reading
+            today's clock sees as very old (recency scoring only uses the order).
+        deduplicate: let the pipeline drop units whose rendered text is byte-identical. Off by
+            default: two "ok" turns at different points of a chat are not duplicates.
+        unanswered_tool_calls: ``"error"`` raises for a call nobody answers; ``"drop"`` leaves
+            its unit out and reports it excluded with reason ``Filtered``.
+
+    Returns:
+        ``FitResult(messages, report)``: the kept messages in the original order, and the
+        pipeline's :class:`~pycupel.diagnostics.SelectionReport`.
+
+    Raises:
+        MessageFormatError: malformed history.
+        PinnedBudgetError: the pinned messages alone do not fit in the budget.
+    """
+    units = from_messages(
+        messages,
+        counter=counter,
+        overhead=overhead,
+        pin_system=pin_system,
+        pin_latest_user=pin_latest_user,
+        timestamps=timestamps,
+        allow_unanswered=allows_unanswered(unanswered_tool_calls),
+    )
+    fitted = fit_units(
+        units,
+        budget=budget,
+        policy=policy,
+        deduplicate=deduplicate,
+        unanswered_tool_calls=unanswered_tool_calls,
+    )
+    return FitResult(to_messages(fitted.selected, units), fitted.report)
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+def _parse(messages: object, overhead: MessageOverhead) -> list[ParsedMessage]:
+    history = expect_list(SOURCE, "messages", messages, limit=MAX_MESSAGES)
+    parsed: list[ParsedMessage] = []
+    tool_names: dict[str, str] = {}
+    legacy_pending: list[str] = []
+    for index, raw in enumerate(history):
+        parsed.append(_parse_message(index, raw, overhead, tool_names, legacy_pending))
+    return parsed
+
+
+def _parse_message(
+    index: int,
+    raw: object,
+    overhead: MessageOverhead,
+    tool_names: dict[str, str],
+    legacy_pending: list[str],
+) -> ParsedMessage:
+    where = f"messages[{index}]"
+    message = expect_mapping(SOURCE, where, raw)
+    role = message.get("role")
+    if role not in _CATEGORIES:
+        fail(SOURCE, f"{where}.role", f"must be one of {', '.join(_CATEGORIES)}", role)
+    assert isinstance(role, str)
+    name = expect_optional_str(SOURCE, f"{where}.name", message.get("name"))
+    fixed = overhead.per_message + (overhead.per_name if name else 0)
+
+    content = message.get("content")
+    if role == "assistant":
+        text, media = _content(content, f"{where}.content", overhead, optional=True)
+        pieces = [text] if text else []
+        refusal = expect_optional_str(SOURCE, f"{where}.refusal", message.get("refusal"))
+        if refusal:
+            pieces.append(refusal)
+        calls = _tool_calls(message, where, tool_names, legacy_pending)
+        pieces.extend(f"{call.name}({arguments})" for call, arguments in calls)
+        if message.get("audio") is not None:
+            expect_mapping(SOURCE, f"{where}.audio", message.get("audio"))
+            media += overhead.media_cost("audio", f"{where}.audio")
+        return ParsedMessage(
+            index=index,
+            role=role,
+            category="assistant",
+            text="\n".join(pieces),
+            fixed_tokens=fixed + media + overhead.per_tool_call * len(calls),
+            calls=tuple(call for call, _ in calls),
+            name=name,
+            tool_names=tuple(call.name for call, _ in calls),
+        )
+
+    text, media = _content(content, f"{where}.content", overhead, optional=False)
+    if role == "tool":
+        call_id = expect_id(SOURCE, f"{where}.tool_call_id", message.get("tool_call_id"))
+        tool = tool_names.get(call_id)
+        return ParsedMessage(
+            index=index,
+            role=role,
+            category="tool",
+            text=text,
+            fixed_tokens=fixed + media,
+            answers=(AnswerRef(call_id, f"{where}.tool_call_id"),),
+            name=name,
+            label=f"tool ({tool})" if tool else "tool",
+            tool_names=(tool,) if tool else (),
+        )
+    if role == "function":
+        function_name = expect_str(SOURCE, f"{where}.name", name, non_empty=True)
+        if not legacy_pending:
+            fail(
+                SOURCE,
+                where,
+                "a 'function' message must answer an earlier assistant function_call "
+                "(orphaned legacy function result)",
+            )
+        call_id = legacy_pending.pop()
+        return ParsedMessage(
+            index=index,
+            role=role,
+            category="tool",
+            text=text,
+            fixed_tokens=fixed + media,
+            answers=(AnswerRef(call_id, where),),
+            name=function_name,
+            tool_names=(function_name,),
+        )
+    return ParsedMessage(
+        index=index,
+        role=role,
+        category=_CATEGORIES[role],
+        text=text,
+        fixed_tokens=fixed + media,
+        user_turn=role == "user",
+        name=name,
+    )
+
+
+def _tool_calls(
+    message: Mapping[str, Any],
+    where: str,
+    tool_names: dict[str, str],
+    legacy_pending: list[str],
+) -> list[tuple[CallRef, str]]:
+    """The calls an assistant message issues, each with its rendered arguments."""
+    calls: list[tuple[CallRef, str]] = []
+    raw_calls = message.get("tool_calls")
+    if raw_calls is not None:
+        entries = expect_list(
+            SOURCE, f"{where}.tool_calls", raw_calls, limit=MAX_TOOL_CALLS_PER_MESSAGE
+        )
+        for position, raw in enumerate(entries):
+            at = f"{where}.tool_calls[{position}]"
+            call = expect_mapping(SOURCE, at, raw)
+            call_id = expect_id(SOURCE, f"{at}.id", call.get("id"))
+            kind = call.get("type")
+            if kind == "function":
+                body = expect_mapping(SOURCE, f"{at}.function", call.get("function"))
+                arguments = expect_str(SOURCE, f"{at}.function.arguments", body.get("arguments"))
+                name_at = f"{at}.function.name"
+            elif kind == "custom":
+                body = expect_mapping(SOURCE, f"{at}.custom", call.get("custom"))
+                arguments = expect_str(SOURCE, f"{at}.custom.input", body.get("input"))
+                name_at = f"{at}.custom.name"
+            else:
+                fail(SOURCE, f"{at}.type", "must be 'function' or 'custom'", kind)
+            name = expect_str(SOURCE, name_at, body.get("name"), non_empty=True)
+            tool_names[call_id] = name
+            calls.append((CallRef(call_id, f"{at}.id", name), arguments))
+    legacy = message.get("function_call")
+    if legacy is not None:
+        at = f"{where}.function_call"
+        body = expect_mapping(SOURCE, at, legacy)
+        name = expect_str(SOURCE, f"{at}.name", body.get("name"), non_empty=True)
+        arguments = expect_str(SOURCE, f"{at}.arguments", body.get("arguments"))
+        # Legacy calls have no id: the next 'function' message answers the latest open one.
+        call_id = f"<function_call at {where}>"
+        legacy_pending.append(call_id)
+        calls.append((CallRef(call_id, at, name), arguments))
+    return calls
+
+
+def _content(
+    content: object, where: str, overhead: MessageOverhead, *, optional: bool
+) -> tuple[str, int]:
+    """The visible text of a content value and the fixed cost of its media parts."""
+    if isinstance(content, str):
+        return content, 0
+    if content is None:
+        if optional:
+            return "", 0
+        fail(SOURCE, where, "must be a string or a list of content parts", content)
+    parts = expect_list(SOURCE, where, content, limit=MAX_PARTS_PER_MESSAGE)
+    texts: list[str] = []
+    media = 0
+    for position, raw in enumerate(parts):
+        at = f"{where}[{position}]"
+        part = expect_mapping(SOURCE, at, raw)
+        kind = expect_str(SOURCE, f"{at}.type", part.get("type"), non_empty=True)
+        if kind in ("text", "refusal"):
+            texts.append(expect_str(SOURCE, f"{at}.{kind}", part.get(kind)))
+        elif kind == "image_url":
+            expect_mapping(SOURCE, f"{at}.image_url", part.get("image_url"))
+            texts.append("[image]")
+            media += overhead.image
+        elif kind == "input_audio":
+            expect_mapping(SOURCE, f"{at}.input_audio", part.get("input_audio"))
+            texts.append("[audio]")
+            media += overhead.media_cost("audio", at)
+        elif kind == "file":
+            expect_mapping(SOURCE, f"{at}.file", part.get("file"))
+            texts.append("[file]")
+            media += overhead.media_cost("document", at)
+        else:
+            # Unknown part types are counted as their JSON text: an over-estimate is safe.
+            texts.append(as_json_text(dict(part)))
+    return "\n".join(texts), media

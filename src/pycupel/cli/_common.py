@@ -1,0 +1,254 @@
+"""What the pipeline commands share: the budget and input options, the pipeline they run,
+error reporting and the progress display (reading the input is :mod:`pycupel.cli._input`).
+
+Errors: every expected failure (a :class:`~pycupel.errors.CupelError`, an unreadable or
+unwritable file) becomes one line on stderr and exit status 1; usage errors exit with 2
+(click's convention). Anything else is a bug and shows its traceback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
+
+from pycupel.cli._input import FORMATS
+from pycupel.errors import CupelError
+from pycupel.model import ContextBudget
+from pycupel.pipeline import Pipeline
+from pycupel.placers import ChronologicalPlacer, Placer, UShapedPlacer
+from pycupel.scorers import (
+    CompositeScorer,
+    FrequencyScorer,
+    KindScorer,
+    PriorityScorer,
+    RecencyScorer,
+    Scorer,
+)
+from pycupel.slicers import GreedySlice
+
+__all__ = [
+    "PLACERS",
+    "PROGRESS_THRESHOLD",
+    "ProgressDisplay",
+    "budget_options",
+    "build_pipeline",
+    "cli_errors",
+    "default_scorer",
+    "format_option",
+    "items_argument",
+    "make_budget",
+    "placer_option",
+    "progress_option",
+    "stderr_console",
+    "wants_progress",
+    "write_text",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+PLACERS: dict[str, type[ChronologicalPlacer] | type[UShapedPlacer]] = {
+    "chronological": ChronologicalPlacer,
+    "u-shaped": UShapedPlacer,
+}
+
+PROGRESS_THRESHOLD = 50_000
+"""Show progress (on a terminal) when items x pipeline runs exceeds this."""
+
+
+def default_scorer() -> Scorer:
+    """The commands' scorer: recency 3, priority 2, kind 1, frequency 1 (weights normalised)."""
+    return CompositeScorer(
+        [
+            (RecencyScorer(), 3.0),
+            (PriorityScorer(), 2.0),
+            (KindScorer(), 1.0),
+            (FrequencyScorer(), 1.0),
+        ]
+    )
+
+
+def build_pipeline(
+    budget: ContextBudget, placer: str = "chronological", *, deduplicate: bool = True
+) -> Pipeline:
+    """The pipeline the commands run: default scorer, greedy slicing, the chosen placer.
+
+    Message histories run without deduplication (the adapters' rule: two "ok" turns at
+    different points of a chat are not duplicates).
+    """
+    chosen: Placer = PLACERS[placer]()
+    return Pipeline(
+        budget=budget,
+        scorer=default_scorer(),
+        slicer=GreedySlice(),
+        placer=chosen,
+        deduplicate=deduplicate,
+    )
+
+
+def make_budget(max_tokens: int, target: int | None, output_reserve: int) -> ContextBudget:
+    """The budget of ``--budget``/``--target``/``--output-reserve`` (target defaults to max).
+
+    Raises:
+        click.BadParameter: the target or the reserve exceeds the budget.
+    """
+    if target is not None and target > max_tokens:
+        raise click.BadParameter(
+            f"must be <= --budget ({max_tokens}), got {target}", param_hint="--target"
+        )
+    if output_reserve > max_tokens:
+        raise click.BadParameter(
+            f"must be <= --budget ({max_tokens}), got {output_reserve}",
+            param_hint="--output-reserve",
+        )
+    return ContextBudget(
+        max_tokens=max_tokens,
+        target_tokens=max_tokens if target is None else target,
+        output_reserve=output_reserve,
+    )
+
+
+def items_argument(function: F) -> F:
+    """The ``ITEMS`` argument: a file path, or ``-`` for standard input."""
+    return click.argument(
+        "items_path", metavar="ITEMS", type=click.Path(dir_okay=False, allow_dash=True)
+    )(function)
+
+
+def budget_options(function: F) -> F:
+    """``--budget`` (required), ``--target`` and ``--output-reserve``."""
+    function = click.option(
+        "--output-reserve",
+        type=click.IntRange(min=0),
+        default=0,
+        show_default=True,
+        help="Tokens kept free for the model's answer.",
+    )(function)
+    function = click.option(
+        "--target",
+        type=click.IntRange(min=0),
+        default=None,
+        help="Tokens to aim for (target_tokens); defaults to --budget.",
+    )(function)
+    return click.option(
+        "--budget",
+        "max_tokens",
+        type=click.IntRange(min=0),
+        required=True,
+        help="Context window size in tokens (max_tokens).",
+    )(function)
+
+
+def placer_option(function: F) -> F:
+    """``--placer``: the order of the selected items in the window."""
+    return click.option(
+        "--placer",
+        type=click.Choice(sorted(PLACERS)),
+        default="chronological",
+        show_default=True,
+        help="Order of the selected items in the window.",
+    )(function)
+
+
+def format_option(function: F) -> F:
+    """``--format``: items, an OpenAI or an Anthropic message history, or auto-detected."""
+    return click.option(
+        "--format",
+        "input_format",
+        type=click.Choice(FORMATS),
+        default="auto",
+        show_default=True,
+        help=(
+            "What ITEMS holds: an items file, or an OpenAI or Anthropic message history "
+            "(a messages array, or a request body with 'messages'). auto tells them apart "
+            "and asks for --format when a history is valid for both providers."
+        ),
+    )(function)
+
+
+def progress_option(function: F) -> F:
+    """``--progress/--no-progress``; by default shown on a terminal for long runs only."""
+    return click.option(
+        "--progress/--no-progress",
+        "progress",
+        default=None,
+        help=(
+            "Show progress on stderr. Default: only on a terminal, only for large inputs "
+            f"(items x runs > {PROGRESS_THRESHOLD:,}), never with --json."
+        ),
+    )(function)
+
+
+@contextmanager
+def cli_errors() -> Iterator[None]:
+    """Turn expected failures into one-line messages and exit status 1."""
+    try:
+        yield
+    except CupelError as exc:
+        raise click.ClickException(str(exc)) from exc
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        raise click.ClickException(f"{where}{exc.strerror or exc}") from exc
+
+
+def write_text(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` (UTF-8); an OSError surfaces through :func:`cli_errors`."""
+    Path(path).write_text(text, encoding="utf-8")
+
+
+def wants_progress(choice: bool | None, *, work: int, as_json: bool, console: Console) -> bool:
+    """Whether to show progress: an explicit ``--progress/--no-progress`` wins; otherwise only
+    on a terminal, without ``--json``, when ``work`` (items x runs) is large."""
+    if choice is not None:
+        return choice
+    return not as_json and console.is_terminal and work > PROGRESS_THRESHOLD
+
+
+class ProgressDisplay:
+    """A progress bar on stderr, or nothing at all when disabled.
+
+    Use as a context manager; :meth:`task` adds a task and returns a function that advances it.
+    """
+
+    def __init__(self, enabled: bool, console: Console) -> None:
+        self._progress: Progress | None = None
+        if enabled:
+            self._progress = Progress(
+                SpinnerColumn(),
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                console=console,
+                transient=True,
+            )
+
+    def __enter__(self) -> ProgressDisplay:
+        if self._progress is not None:
+            self._progress.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+    def task(self, description: str, total: int | None) -> Callable[[], None]:
+        """Start a task of ``total`` steps (None: unknown) and return its advance function."""
+        progress = self._progress
+        if progress is None:
+            return _no_op
+        task_id = progress.add_task(description, total=total)
+        return lambda: progress.advance(task_id)
+
+
+def _no_op() -> None:
+    return None
+
+
+def stderr_console() -> Console:
+    """The console for progress and diagnostics: stderr, never stdout."""
+    return Console(stderr=True)

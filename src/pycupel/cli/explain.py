@@ -1,0 +1,151 @@
+"""``pycupel explain``: every item's fate, score, tokens and reason, and the budget it used."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+
+from pycupel.cli._common import (
+    ProgressDisplay,
+    budget_options,
+    build_pipeline,
+    cli_errors,
+    format_option,
+    items_argument,
+    make_budget,
+    placer_option,
+    progress_option,
+    stderr_console,
+    wants_progress,
+    write_text,
+)
+from pycupel.cli._input import Candidates, read_candidates
+from pycupel.diagnostics.wire import budget_to_dict
+from pycupel.itemio import item_to_dict
+from pycupel.model import ContextBudget
+from pycupel.pipeline import DryRunResult, Pipeline
+from pycupel.render.console import render_report
+from pycupel.render.html import report_html
+
+__all__ = ["explain", "run_settings"]
+
+_FORMAT_NAMES = {
+    "items": "items",
+    "openai": "OpenAI chat messages",
+    "anthropic": "Anthropic messages",
+}
+
+
+def run_settings(
+    items_path: str, budget: ContextBudget, pipeline: Pipeline, placer: str, input_format: str
+) -> dict[str, str]:
+    """How the run was configured, for the HTML page's "Run" list."""
+    text = (
+        f"max {budget.max_tokens:,}, target {budget.target_tokens:,}, "
+        f"output reserve {budget.output_reserve:,}"
+    )
+    return {
+        "items": "standard input" if items_path == "-" else items_path,
+        "format": _FORMAT_NAMES[input_format],
+        "budget": text,
+        "scorer": "composite: recency ×3, priority ×2, kind ×1, frequency ×1",
+        "slicer": type(pipeline.slicer).__name__,
+        "placer": placer,
+        "deduplicate": "on" if pipeline.deduplicate else "off",
+        "overflow strategy": pipeline.overflow_strategy.value,
+    }
+
+
+@click.command("explain")
+@items_argument
+@budget_options
+@placer_option
+@format_option
+@click.option(
+    "--html",
+    "html_path",
+    type=click.Path(dir_okay=False, writable=True),
+    default=None,
+    help="Also write the report as a self-contained HTML page to this file.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the result and report as JSON.")
+@click.option(
+    "--rows",
+    type=click.IntRange(min=0),
+    default=100,
+    show_default=True,
+    help="Show at most this many included and this many excluded items (0: all).",
+)
+@progress_option
+def explain(
+    *,
+    items_path: str,
+    max_tokens: int,
+    target: int | None,
+    output_reserve: int,
+    placer: str,
+    input_format: str,
+    html_path: str | None,
+    as_json: bool,
+    rows: int,
+    progress: bool | None,
+) -> None:
+    """Explain a selection: which items of ITEMS go in, which stay out, and why.
+
+    ITEMS is a JSON array or JSON Lines file of items, or an OpenAI or Anthropic message
+    history (see --format); - reads stdin. Prints a table of the included items (in
+    context-window order) and the excluded ones (highest score first) with kind, tokens,
+    score and reason, and a bar of the budget used per kind.
+    """
+    budget = make_budget(max_tokens, target, output_reserve)
+    errors = stderr_console()
+    with cli_errors():
+        candidates = read_candidates(items_path, input_format)
+        items = candidates.items
+        pipeline = build_pipeline(budget, placer, deduplicate=not candidates.is_history)
+        show = wants_progress(progress, work=len(items), as_json=as_json, console=errors)
+        with ProgressDisplay(show, errors) as display:
+            display.task(f"Selecting from {len(items):,} items", None)
+            result = pipeline.dry_run(items)
+            if html_path is not None:
+                display.task("Writing the HTML report", None)
+                page = report_html(
+                    result.report,
+                    budget,
+                    title=f"Selection report: {_name(items_path)}",
+                    subtitle=(
+                        f"{len(items):,} candidate items, budget {budget.max_tokens:,} tokens"
+                    ),
+                    settings=run_settings(items_path, budget, pipeline, placer, candidates.format),
+                )
+                write_text(html_path, page)
+
+    if as_json:
+        data = _as_json(result, budget, candidates)
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        return
+    console = Console(highlight=False)
+    console.print(render_report(result.report, budget, max_rows=rows or None))
+    if html_path is not None:
+        click.echo(f"HTML report written to {html_path}")
+
+
+def _name(items_path: str) -> str:
+    return "standard input" if items_path == "-" else Path(items_path).name
+
+
+def _as_json(result: DryRunResult, budget: ContextBudget, candidates: Candidates) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "budget": budget_to_dict(budget),
+        "total_tokens": result.total_tokens,
+        "items": [item_to_dict(item) for item in result.items],
+        "report": result.report.to_dict(),
+    }
+    if candidates.is_history:
+        # The kept part of the history, as the provider's messages, ready to send.
+        data["history"] = candidates.fitted(result.items)
+    return data

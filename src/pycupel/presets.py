@@ -1,0 +1,178 @@
+"""The seven reference presets: ready-made policies for common workloads.
+
+===========  ===============================  =====================  =============
+Preset       Scorers (weight)                 Slicer                 Placer
+===========  ===============================  =====================  =============
+Chat         recency 3, kind 1                greedy                 chronological
+CodeReview   kind 2, priority 2, recency 1    greedy                 chronological
+Rag          reflexive 3, kind 1              greedy                 u-shaped
+DocumentQa   kind 2, reflexive 2, priority 1  knapsack (bucket 100)  u-shaped
+ToolUse      kind 2, recency 2, priority 1    greedy                 chronological
+LongRunning  recency 3, frequency 1, kind 1   greedy                 chronological
+Debugging    priority 3, kind 2, recency 1    greedy                 chronological
+===========  ===============================  =====================  =============
+
+Every preset deduplicates, raises on overflow (THROW), and uses the kind scorer with the
+specification's default weights. A preset is an ordinary :class:`~pycupel.policy.Policy`:
+build it with a budget (``presets.chat().build(budget)``), save it, or derive a variant with
+:func:`dataclasses.replace`.
+
+Examples:
+    >>> from pycupel import presets
+    >>> presets.names()
+    ('Chat', 'CodeReview', 'Rag', 'DocumentQa', 'ToolUse', 'LongRunning', 'Debugging')
+    >>> presets.by_name("code-review").name
+    'CodeReview'
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable
+from typing import Final
+
+from pycupel.errors import PipelineConfigError
+from pycupel.model import OverflowStrategy, ascii_fold
+from pycupel.policy import Policy, ScorerSpec, SlicerSpec
+
+__all__ = [
+    "by_name",
+    "chat",
+    "code_review",
+    "debugging",
+    "document_qa",
+    "long_running",
+    "names",
+    "rag",
+    "tool_use",
+]
+
+
+def _preset(
+    name: str,
+    description: str,
+    scorers: list[tuple[str, float]],
+    *,
+    slicer: SlicerSpec | None = None,
+    placer: str = "chronological",
+) -> Policy:
+    return Policy(
+        name=name,
+        description=description,
+        scorers=[ScorerSpec(type_name, weight) for type_name, weight in scorers],
+        slicer=slicer if slicer is not None else SlicerSpec("greedy"),
+        placer=placer,
+        deduplicate=True,
+        overflow_strategy=OverflowStrategy.THROW,
+    )
+
+
+def chat() -> Policy:
+    """Conversations: the newest turns first, kinds as a tie-breaker; read in time order."""
+    return _preset(
+        "Chat",
+        "Conversation: keep the latest turns, prefer weightier kinds, in time order.",
+        [("recency", 3), ("kind", 1)],
+    )
+
+
+def code_review() -> Policy:
+    """Code review: important kinds and explicit priorities, then recency."""
+    return _preset(
+        "CodeReview",
+        "Code review: what kind of context it is and how important the caller says it is "
+        "count most; recency breaks ties.",
+        [("kind", 2), ("priority", 2), ("recency", 1)],
+    )
+
+
+def rag() -> Policy:
+    """Retrieval-augmented generation: the retriever's relevance hints, best at the edges."""
+    return _preset(
+        "Rag",
+        "Retrieval: rank passages by the caller's relevance hint and place the best at both "
+        "ends of the window.",
+        [("reflexive", 3), ("kind", 1)],
+        placer="u-shaped",
+    )
+
+
+def document_qa() -> Policy:
+    """Question answering over documents: optimal packing of relevant, important passages."""
+    return _preset(
+        "DocumentQa",
+        "Document Q&A: kind and relevance first, then priority; packed by knapsack in "
+        "100-token buckets, best passages at the edges.",
+        [("kind", 2), ("reflexive", 2), ("priority", 1)],
+        slicer=SlicerSpec.of("knapsack", bucket_size=100),
+        placer="u-shaped",
+    )
+
+
+def tool_use() -> Policy:
+    """Agents calling tools: tool outputs and memories by kind, and the latest steps."""
+    return _preset(
+        "ToolUse",
+        "Tool use: favour tool outputs and memories by kind and the most recent steps; "
+        "priority breaks ties.",
+        [("kind", 2), ("recency", 2), ("priority", 1)],
+    )
+
+
+def long_running() -> Policy:
+    """Long sessions: recent items, plus topics that keep coming back (shared tags)."""
+    return _preset(
+        "LongRunning",
+        "Long sessions: mostly recency, with a boost for recurring topics (shared tags) "
+        "and weightier kinds.",
+        [("recency", 3), ("frequency", 1), ("kind", 1)],
+    )
+
+
+def debugging() -> Policy:
+    """Debugging: explicitly prioritised evidence (errors, traces) first."""
+    return _preset(
+        "Debugging",
+        "Debugging: what the caller marks as important (errors, stack traces) first, then "
+        "kind, then recency.",
+        [("priority", 3), ("kind", 2), ("recency", 1)],
+    )
+
+
+_PRESETS: Final[dict[str, Callable[[], Policy]]] = {
+    "Chat": chat,
+    "CodeReview": code_review,
+    "Rag": rag,
+    "DocumentQa": document_qa,
+    "ToolUse": tool_use,
+    "LongRunning": long_running,
+    "Debugging": debugging,
+}
+
+
+def names() -> tuple[str, ...]:
+    """The preset names, in the reference order."""
+    return tuple(_PRESETS)
+
+
+def _squash(name: str) -> str:
+    return re.sub(r"[-_\s]", "", ascii_fold(name))
+
+
+def by_name(name: str) -> Policy:
+    """The preset called ``name``, ignoring ASCII case and ``-``/``_``/spaces
+    (``"code-review"``, ``"code_review"``, ``"CodeReview"``).
+
+    Raises:
+        PipelineConfigError: no preset has that name (the message suggests the closest).
+    """
+    if not isinstance(name, str):
+        raise PipelineConfigError("name", name, "must be a preset name (a string)")
+    squashed = _squash(name)
+    by_squashed = {_squash(preset): preset for preset in _PRESETS}
+    if squashed in by_squashed:
+        return _PRESETS[by_squashed[squashed]]()
+    close = difflib.get_close_matches(squashed, list(by_squashed), n=1, cutoff=0.6)
+    hint = f" (did you mean {by_squashed[close[0]]!r}?)" if close else ""
+    raise PipelineConfigError("name", name, f"must be one of: {', '.join(_PRESETS)}{hint}")

@@ -1,0 +1,25 @@
+"""Readable selection reports: rich renderables for the terminal, self-contained HTML pages
+and SVG charts.
+
+* :func:`~pycupel.render.console.render_report`, :class:`~pycupel.render.console.BudgetBar`,
+  :class:`~pycupel.render.console.ItemTable` — a report in the terminal.
+* :func:`~pycupel.render.html.report_html` — a report as one HTML page.
+* :func:`~pycupel.render.html.sweep_html`, :func:`~pycupel.render.sweep.sweep_chart`,
+  :func:`~pycupel.render.sweep.sweep_table` — a budget sweep as a page, an SVG, a table.
+"""
+
+from pycupel.render.console import BudgetBar, ItemTable, render_report
+from pycupel.render.html import report_html, sweep_html
+from pycupel.render.sweep import SweepRow, sweep_chart, sweep_rows, sweep_table
+
+__all__ = [
+    "BudgetBar",
+    "ItemTable",
+    "SweepRow",
+    "render_report",
+    "report_html",
+    "sweep_chart",
+    "sweep_html",
+    "sweep_rows",
+    "sweep_table",
+]

@@ -1,0 +1,186 @@
+"""``pycupel explain``: human output, JSON, HTML, errors and exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from pycupel.cli import main
+from pycupel.diagnostics import SelectionReport
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "support-chat.json"
+
+
+def run(*args: str, stdin: str | None = None, columns: int = 160) -> Result:
+    runner = CliRunner(env={"COLUMNS": str(columns)})
+    return runner.invoke(main, list(args), input=stdin, catch_exceptions=False)
+
+
+def write_items(path: Path, items: list[dict[str, object]]) -> str:
+    path.write_text(json.dumps(items), encoding="utf-8")
+    return str(path)
+
+
+@pytest.fixture
+def small(tmp_path: Path) -> str:
+    return write_items(
+        tmp_path / "items.json",
+        [
+            {"content": "system rules", "tokens": 20, "kind": "SystemPrompt", "pinned": True},
+            {"content": "first question", "tokens": 30, "priority": 1},
+            {"content": "huge document", "tokens": 500, "kind": "Document", "priority": 5},
+            {"content": "first question", "tokens": 30, "priority": 1},
+            {"content": "latest question", "tokens": 25, "priority": 3},
+        ],
+    )
+
+
+def test_human_output_has_headline_bar_table_and_summary(small: str) -> None:
+    result = run("explain", small, "--budget", "100", "--output-reserve", "10")
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "Included 3 of 5 items (75 tokens); excluded 2 (530 tokens)." in out
+    assert "Budget 75 of 100 target tokens used (75%) · max 100 · output reserve 10" in out
+    assert "▲ target 100" in " ".join(out.split()) or "target 100 ▲" in out
+    flat = " ".join(out.split())
+    assert "BudgetExceeded: 500 tokens, 15 available" in flat
+    assert "Deduplicated: identical to a kept item" in flat
+    assert (
+        "Exclusions: BudgetExceeded 1 item (500 tokens), Deduplicated 1 item (30 tokens)." in flat
+    )
+    assert result.stderr == ""
+
+
+def test_json_is_the_result_and_the_spec_report(small: str) -> None:
+    result = run("explain", small, "--budget", "100", "--target", "90", "--json")
+    assert result.exit_code == 0
+    data = json.loads(result.stdout)
+    assert data["budget"] == {"maxTokens": 100, "targetTokens": 90}
+    assert data["total_tokens"] == 75
+    assert sorted(item["content"] for item in data["items"]) == [
+        "first question",
+        "latest question",
+        "system rules",
+    ]
+    report = SelectionReport.from_dict(data["report"])
+    assert report.total_candidates == 5
+    assert sorted(entry.reason.name for entry in report.excluded) == [
+        "BudgetExceeded",
+        "Deduplicated",
+    ]
+
+
+def test_html_file_is_written_and_lists_every_item(small: str, tmp_path: Path) -> None:
+    page = tmp_path / "report.html"
+    result = run("explain", small, "--budget", "100", "--html", str(page))
+    assert result.exit_code == 0
+    assert f"HTML report written to {page}" in result.stdout
+    html = page.read_text(encoding="utf-8")
+    assert html.startswith("<!DOCTYPE html>")
+    assert html.count('<tr class="included">') == 3
+    assert html.count('<tr class="excluded">') == 2
+    assert "Selection report: items.json" in html
+
+
+def test_json_and_html_together_keep_stdout_pure_json(small: str, tmp_path: Path) -> None:
+    page = tmp_path / "r.html"
+    result = run("explain", small, "--budget", "100", "--json", "--html", str(page))
+    assert result.exit_code == 0
+    json.loads(result.stdout)
+    assert page.exists()
+
+
+def test_reads_standard_input(small: str) -> None:
+    result = run("explain", "-", "--budget", "100", "--json", stdin=Path(small).read_text())
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["report"]["total_candidates"] == 5
+
+
+def test_rows_limits_the_table(small: str) -> None:
+    result = run("explain", small, "--budget", "100", "--rows", "1")
+    assert result.exit_code == 0
+    assert "Not shown: 2 more included and 1 more excluded items." in result.stdout
+
+
+def test_bundled_example_explains() -> None:
+    result = run("explain", str(EXAMPLE), "--budget", "1200", "--placer", "u-shaped")
+    assert result.exit_code == 0
+    assert "Candidates" in result.stdout
+
+
+def test_output_fits_a_narrow_terminal(small: str) -> None:
+    result = run("explain", small, "--budget", "100", columns=60)
+    assert result.exit_code == 0
+    assert max(len(line) for line in result.stdout.splitlines()) <= 60
+
+
+def test_placer_changes_only_the_order(small: str) -> None:
+    chrono = json.loads(run("explain", small, "--budget", "100", "--json").stdout)
+    shaped = json.loads(
+        run("explain", small, "--budget", "100", "--json", "--placer", "u-shaped").stdout
+    )
+    assert sorted(i["content"] for i in chrono["items"]) == sorted(
+        i["content"] for i in shaped["items"]
+    )
+
+
+def one_line_error(result: Result, code: int = 1) -> str:
+    assert result.exit_code == code, result.output
+    assert "Traceback" not in result.output
+    lines = result.stderr.strip().splitlines()
+    if code == 1:
+        assert len(lines) == 1, lines
+    assert result.stdout == ""
+    return result.stderr
+
+
+def test_missing_file_is_one_line(tmp_path: Path) -> None:
+    error = one_line_error(run("explain", str(tmp_path / "nope.json"), "--budget", "10"))
+    assert "nope.json" in error
+    assert "cannot read file" in error
+
+
+def test_invalid_json_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text("[{", encoding="utf-8")
+    error = one_line_error(run("explain", str(path), "--budget", "10"))
+    assert "invalid JSON" in error
+
+
+def test_invalid_item_names_the_field(tmp_path: Path) -> None:
+    path = write_items(tmp_path / "bad.json", [{"content": "x", "tokens": "many"}])
+    error = one_line_error(run("explain", path, "--budget", "10"))
+    assert "items[0].tokens" in error
+
+
+def test_pinned_items_over_budget_is_one_line(tmp_path: Path) -> None:
+    path = write_items(tmp_path / "p.json", [{"content": "big", "tokens": 50, "pinned": True}])
+    error = one_line_error(run("explain", path, "--budget", "10"))
+    assert "pinned items require 50 tokens" in error
+
+
+def test_unwritable_html_path_is_one_line(small: str, tmp_path: Path) -> None:
+    error = one_line_error(
+        run("explain", small, "--budget", "100", "--html", str(tmp_path / "no" / "r.html"))
+    )
+    assert "r.html" in error
+
+
+def test_target_above_budget_is_a_usage_error(small: str) -> None:
+    error = one_line_error(run("explain", small, "--budget", "10", "--target", "20"), code=2)
+    assert "--target" in error
+
+
+def test_missing_budget_is_a_usage_error(small: str) -> None:
+    one_line_error(run("explain", small), code=2)
+
+
+def test_select_still_works_with_the_shared_helpers(small: str) -> None:
+    result = run("select", small, "--budget", "100", "--json")
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["total_tokens"] == 75
+    error = one_line_error(run("select", small + ".missing", "--budget", "100"))
+    assert "cannot read file" in error
