@@ -352,7 +352,8 @@ class Pipeline:
             started = perf_counter()
         effective = compute_effective_budget(budget, pinned_tokens)
         slice_result = _slice(self._slicer, scored, effective)
-        selected_ids = {id(item) for item in slice_result.selected}
+        selected_ids = set(map(id, slice_result.selected))
+        selected_tokens = sum(map(_TOKENS, slice_result.selected))
         if len(selected_ids) != len(slice_result.selected):
             _check_no_repeats(candidates)
             raise SlicerConfigError(
@@ -376,7 +377,7 @@ class Pipeline:
                     scored,
                     slice_result,
                     selected_ids,
-                    effective_target=effective.target_tokens,
+                    available=effective.target_tokens - selected_tokens,
                     pinned=pinned,
                     slicer_name=type(self._slicer).__name__,
                 )
@@ -388,8 +389,7 @@ class Pipeline:
             started = perf_counter()
         merged = [_tuple_new(ScoredItem, (item, _PINNED_SCORE)) for item in pinned]
         merged.extend(chosen)
-        # `chosen` holds exactly the selected items (checked above).
-        merged_tokens = pinned_tokens + sum(map(_TOKENS, slice_result.selected))
+        merged_tokens = pinned_tokens + selected_tokens
         target = budget.target_tokens
         overflow: OverflowEvent | None = None
         truncated: list[tuple[ScoredItem, int]] = []
@@ -406,7 +406,8 @@ class Pipeline:
         merged_count = len(merged) + len(truncated)
         to_place = tuple(merged)
         placed = self._place(to_place)
-        total_tokens = sum(map(_TOKENS, placed))
+        # The placer only reorders: the total is that of the (possibly truncated) merge.
+        total_tokens = merged_tokens - sum(entry.item.tokens for entry, _ in truncated)
         if trace is not None:
             ended = perf_counter()
             if trace.decisions:
@@ -415,7 +416,7 @@ class Pipeline:
             trace.stage(PipelineStage.PLACE, started, ended, merged_count)
             if trace.recorder is not None:
                 trace.recorder(
-                    included=_included(placed, to_place),
+                    included=_included(placed, to_place, len(pinned)),
                     excluded=trace.excluded,
                     count_requirement_shortfalls=slice_result.shortfalls,
                     packing=slice_result.packing,
@@ -626,12 +627,15 @@ def _explain_slice(
     result: SliceResult,
     selected_ids: set[int],
     *,
-    effective_target: int,
+    available: int,
     pinned: list[ContextItem],
     slicer_name: str,
 ) -> None:
-    # D025: what was left of the slicer's target once everything it chose is counted.
-    available = effective_target - sum(map(_TOKENS, result.selected))
+    """Reasons for the sorted items the slicer left out.
+
+    ``available`` is the slicer's effective target minus the tokens of everything it selected
+    (the specification's D025 definition), the same for every item of the stage.
+    """
     pinned_tokens = sum(map(_TOKENS, pinned))
     displaced_by = _largest(pinned)
     caps = _cap_reasons(result, selected_ids, scored, slicer_name)
@@ -691,19 +695,20 @@ def _explain_truncation(
 
 
 def _included(
-    placed: tuple[ContextItem, ...], merged: tuple[ScoredItem, ...]
+    placed: tuple[ContextItem, ...], merged: tuple[ScoredItem, ...], pinned_count: int
 ) -> list[IncludedItem]:
-    score_of = {id(item): score for item, score in merged}
-    scores = [score_of[id(item)] for item in placed]
-    reasons = [
-        InclusionReason.PINNED
-        if item.pinned
-        else InclusionReason.ZERO_TOKEN
-        if item.tokens == 0
-        else InclusionReason.SCORED
-        for item in placed
-    ]
-    return list(map(_tuple_new, repeat(IncludedItem), zip(placed, scores, reasons, strict=True)))
+    """The placed items with their scores and inclusion reasons, in placed order."""
+    items = [entry[0] for entry in merged]
+    scores = [entry[1] for entry in merged]
+    # Pinned items lead the merge; the others are free when they cost nothing.
+    reasons = [InclusionReason.PINNED] * pinned_count
+    reasons.extend(
+        InclusionReason.ZERO_TOKEN if tokens == 0 else InclusionReason.SCORED
+        for tokens in map(_TOKENS, items[pinned_count:])
+    )
+    entries = map(_tuple_new, repeat(IncludedItem), zip(items, scores, reasons, strict=True))
+    by_id = dict(zip(map(id, items), entries, strict=True))
+    return list(map(by_id.__getitem__, map(id, placed)))
 
 
 class _Trace:

@@ -143,4 +143,4 @@ def _sort_by_score(excluded: Sequence[ExcludedItem]) -> tuple[ExcludedItem, ...]
     # Negating puts the highest score first; a stable sort keeps exclusion order on ties and
     # sorts NaN (which has no place in a descending order) after every number.
     order = np.argsort(-scores, kind="stable")
-    return tuple(excluded[index] for index in order.tolist())
+    return tuple([excluded[index] for index in order.tolist()])
