@@ -85,6 +85,7 @@ from pycupel.slicers.base import (
 )
 
 if TYPE_CHECKING:
+    from pycupel.policy import Policy
     from pycupel.scorers.base import FloatArray
 
 __all__ = ["DryRunResult", "Pipeline", "PipelineResult"]
@@ -198,6 +199,19 @@ class Pipeline:
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"Pipeline is immutable; cannot set {name!r}")
+
+    @classmethod
+    def from_policy(cls, policy: Policy, *, budget: ContextBudget) -> Pipeline:
+        """The pipeline ``policy`` describes, for ``budget``::
+
+        Pipeline.from_policy(presets.chat(), budget=ContextBudget(max_tokens=8000,
+                                                                   target_tokens=6000))
+        """
+        from pycupel.policy import Policy  # noqa: PLC0415 (the policy package builds pipelines)
+
+        if not isinstance(policy, Policy):
+            raise PipelineConfigError("policy", policy, "must be a Policy")
+        return policy.build(budget)
 
     # ------------------------------------------------------------------ configuration
 
