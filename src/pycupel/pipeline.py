@@ -33,14 +33,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from itertools import repeat
-from operator import attrgetter
+from itertools import compress, repeat
+from operator import attrgetter, itemgetter
 from time import perf_counter
 from typing import TYPE_CHECKING, NoReturn
 
 import numpy as np
 
 from pycupel._checks import check_bool
+from pycupel._identity import by_id, identity_key, same_by_identity
 from pycupel.diagnostics.collector import (
     DiagnosticTraceCollector,
     TraceCollector,
@@ -73,9 +74,10 @@ from pycupel.model import (
     ScoredItem,
     compute_effective_budget,
 )
-from pycupel.placers import Placer
+from pycupel.placers import ColumnPlacer, Placer
 from pycupel.scorers.base import Scorer, as_scorer, score_array
 from pycupel.slicers import GreedySlice
+from pycupel.slicers._common import ColumnSlicer
 from pycupel.slicers.base import (
     CountRequirementShortfall,
     PackingStats,
@@ -92,6 +94,11 @@ __all__ = ["DryRunResult", "Pipeline", "PipelineResult"]
 
 _PINNED_SCORE = 1.0
 _TOKENS = attrgetter("tokens")
+_PINNED = attrgetter("pinned")
+_ITEM = itemgetter(0)
+_PLAIN_TYPES = frozenset({ContextItem})
+_COLUMN_SLICE: object = ColumnSlicer.slice
+_COLUMN_PLACE: object = ColumnPlacer.place
 _tuple_new = tuple.__new__
 
 
@@ -303,17 +310,24 @@ class Pipeline:
         # ---- 1. Classify
         started = perf_counter() if trace is not None else 0.0
         pinned: list[ContextItem] = []
-        scoreable: list[ContextItem] = []
         negative: list[ContextItem] = []
-        for item in candidates:
-            if type(item) is not ContextItem and not isinstance(item, ContextItem):
-                _reject_item(candidates)
-            if item.tokens < 0:
-                negative.append(item)
-            elif item.pinned:
-                pinned.append(item)
-            else:
-                scoreable.append(item)
+        scoreable: Sequence[ContextItem]
+        # The common case, every candidate a plain scoreable ContextItem, is checked with
+        # C-level passes; it also lets item sets below key on the items themselves.
+        plain = _all_plain_scoreable(candidates)
+        if plain:
+            scoreable = candidates
+        else:
+            scoreable = []
+            for item in candidates:
+                if type(item) is not ContextItem and not isinstance(item, ContextItem):
+                    _reject_item(candidates)
+                if item.tokens < 0:
+                    negative.append(item)
+                elif item.pinned:
+                    pinned.append(item)
+                else:
+                    scoreable.append(item)
         pinned_tokens = sum(map(_TOKENS, pinned))
         available_for_pinned = budget.max_tokens - budget.output_reserve
         if pinned_tokens > available_for_pinned:
@@ -354,38 +368,59 @@ class Pipeline:
 
         # ---- 4. Sort (score descending, input order on ties; no diagnostic event)
         order = np.argsort(-scores, kind="stable")
-        sorted_scores: list[float] = scores[order].tolist()
-        sorted_items = [survivors[index] for index in order.tolist()]
-        # ScoredItem is a NamedTuple: build the tuples directly, without a Python-level loop.
-        scored: tuple[ScoredItem, ...] = tuple(
-            map(_tuple_new, repeat(ScoredItem), zip(sorted_items, sorted_scores, strict=True))
-        )
+        sorted_score_array = scores[order]
+        sorted_scores: list[float] = sorted_score_array.tolist()
+        sorted_items = list(map(survivors.__getitem__, order.tolist()))
+        # A built-in columnar slicer decides from the token and score columns alone; then the
+        # (item, score) pairs are built only where diagnostics need them all.
+        columnar = _column_slicer(self._slicer)
+        scored: tuple[ScoredItem, ...] | None = None
+        if columnar is None or (trace is not None and trace.decisions):
+            scored = _scored_items(sorted_items, sorted_scores)
 
         # ---- 5. Slice
         if trace is not None:
             started = perf_counter()
         effective = compute_effective_budget(budget, pinned_tokens)
-        slice_result = _slice(self._slicer, scored, effective)
-        selected_ids = set(map(id, slice_result.selected))
-        selected_tokens = sum(map(_TOKENS, slice_result.selected))
-        if len(selected_ids) != len(slice_result.selected):
+        if columnar is not None:
+            if sorted_items and effective.target_tokens > 0:
+                tokens = np.fromiter(
+                    map(_TOKENS, sorted_items), dtype=np.int64, count=len(sorted_items)
+                )
+                positions = columnar.select_positions(tokens, sorted_score_array, effective)
+                slice_result = SliceResult(tuple(map(sorted_items.__getitem__, positions)))
+            else:
+                slice_result = SliceResult(())
+        else:
+            assert scored is not None
+            slice_result = _slice(self._slicer, scored, effective)
+        selected = slice_result.selected
+        keys = identity_key(selected) if plain else by_id
+        selected_keys = set(keys(selected))
+        selected_tokens = sum(map(_TOKENS, selected))
+        if len(selected_keys) != len(selected):
             _check_no_repeats(candidates)
             raise SlicerConfigError(
                 f"{type(self._slicer).__name__}.slice",
-                f"{len(slice_result.selected)} items, {len(selected_ids)} distinct",
+                f"{len(selected)} items, {len(selected_keys)} distinct",
                 "must return each selected item once",
             )
-        chosen = [entry for entry in scored if id(entry[0]) in selected_ids]
-        if len(chosen) != len(selected_ids):
+        # The chosen entries in sorted order, filtered in C (no Python frame per item).
+        is_chosen = list(map(selected_keys.__contains__, keys(sorted_items)))
+        chosen_items = list(compress(sorted_items, is_chosen))
+        if len(chosen_items) != len(selected_keys):
             _check_no_repeats(candidates)
             raise SlicerConfigError(
                 f"{type(self._slicer).__name__}.slice",
-                f"{len(selected_ids) - len(chosen)} items not among its input",
+                f"{len(selected_keys) - len(chosen_items)} items not among its input",
                 "must return only items it was given",
             )
+        chosen_scores = list(compress(sorted_scores, is_chosen))
         if trace is not None:
             ended = perf_counter()
             if trace.decisions:
+                assert scored is not None
+                selected_ids = set(map(id, selected))
                 _explain_slice(
                     trace,
                     scored,
@@ -396,32 +431,51 @@ class Pipeline:
                     slicer_name=type(self._slicer).__name__,
                 )
                 trace.flush_items(PipelineStage.SLICE)
-            trace.stage(PipelineStage.SLICE, started, ended, len(scored))
+            trace.stage(PipelineStage.SLICE, started, ended, len(sorted_items))
 
         # ---- 6. Place
         if trace is not None:
             started = perf_counter()
-        merged = [_tuple_new(ScoredItem, (item, _PINNED_SCORE)) for item in pinned]
-        merged.extend(chosen)
         merged_tokens = pinned_tokens + selected_tokens
         target = budget.target_tokens
         overflow: OverflowEvent | None = None
         truncated: list[tuple[ScoredItem, int]] = []
-        if merged_tokens > target:
-            strategy = self._overflow_strategy
-            if strategy is OverflowStrategy.THROW:
-                raise BudgetOverflowError(merged_tokens, target)
-            if strategy is OverflowStrategy.TRUNCATE:
-                merged, truncated = _truncate(merged, target)
+        to_place: tuple[ScoredItem, ...] = ()
+        column_placer = _column_placer(self._placer)
+        if (
+            merged_tokens <= target
+            and column_placer is not None
+            and (trace is None or trace.recorder is None)
+        ):
+            # Nothing to truncate and no report to fill: a built-in placer orders the plain
+            # lists, and its positions are a permutation by construction.
+            merged_items = pinned + chosen_items
+            merged_scores = [_PINNED_SCORE] * len(pinned) + chosen_scores
+            positions = column_placer.order_positions(merged_items, merged_scores)
+            placed = tuple(map(merged_items.__getitem__, positions))
+            merged_count = len(merged_items)
+            total_tokens = merged_tokens
+        else:
+            merged = [_tuple_new(ScoredItem, (item, _PINNED_SCORE)) for item in pinned]
+            if scored is not None:
+                merged.extend(compress(scored, is_chosen))
             else:
-                overflow = OverflowEvent(
-                    merged_tokens - target, tuple(entry.item for entry in merged), budget
-                )
-        merged_count = len(merged) + len(truncated)
-        to_place = tuple(merged)
-        placed = self._place(to_place)
-        # The placer only reorders: the total is that of the (possibly truncated) merge.
-        total_tokens = merged_tokens - sum(entry.item.tokens for entry, _ in truncated)
+                merged.extend(_scored_items(chosen_items, chosen_scores))
+            if merged_tokens > target:
+                strategy = self._overflow_strategy
+                if strategy is OverflowStrategy.THROW:
+                    raise BudgetOverflowError(merged_tokens, target)
+                if strategy is OverflowStrategy.TRUNCATE:
+                    merged, truncated = _truncate(merged, target)
+                else:
+                    overflow = OverflowEvent(
+                        merged_tokens - target, tuple(entry.item for entry in merged), budget
+                    )
+            merged_count = len(merged) + len(truncated)
+            to_place = tuple(merged)
+            placed = self._place(to_place)
+            # The placer only reorders: the total is that of the (possibly truncated) merge.
+            total_tokens = merged_tokens - sum(entry.item.tokens for entry, _ in truncated)
         if trace is not None:
             ended = perf_counter()
             if trace.decisions:
@@ -464,15 +518,43 @@ class Pipeline:
     def _place(self, merged: tuple[ScoredItem, ...]) -> tuple[ContextItem, ...]:
         placer = self._placer
         placed = tuple(placer.place(merged))
-        expected = {id(entry.item) for entry in merged}
-        got = {id(item) for item in placed}
-        if len(placed) != len(merged) or got != expected:
+        if len(placed) != len(merged) or not same_by_identity(placed, list(map(_ITEM, merged))):
             raise PlacerConfigError(
                 f"{type(placer).__name__}.place",
                 f"{len(placed)} items for {len(merged)} given",
                 "must return exactly the items it was given, each once, reordered",
             )
         return placed
+
+
+def _scored_items(items: list[ContextItem], scores: list[float]) -> tuple[ScoredItem, ...]:
+    # ScoredItem is a NamedTuple: build the tuples directly, without a Python-level loop.
+    return tuple(map(_tuple_new, repeat(ScoredItem), zip(items, scores, strict=True)))
+
+
+def _column_slicer(slicer: Slicer) -> ColumnSlicer | None:
+    """``slicer`` when it decides from the columns alone and its ``slice`` is the columnar
+    one (a subclass that overrides ``slice`` keeps its own), else None."""
+    if isinstance(slicer, ColumnSlicer) and getattr(type(slicer), "slice", None) is _COLUMN_SLICE:
+        return slicer
+    return None
+
+
+def _column_placer(placer: Placer) -> ColumnPlacer | None:
+    """``placer`` when it is a built-in columnar placer whose ``place`` is not overridden."""
+    if isinstance(placer, ColumnPlacer) and getattr(type(placer), "place", None) is _COLUMN_PLACE:
+        return placer
+    return None
+
+
+def _all_plain_scoreable(items: Sequence[object]) -> bool:
+    """Whether every element is exactly a ContextItem, with ``tokens >= 0`` and not pinned.
+
+    Then Classify passes the list on whole, and the items hash by identity.
+    """
+    if not items or set(map(type, items)) != _PLAIN_TYPES:
+        return False
+    return min(map(_TOKENS, items)) >= 0 and not any(map(_PINNED, items))
 
 
 def _collector_enabled(collector: object) -> bool:
