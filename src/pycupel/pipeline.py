@@ -96,6 +96,7 @@ _PINNED_SCORE = 1.0
 _TOKENS = attrgetter("tokens")
 _PINNED = attrgetter("pinned")
 _ITEM = itemgetter(0)
+_SCORE = itemgetter(1)
 _PLAIN_TYPES = frozenset({ContextItem})
 _COLUMN_SLICE: object = ColumnSlicer.slice
 _COLUMN_PLACE: object = ColumnPlacer.place
@@ -794,17 +795,21 @@ def _included(
     placed: tuple[ContextItem, ...], merged: tuple[ScoredItem, ...], pinned_count: int
 ) -> list[IncludedItem]:
     """The placed items with their scores and inclusion reasons, in placed order."""
-    items = [entry[0] for entry in merged]
-    scores = [entry[1] for entry in merged]
+    items = list(map(_ITEM, merged))
+    scores = list(map(_SCORE, merged))
     # Pinned items lead the merge; the others are free when they cost nothing.
     reasons = [InclusionReason.PINNED] * pinned_count
-    reasons.extend(
-        InclusionReason.ZERO_TOKEN if tokens == 0 else InclusionReason.SCORED
-        for tokens in map(_TOKENS, items[pinned_count:])
-    )
+    tokens = list(map(_TOKENS, items[pinned_count:]))
+    if 0 in tokens:
+        reasons.extend(
+            InclusionReason.ZERO_TOKEN if count == 0 else InclusionReason.SCORED for count in tokens
+        )
+    else:
+        reasons.extend([InclusionReason.SCORED] * len(tokens))
     entries = map(_tuple_new, repeat(IncludedItem), zip(items, scores, reasons, strict=True))
-    by_id = dict(zip(map(id, items), entries, strict=True))
-    return list(map(by_id.__getitem__, map(id, placed)))
+    keys = identity_key(items, placed)
+    by_key = dict(zip(keys(items), entries, strict=True))
+    return list(map(by_key.__getitem__, keys(placed)))
 
 
 class _Trace:
@@ -854,9 +859,9 @@ class _Trace:
             return
         # A shared reason gives equal (immutable) events: build one per reason object.
         pending = self.pending
-        distinct = {id(reason): reason for reason in pending}
+        distinct = dict(zip(map(id, pending), pending, strict=True))
         event_of = {key: TraceEvent(stage, 0.0, 1, str(reason)) for key, reason in distinct.items()}
-        events = [event_of[id(reason)] for reason in pending]
+        events = list(map(event_of.__getitem__, map(id, pending)))
         self.pending = []
         record_many = getattr(self.collector, "record_item_events", None)
         if record_many is not None:
