@@ -68,7 +68,6 @@ from pycupel.errors import (
 from pycupel.model import (
     ContextBudget,
     ContextItem,
-    ContextKind,
     OverflowStrategy,
     ScoredItem,
     compute_effective_budget,
@@ -77,6 +76,7 @@ from pycupel.placers import Placer
 from pycupel.scorers.base import Scorer, as_scorer, score_array
 from pycupel.slicers import GreedySlice
 from pycupel.slicers.base import (
+    CapExclusion,
     CountRequirementShortfall,
     PackingStats,
     Slicer,
@@ -588,35 +588,33 @@ def _cap_reasons(
     scored: tuple[ScoredItem, ...],
     slicer_name: str,
 ) -> dict[int, ExclusionReason]:
-    """QuotaCapExceeded for the items a count cap removed.
+    """QuotaCapExceeded for the items a count cap removed, from the slicer's own records.
 
-    A count cap removes an item only when its kind is already at the cap, and the kind then
-    stays at the cap; so ``cap`` is the number of selected items of the kind and ``actual`` that
-    plus the number of items of the kind the cap removed.
+    Only the slicer that enforced the cap knows its numbers (the configured cap and how many
+    items of the kind it would have taken without it), so they are used as recorded. Each
+    record must name an item of the slicer's input that it did not select, once.
     """
-    if not result.cap_excluded:
+    if not result.cap_exclusions:
         return {}
     input_ids = {id(entry.item) for entry in scored}
-    removed_per_kind: dict[ContextKind, int] = {}
-    for item in result.cap_excluded:
+    reasons: dict[int, ExclusionReason] = {}
+    # Records with equal numbers share one immutable reason.
+    shared: dict[tuple[str, int, int], ExclusionReason] = {}
+    for index, record in enumerate(result.cap_exclusions):
+        field = f"{slicer_name}.slice().cap_exclusions[{index}]"
+        if not isinstance(record, CapExclusion):
+            raise SlicerConfigError(field, record, "must be a CapExclusion")
+        item = record.item
         if id(item) not in input_ids or id(item) in selected_ids:
             raise SlicerConfigError(
-                f"{slicer_name}.slice",
-                item,
-                "cap_excluded must list input items that were not selected",
+                field, item, "must name an item of the slicer's input that it did not select"
             )
-        removed_per_kind[item.kind] = removed_per_kind.get(item.kind, 0) + 1
-    selected_per_kind: dict[ContextKind, int] = {}
-    for item in result.selected:
-        selected_per_kind[item.kind] = selected_per_kind.get(item.kind, 0) + 1
-    reasons: dict[int, ExclusionReason] = {}
-    per_kind: dict[ContextKind, ExclusionReason] = {}
-    for item in result.cap_excluded:
-        reason = per_kind.get(item.kind)
+        if id(item) in reasons:
+            raise SlicerConfigError(field, item, "must not name an item a second time")
+        key = (record.kind.value, record.cap, record.actual)
+        reason = shared.get(key)
         if reason is None:
-            cap = selected_per_kind.get(item.kind, 0)
-            reason = QuotaCapExceeded(item.kind.value, cap, cap + removed_per_kind[item.kind])
-            per_kind[item.kind] = reason
+            reason = shared[key] = QuotaCapExceeded(*key)
         reasons[id(item)] = reason
     return reasons
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 from diag_helpers import CustomSlice, item, make_pipeline
@@ -21,7 +22,7 @@ from pycupel.diagnostics import (
 )
 from pycupel.errors import BudgetOverflowError, CollectorStateError, SlicerConfigError
 from pycupel.model import ContextItem
-from pycupel.slicers.base import SliceResult
+from pycupel.slicers.base import CapExclusion, SliceResult
 
 STAGES = [
     PipelineStage.CLASSIFY,
@@ -198,29 +199,49 @@ def test_throw_records_events_up_to_the_failure_only() -> None:
     assert [e.stage for e in collector.events] == STAGES[:4]
 
 
-def test_quota_cap_exclusions_carry_cap_and_actual() -> None:
+def test_quota_cap_exclusions_carry_the_slicers_numbers() -> None:
     tools = [item(f"t{n}", 10, 9 - n, kind="ToolOutput") for n in range(5)]
     msg = item("m", 10, 1)
+    kind = tools[0].kind
 
     def capped(entries: object, budget: object) -> SliceResult:
         chosen = (tools[0], tools[1], msg)
-        return SliceResult(chosen, cap_excluded=(tools[2], tools[3]))
+        # The numbers are the slicer's: nothing in the selection could tell cap 3 or actual 6.
+        records = (CapExclusion(tools[2], kind, 3, 6), CapExclusion(tools[3], kind, 3, 6))
+        return SliceResult(chosen, cap_exclusions=records)
 
     report = make_pipeline(slicer=CustomSlice(capped)).dry_run([*tools, msg]).report  # type: ignore[arg-type]
     reasons = {e.item.content: e.reason for e in report.excluded}
-    assert reasons["t2"] == QuotaCapExceeded("ToolOutput", 2, 4)
-    assert reasons["t3"] == QuotaCapExceeded("ToolOutput", 2, 4)
+    assert reasons["t2"] == QuotaCapExceeded("ToolOutput", 3, 6)
+    assert reasons["t3"] == QuotaCapExceeded("ToolOutput", 3, 6)
     assert isinstance(reasons["t4"], BudgetExceeded)  # not capped: the slicer just left it
 
 
-def test_cap_excluded_must_be_unselected_input() -> None:
+@pytest.mark.parametrize(
+    ("records", "rule"),
+    [
+        (lambda a, b: (CapExclusion(a, a.kind, 1, 2),), "that it did not select"),
+        (
+            lambda a, b: (CapExclusion(item("alien", 10, 1), a.kind, 1, 2),),
+            "of the slicer's input",
+        ),
+        (
+            lambda a, b: (CapExclusion(b, b.kind, 1, 2), CapExclusion(b, b.kind, 1, 2)),
+            "a second time",
+        ),
+        (lambda a, b: (b,), "must be a CapExclusion"),
+    ],
+)
+def test_cap_exclusions_must_be_unselected_input_items(records: Any, rule: str) -> None:
     a = item("a", 10, 5)
+    b = item("b", 10, 4)
 
     def bad(entries: object, budget: object) -> SliceResult:
-        return SliceResult((a,), cap_excluded=(a,))
+        return SliceResult((a,), cap_exclusions=records(a, b))
 
-    with pytest.raises(SlicerConfigError, match="cap_excluded"):
-        make_pipeline(slicer=CustomSlice(bad)).dry_run([a])  # type: ignore[arg-type]
+    with pytest.raises(SlicerConfigError, match="cap_exclusions") as info:
+        make_pipeline(slicer=CustomSlice(bad)).dry_run([a, b])  # type: ignore[arg-type]
+    assert rule in str(info.value)
 
 
 def test_dry_run_result_matches_run() -> None:
@@ -327,4 +348,21 @@ def test_count_quota_cap_exclusions_from_the_real_slicer() -> None:
     assert [(e.item.content, e.reason) for e in result.report.excluded] == [
         ("tool-3", QuotaCapExceeded("ToolOutput", 3, 5)),
         ("tool-4", QuotaCapExceeded("ToolOutput", 3, 5)),
+    ]
+
+
+def test_nested_caps_on_one_kind_keep_each_slicers_numbers() -> None:
+    from pycupel.slicers import CountQuotaEntry, CountQuotaSlice
+
+    tools = [item(f"tool-{n}", 10, 9 - n, kind="ToolOutput") for n in range(4)]
+    inner = CountQuotaSlice([CountQuotaEntry("ToolOutput", cap_count=2)])
+    outer = CountQuotaSlice([CountQuotaEntry("ToolOutput", cap_count=1)], inner=inner)
+    result = make_pipeline(target=1000, slicer=outer).dry_run(tools)
+    assert [i.content for i in result.items] == ["tool-0"]
+    # The inner cap removed two of four; the outer one removed one of the two it was handed.
+    # Counting the final selection would have given every item cap 1 and actual 4.
+    assert [(e.item.content, e.reason) for e in result.report.excluded] == [
+        ("tool-1", QuotaCapExceeded("ToolOutput", 1, 2)),
+        ("tool-2", QuotaCapExceeded("ToolOutput", 2, 4)),
+        ("tool-3", QuotaCapExceeded("ToolOutput", 2, 4)),
     ]

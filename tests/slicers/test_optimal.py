@@ -239,7 +239,10 @@ def test_count_cap_and_require() -> None:
         [item(f"t{k}", 2, 0.9 - k / 10, "tool") for k in range(4)] + [item("m", 8, 0.05)]
     )
     slicer = OptimalSlice(count_quotas=[CountQuotaEntry("TOOL", 0, 2)])
-    assert selected(slicer.slice(items, budget(12))) == ["t0", "t1", "m"]
+    capped = slicer.slice(items, budget(12))
+    assert selected(capped) == ["t0", "t1", "m"]
+    # The cap is a constraint of the model, not a filter after it: nothing is cap-excluded.
+    assert capped.cap_exclusions == ()
     needs_message = OptimalSlice(count_quotas=[CountQuotaEntry("message", 1)])
     assert selected(needs_message.slice(items, budget(12))) == ["t0", "t1", "m"]
     assert selected(needs_message.slice(items, budget(9))) == ["m"]

@@ -11,6 +11,7 @@
 """
 
 from pycupel.slicers.base import (
+    CapExclusion,
     CountRequirementShortfall,
     PackingStats,
     Slicer,
@@ -27,6 +28,7 @@ from pycupel.slicers.quota import QuotaEntry, QuotaSlice
 
 __all__ = [
     "DEFAULT_MAX_TABLE_BYTES",
+    "CapExclusion",
     "CountConstrainedKnapsackSlice",
     "CountQuotaEntry",
     "CountQuotaSlice",

@@ -16,6 +16,7 @@ from typing import Protocol, runtime_checkable
 from pycupel.model import ContextBudget, ContextItem, ContextKind, ScoredItem
 
 __all__ = [
+    "CapExclusion",
     "CountRequirementShortfall",
     "PackingStats",
     "SliceResult",
@@ -31,6 +32,24 @@ class CountRequirementShortfall:
     kind: ContextKind
     required_count: int
     satisfied_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class CapExclusion:
+    """An item a per-kind count cap removed from the selection, with the numbers behind it.
+
+    The slicer that enforces the cap records these facts where it knows them; the pipeline turns
+    each record into a :class:`~pycupel.diagnostics.QuotaCapExceeded` reason as it is.
+    """
+
+    item: ContextItem
+    kind: ContextKind
+    """The capped kind (the configured entry's kind)."""
+    cap: int
+    """The kind's configured ``cap_count``."""
+    actual: int
+    """Items of the kind the slicer would have selected without the cap: the ones it committed
+    before the cap applied plus every item of the kind its inner selection chose."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +89,7 @@ class SliceResult:
 
     selected: tuple[ContextItem, ...]
     shortfalls: tuple[CountRequirementShortfall, ...] = ()
-    cap_excluded: tuple[ContextItem, ...] = ()
+    cap_exclusions: tuple[CapExclusion, ...] = ()
     """Items the slicer's inner selection chose but a per-kind count cap then removed."""
     packing: PackingStats | None = None
     solver: SolverStats | None = None
