@@ -82,6 +82,7 @@ from pycupel.slicers.base import (
     Slicer,
     SliceResult,
     SolverStats,
+    TokenRequirementShortfall,
 )
 
 if TYPE_CHECKING:
@@ -104,6 +105,7 @@ class PipelineResult:
         overflow: the overflow event when the strategy is PROCEED and the selection exceeds
             ``target_tokens``; None otherwise.
         shortfalls: count requirements the slicer could not meet.
+        token_shortfalls: token requirements the slicer could not meet.
         packing: the packer's statistics, when the slicer reports them.
         solver: the optimiser's statistics, when the slicer reports them.
     """
@@ -112,6 +114,7 @@ class PipelineResult:
     total_tokens: int
     overflow: OverflowEvent | None
     shortfalls: tuple[CountRequirementShortfall, ...]
+    token_shortfalls: tuple[TokenRequirementShortfall, ...]
     packing: PackingStats | None
     solver: SolverStats | None
 
@@ -278,6 +281,7 @@ class Pipeline:
             total_tokens=result.total_tokens,
             overflow=result.overflow,
             shortfalls=result.shortfalls,
+            token_shortfalls=result.token_shortfalls,
             packing=result.packing,
             solver=result.solver,
             report=collector.build_report(),
@@ -419,6 +423,7 @@ class Pipeline:
                     included=_included(placed, to_place, len(pinned)),
                     excluded=trace.excluded,
                     count_requirement_shortfalls=slice_result.shortfalls,
+                    token_requirement_shortfalls=slice_result.token_shortfalls,
                     packing=slice_result.packing,
                     solver=slice_result.solver,
                 )
@@ -428,6 +433,7 @@ class Pipeline:
             total_tokens=total_tokens,
             overflow=overflow,
             shortfalls=tuple(slice_result.shortfalls),
+            token_shortfalls=tuple(slice_result.token_shortfalls),
             packing=slice_result.packing,
             solver=slice_result.solver,
         )

@@ -17,6 +17,7 @@ from pycupel.diagnostics import (
     PinnedOverride,
     PipelineStage,
     QuotaCapExceeded,
+    SelectionReport,
     TraceDetailLevel,
     TraceEvent,
 )
@@ -366,3 +367,33 @@ def test_nested_caps_on_one_kind_keep_each_slicers_numbers() -> None:
         ("tool-2", QuotaCapExceeded("ToolOutput", 2, 4)),
         ("tool-3", QuotaCapExceeded("ToolOutput", 2, 4)),
     ]
+
+
+def test_optimal_slice_token_shortfalls_reach_the_result_report_and_json() -> None:
+    from pycupel.slicers import OptimalSlice, QuotaEntry, TokenRequirementShortfall
+
+    # Half of the 200-token target must be Document, but there are only 30 Document tokens.
+    items = [
+        item("doc", 30, 5, kind="Document"),
+        item("m1", 60, 9),
+        item("m2", 60, 8),
+        item("m3", 60, 7),
+    ]
+    slicer = OptimalSlice(quotas=[QuotaEntry("Document", require=50)], scarcity="degrade")
+    pipeline = make_pipeline(target=200, slicer=slicer)
+    expected = (TokenRequirementShortfall(items[0].kind, 100, 30),)
+
+    assert pipeline.run(items).token_shortfalls == expected
+    result = pipeline.dry_run(items)
+    # The missing Document tokens are kept as few as possible (doc is taken), then the score.
+    assert [i.content for i in result.items] == ["m1", "m2", "doc"]
+    assert result.token_shortfalls == expected
+    assert result.shortfalls == ()
+    assert result.report.token_requirement_shortfalls == expected
+    data = result.report.to_dict()
+    assert data["token_requirement_shortfalls"] == [
+        {"kind": "Document", "required_tokens": 100, "satisfied_tokens": 30}
+    ]
+    assert "count_requirement_shortfalls" not in data
+    back = SelectionReport.from_json(result.report.to_json())
+    assert back.token_requirement_shortfalls == expected

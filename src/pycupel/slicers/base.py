@@ -2,9 +2,9 @@
 
 A slicer receives the scored items sorted by score descending (original index ascending on
 ties) and the *effective* budget, and returns the subset it selects as a :class:`SliceResult`.
-Facts about one run (count-requirement shortfalls, items dropped by a count cap, packing or
-solver statistics) travel in the result, never on the slicer: a slicer instance holds only
-configuration and is safe to share between concurrent runs.
+Facts about one run (count- and token-requirement shortfalls, items dropped by a count cap,
+packing or solver statistics) travel in the result, never on the slicer: a slicer instance
+holds only configuration and is safe to share between concurrent runs.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ __all__ = [
     "SliceResult",
     "Slicer",
     "SolverStats",
+    "TokenRequirementShortfall",
 ]
 
 
@@ -32,6 +33,17 @@ class CountRequirementShortfall:
     kind: ContextKind
     required_count: int
     satisfied_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class TokenRequirementShortfall:
+    """A kind whose token requirement could not be met (scarcity behaviour DEGRADE)."""
+
+    kind: ContextKind
+    required_tokens: int
+    """``floor(require / 100 * target_tokens)``."""
+    satisfied_tokens: int
+    """Tokens of this kind in the selection."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +101,9 @@ class SliceResult:
 
     selected: tuple[ContextItem, ...]
     shortfalls: tuple[CountRequirementShortfall, ...] = ()
+    """Count requirements the slicer could not meet."""
+    token_shortfalls: tuple[TokenRequirementShortfall, ...] = ()
+    """Token requirements the slicer could not meet (slicers with token requirements)."""
     cap_exclusions: tuple[CapExclusion, ...] = ()
     """Items the slicer's inner selection chose but a per-kind count cap then removed."""
     packing: PackingStats | None = None

@@ -21,6 +21,7 @@ from pycupel.slicers.base import (
     CountRequirementShortfall,
     Slicer,
     SliceResult,
+    TokenRequirementShortfall,
 )
 from pycupel.slicers.greedy import GreedySlice
 
@@ -97,8 +98,9 @@ class QuotaSlice(Frozen):
        the selections in partition order.
 
     Every percentage-to-token conversion is floored, so the kind budgets may sum to less than
-    the target. Shortfalls and cap exclusions reported by ``inner`` are passed on in the
-    result; ``inner``'s packing or solver statistics are not (they describe per-kind runs).
+    the target. Shortfalls (count and token) and cap exclusions reported by ``inner`` are passed
+    on in the result; ``inner``'s packing or solver statistics are not (they describe per-kind
+    runs).
 
     Args:
         quotas: one :class:`QuotaEntry` per configured kind (no kind twice, requires summing to
@@ -174,6 +176,7 @@ class QuotaSlice(Frozen):
 
         selected: list[ContextItem] = []
         shortfalls: list[CountRequirementShortfall] = []
+        token_shortfalls: list[TokenRequirementShortfall] = []
         cap_exclusions: list[CapExclusion] = []
         inner = self._inner
         for key, group in partitions.items():
@@ -187,10 +190,12 @@ class QuotaSlice(Frozen):
             )
             selected.extend(result.selected)
             shortfalls.extend(result.shortfalls)
+            token_shortfalls.extend(result.token_shortfalls)
             cap_exclusions.extend(result.cap_exclusions)
         return SliceResult(
             tuple(selected),
             shortfalls=tuple(shortfalls),
+            token_shortfalls=tuple(token_shortfalls),
             cap_exclusions=tuple(cap_exclusions),
         )
 
