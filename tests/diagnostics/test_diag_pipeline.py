@@ -22,7 +22,7 @@ from pycupel.diagnostics import (
     TraceEvent,
 )
 from pycupel.errors import BudgetOverflowError, CollectorStateError, SlicerConfigError
-from pycupel.model import ContextItem
+from pycupel.model import ContextBudget, ContextItem
 from pycupel.slicers.base import CapExclusion, SliceResult
 
 STAGES = [
@@ -115,14 +115,15 @@ def test_reasons_scores_and_report_order() -> None:
     big = item("big", 600, 7)
     mid = item("mid", 300, 5)
     small = item("small", 100, 4)
+    wide = item("wide", 450, 3)
     zero = item("zero", 0, 1)
     report = (
         make_pipeline(target=500)
-        .dry_run([pin, neg, dup_low, dup_high, big, mid, small, zero])
+        .dry_run([pin, neg, dup_low, dup_high, big, mid, small, wide, zero])
         .report
     )
     # Effective target 400: in score order big (600) no, dup (40) yes, mid (300) yes,
-    # small (100) no (60 left), zero yes. Available after slicing: 400 - 340 = 60.
+    # small (100) no (60 left), wide (450) no, zero yes. Available after slicing: 400 - 340 = 60.
     assert [(e.item, e.score, e.reason) for e in report.included] == [
         (pin, 1.0, InclusionReason.PINNED),
         (dup_high, 0.6, InclusionReason.SCORED),
@@ -131,12 +132,13 @@ def test_reasons_scores_and_report_order() -> None:
     ]
     assert [(e.item, e.score, e.reason) for e in report.excluded] == [
         (big, 0.7, BudgetExceeded(600, 60)),
-        (small, 0.4, PinnedOverride("pin")),  # 100 > 60 but <= 60 + 100 pinned
+        (small, 0.4, BudgetExceeded(100, 60)),  # fits 400: lost to better-scored items
+        (wide, 0.3, PinnedOverride("pin")),  # 400 < 450 <= 500, the target without pinned
         (dup_low, 0.2, Deduplicated("dup")),
         (neg, 0.0, NegativeTokens(-5)),
     ]
-    assert report.total_candidates == 8
-    assert report.total_tokens_considered == 100 - 5 + 40 + 40 + 600 + 300 + 100 + 0
+    assert report.total_candidates == 9
+    assert report.total_tokens_considered == 100 - 5 + 40 + 40 + 600 + 300 + 100 + 450 + 0
 
 
 def test_excluded_ties_keep_exclusion_order() -> None:
@@ -175,6 +177,44 @@ def test_pinned_override_only_when_it_would_have_fit_without_pinned() -> None:
     items = [item("p", 50, pinned=True), item("huge", 500, 5)]
     report = make_pipeline(target=300).dry_run(items).report
     assert report.excluded[0].reason == BudgetExceeded(500, 250)
+
+
+def test_losing_to_scored_items_is_not_blamed_on_the_pinned_items() -> None:
+    # Target 300 less 50 pinned: the slicer has 250. "a" takes 200, leaving 50 for "b" (100),
+    # which 50 + 50 pinned tokens would hold, yet "b" fits the 250 on its own: "a" beat it.
+    items = [item("p", 50, pinned=True), item("a", 200, 9), item("b", 100, 5)]
+    report = make_pipeline(target=300).dry_run(items).report
+    assert [(e.item.content, e.reason) for e in report.excluded] == [
+        ("b", BudgetExceeded(100, 50)),
+    ]
+
+
+def test_pinned_override_when_only_the_pinned_items_make_an_item_impossible() -> None:
+    # Target 300 less 200 pinned: the slicer has 100. "x" (150) can never fit that, but would
+    # fit the 300 of the same budget without pinned items; "y" loses to "w" as usual.
+    items = [
+        item("p", 200, pinned=True),
+        item("x", 150, 9),
+        item("w", 60, 8),
+        item("y", 60, 7),
+    ]
+    report = make_pipeline(target=300).dry_run(items).report
+    assert [(e.item.content, e.reason) for e in report.excluded] == [
+        ("x", PinnedOverride("p")),
+        ("y", BudgetExceeded(60, 40)),
+    ]
+
+
+def test_the_unpinned_target_is_the_same_budget_with_no_pinned_tokens() -> None:
+    # max 300, reserve 100: without pinned items the slicer would get min(300, 200) = 200, with
+    # 50 pinned it gets min(250, 150) = 150. 180 fits only the former; 250 fits neither.
+    budget = ContextBudget(max_tokens=300, target_tokens=300, output_reserve=100)
+    items = [item("p", 50, pinned=True), item("mid", 180, 9), item("huge", 250, 8)]
+    report = make_pipeline(budget=budget).dry_run(items).report
+    assert [(e.item.content, e.reason) for e in report.excluded] == [
+        ("mid", PinnedOverride("p")),
+        ("huge", BudgetExceeded(250, 150)),
+    ]
 
 
 def test_truncation_reasons() -> None:
@@ -248,6 +288,7 @@ def test_cap_exclusions_must_be_unselected_input_items(records: Any, rule: str) 
 def test_dry_run_result_matches_run() -> None:
     items = [item(f"i{n}", 37 * n % 200, n % 7) for n in range(40)]
     items.append(item("p", 30, pinned=True))
+    items.append(item("wide", 590, 3))  # over the 570 the pinned item leaves, within 600
     pipeline = make_pipeline(target=600)
     run = pipeline.run(items)
     dry = pipeline.dry_run(items)
