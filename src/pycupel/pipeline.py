@@ -27,6 +27,11 @@ candidates, Score the scoreable items, Deduplicate the scored items, Slice the s
 (deduplicated) items, Place the merged pinned and sliced items (before any truncation). Item
 events, one per exclusion, precede their stage's event. With no collector, or a disabled one,
 no event, reason or report object is built.
+
+A budget exclusion is blamed on the pinned items (``PinnedOverride``) only when they made the
+item impossible: at Slice, when it is larger than the slicer's effective target yet would fit
+the target of the same budget without pinned items; at Place (TRUNCATE), when it would have
+fit without the pinned tokens. Anything else is ``BudgetExceeded``.
 """
 
 from __future__ import annotations
@@ -69,7 +74,6 @@ from pycupel.errors import (
 from pycupel.model import (
     ContextBudget,
     ContextItem,
-    ContextKind,
     OverflowStrategy,
     ScoredItem,
     compute_effective_budget,
@@ -79,11 +83,13 @@ from pycupel.scorers.base import Scorer, as_scorer, score_array
 from pycupel.slicers import GreedySlice
 from pycupel.slicers._common import ColumnSlicer
 from pycupel.slicers.base import (
+    CapExclusion,
     CountRequirementShortfall,
     PackingStats,
     Slicer,
     SliceResult,
     SolverStats,
+    TokenRequirementShortfall,
 )
 
 if TYPE_CHECKING:
@@ -113,6 +119,7 @@ class PipelineResult:
         overflow: the overflow event when the strategy is PROCEED and the selection exceeds
             ``target_tokens``; None otherwise.
         shortfalls: count requirements the slicer could not meet.
+        token_shortfalls: token requirements the slicer could not meet.
         packing: the packer's statistics, when the slicer reports them.
         solver: the optimiser's statistics, when the slicer reports them.
     """
@@ -121,6 +128,7 @@ class PipelineResult:
     total_tokens: int
     overflow: OverflowEvent | None
     shortfalls: tuple[CountRequirementShortfall, ...]
+    token_shortfalls: tuple[TokenRequirementShortfall, ...]
     packing: PackingStats | None
     solver: SolverStats | None
 
@@ -300,6 +308,7 @@ class Pipeline:
             total_tokens=result.total_tokens,
             overflow=result.overflow,
             shortfalls=result.shortfalls,
+            token_shortfalls=result.token_shortfalls,
             packing=result.packing,
             solver=result.solver,
             report=collector.build_report(),
@@ -427,7 +436,9 @@ class Pipeline:
                     scored,
                     slice_result,
                     selected_ids,
-                    available=effective.target_tokens - selected_tokens,
+                    budget=budget,
+                    effective_target=effective.target_tokens,
+                    selected_tokens=selected_tokens,
                     pinned=pinned,
                     slicer_name=type(self._slicer).__name__,
                 )
@@ -488,6 +499,7 @@ class Pipeline:
                     included=_included(placed, to_place, len(pinned)),
                     excluded=trace.excluded,
                     count_requirement_shortfalls=slice_result.shortfalls,
+                    token_requirement_shortfalls=slice_result.token_shortfalls,
                     packing=slice_result.packing,
                     solver=slice_result.solver,
                 )
@@ -497,6 +509,7 @@ class Pipeline:
             total_tokens=total_tokens,
             overflow=overflow,
             shortfalls=tuple(slice_result.shortfalls),
+            token_shortfalls=tuple(slice_result.token_shortfalls),
             packing=slice_result.packing,
             solver=slice_result.solver,
         )
@@ -666,10 +679,29 @@ def _largest(pinned: Sequence[ContextItem]) -> ContextItem | None:
     return best
 
 
-def _budget_reason(
+def _slice_budget_reason(
+    tokens: int,
+    available: int,
+    effective_target: int,
+    unpinned_target: int,
+    displaced_by: ContextItem | None,
+) -> ExclusionReason:
+    """Why the slicer left out an item of ``tokens`` tokens that no count cap removed."""
+    # The slicer's target already lacks the pinned tokens, and ``available`` also lacks what the
+    # other scored items took. The pinned items are to blame only when they made the item
+    # impossible: too big for the slicer's target, but not for the target the same budget gives
+    # without pinned items. Losing room to better-scored items is ordinary competition.
+    if displaced_by is not None and effective_target < tokens <= unpinned_target:
+        return PinnedOverride(displaced_by.content)
+    return BudgetExceeded(tokens, available)
+
+
+def _truncation_budget_reason(
     tokens: int, available: int, pinned_tokens: int, displaced_by: ContextItem | None
 ) -> ExclusionReason:
-    # Blamed on the pinned items only when it would have fit without them.
+    """Why TRUNCATE dropped an item of ``tokens`` tokens with ``available`` tokens left."""
+    # The kept tokens counted against the original target include the pinned ones (TRUNCATE
+    # never drops those): the pinned items are to blame when the item would have fit without.
     if (
         displaced_by is not None
         and pinned_tokens > 0
@@ -685,35 +717,33 @@ def _cap_reasons(
     scored: tuple[ScoredItem, ...],
     slicer_name: str,
 ) -> dict[int, ExclusionReason]:
-    """QuotaCapExceeded for the items a count cap removed.
+    """QuotaCapExceeded for the items a count cap removed, from the slicer's own records.
 
-    A count cap removes an item only when its kind is already at the cap, and the kind then
-    stays at the cap; so ``cap`` is the number of selected items of the kind and ``actual`` that
-    plus the number of items of the kind the cap removed.
+    Only the slicer that enforced the cap knows its numbers (the configured cap and how many
+    items of the kind it would have taken without it), so they are used as recorded. Each
+    record must name an item of the slicer's input that it did not select, once.
     """
-    if not result.cap_excluded:
+    if not result.cap_exclusions:
         return {}
     input_ids = {id(entry.item) for entry in scored}
-    removed_per_kind: dict[ContextKind, int] = {}
-    for item in result.cap_excluded:
+    reasons: dict[int, ExclusionReason] = {}
+    # Records with equal numbers share one immutable reason.
+    shared: dict[tuple[str, int, int], ExclusionReason] = {}
+    for index, record in enumerate(result.cap_exclusions):
+        field = f"{slicer_name}.slice().cap_exclusions[{index}]"
+        if not isinstance(record, CapExclusion):
+            raise SlicerConfigError(field, record, "must be a CapExclusion")
+        item = record.item
         if id(item) not in input_ids or id(item) in selected_ids:
             raise SlicerConfigError(
-                f"{slicer_name}.slice",
-                item,
-                "cap_excluded must list input items that were not selected",
+                field, item, "must name an item of the slicer's input that it did not select"
             )
-        removed_per_kind[item.kind] = removed_per_kind.get(item.kind, 0) + 1
-    selected_per_kind: dict[ContextKind, int] = {}
-    for item in result.selected:
-        selected_per_kind[item.kind] = selected_per_kind.get(item.kind, 0) + 1
-    reasons: dict[int, ExclusionReason] = {}
-    per_kind: dict[ContextKind, ExclusionReason] = {}
-    for item in result.cap_excluded:
-        reason = per_kind.get(item.kind)
+        if id(item) in reasons:
+            raise SlicerConfigError(field, item, "must not name an item a second time")
+        key = (record.kind.value, record.cap, record.actual)
+        reason = shared.get(key)
         if reason is None:
-            cap = selected_per_kind.get(item.kind, 0)
-            reason = QuotaCapExceeded(item.kind.value, cap, cap + removed_per_kind[item.kind])
-            per_kind[item.kind] = reason
+            reason = shared[key] = QuotaCapExceeded(*key)
         reasons[id(item)] = reason
     return reasons
 
@@ -724,23 +754,33 @@ def _explain_slice(
     result: SliceResult,
     selected_ids: set[int],
     *,
-    available: int,
+    budget: ContextBudget,
+    effective_target: int,
+    selected_tokens: int,
     pinned: list[ContextItem],
     slicer_name: str,
 ) -> None:
     """Reasons for the sorted items the slicer left out.
 
-    ``available`` is the slicer's effective target minus the tokens of everything it selected
-    (the specification's D025 definition), the same for every item of the stage.
+    An item a count cap removed gets the slicer's :class:`QuotaCapExceeded`. Any other item
+    gets :class:`PinnedOverride` (naming the largest pinned item) when it is larger than the
+    slicer's effective target but no larger than the target the budget gives without pinned
+    items, and :class:`BudgetExceeded` otherwise, whose ``available_tokens`` is the effective
+    target minus the tokens of everything the slicer selected (the specification's D025
+    definition), the same for every item of the stage.
     """
-    pinned_tokens = sum(map(_TOKENS, pinned))
     displaced_by = _largest(pinned)
+    unpinned_target = effective_target
+    if displaced_by is not None:
+        unpinned_target = compute_effective_budget(budget, 0).target_tokens
     caps = _cap_reasons(result, selected_ids, scored, slicer_name)
     rejected = [entry for entry in scored if id(entry[0]) not in selected_ids]
     items = [entry[0] for entry in rejected]
     scores = [entry[1] for entry in rejected]
     # Reasons are immutable: items with the same token count share one.
-    by_tokens = _ReasonsByTokens(available, pinned_tokens, displaced_by)
+    by_tokens = _ReasonsByTokens(
+        effective_target - selected_tokens, effective_target, unpinned_target, displaced_by
+    )
     if caps:
         reasons = [caps.get(id(item)) or by_tokens[item.tokens] for item in items]
     else:
@@ -749,16 +789,25 @@ def _explain_slice(
 
 
 class _ReasonsByTokens(dict[int, ExclusionReason]):
-    """The budget reason for an item of a given token count, built on first use."""
+    """The slice-stage budget reason for an item of a given token count, built on first use."""
 
-    def __init__(self, available: int, pinned_tokens: int, displaced_by: ContextItem | None):
+    def __init__(
+        self,
+        available: int,
+        effective_target: int,
+        unpinned_target: int,
+        displaced_by: ContextItem | None,
+    ) -> None:
         super().__init__()
         self.available = available
-        self.pinned_tokens = pinned_tokens
+        self.effective_target = effective_target
+        self.unpinned_target = unpinned_target
         self.displaced_by = displaced_by
 
     def __missing__(self, tokens: int) -> ExclusionReason:
-        reason = _budget_reason(tokens, self.available, self.pinned_tokens, self.displaced_by)
+        reason = _slice_budget_reason(
+            tokens, self.available, self.effective_target, self.unpinned_target, self.displaced_by
+        )
         self[tokens] = reason
         return reason
 
@@ -781,11 +830,12 @@ def _explain_truncation(
     pinned_tokens: int,
     pinned: list[ContextItem],
 ) -> None:
+    """Reasons for the items TRUNCATE dropped; see :func:`_truncation_budget_reason`."""
     if not truncated:
         return
     displaced_by = _largest(pinned)
     for entry, kept_tokens in truncated:
-        reason = _budget_reason(
+        reason = _truncation_budget_reason(
             entry.item.tokens, target - kept_tokens, pinned_tokens, displaced_by
         )
         trace.exclude(entry.item, entry.score, reason)

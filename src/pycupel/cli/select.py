@@ -108,7 +108,7 @@ def _reason_text(reason: ExclusionReason) -> str:
     if isinstance(reason, Deduplicated):
         return "Deduplicated: identical to a kept item"
     if isinstance(reason, PinnedOverride):
-        return "PinnedOverride: would fit without the pinned items"
+        return "PinnedOverride: the pinned items leave too little room"
     return str(reason)
 
 
