@@ -39,7 +39,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import compress, repeat
-from operator import attrgetter, itemgetter
+from operator import attrgetter, itemgetter, not_
 from time import perf_counter
 from typing import TYPE_CHECKING, NoReturn
 
@@ -381,11 +381,11 @@ class Pipeline:
         sorted_score_array = scores[order]
         sorted_scores: list[float] = sorted_score_array.tolist()
         sorted_items = list(map(survivors.__getitem__, order.tolist()))
-        # A built-in columnar slicer decides from the token and score columns alone; then the
-        # (item, score) pairs are built only where diagnostics need them all.
+        # A built-in columnar slicer decides from the token and score columns alone; the
+        # (item, score) pairs are built only for any other slicer.
         columnar = _column_slicer(self._slicer)
         scored: tuple[ScoredItem, ...] | None = None
-        if columnar is None or (trace is not None and trace.decisions):
+        if columnar is None:
             scored = _scored_items(sorted_items, sorted_scores)
 
         # ---- 5. Slice
@@ -429,13 +429,12 @@ class Pipeline:
         if trace is not None:
             ended = perf_counter()
             if trace.decisions:
-                assert scored is not None
-                selected_ids = set(map(id, selected))
+                is_rejected = list(map(not_, is_chosen))
                 _explain_slice(
                     trace,
-                    scored,
+                    list(compress(sorted_items, is_rejected)),
+                    list(compress(sorted_scores, is_rejected)),
                     slice_result,
-                    selected_ids,
                     budget=budget,
                     effective_target=effective.target_tokens,
                     selected_tokens=selected_tokens,
@@ -452,15 +451,10 @@ class Pipeline:
         target = budget.target_tokens
         overflow: OverflowEvent | None = None
         truncated: list[tuple[ScoredItem, int]] = []
-        to_place: tuple[ScoredItem, ...] = ()
         column_placer = _column_placer(self._placer)
-        if (
-            merged_tokens <= target
-            and column_placer is not None
-            and (trace is None or trace.recorder is None)
-        ):
-            # Nothing to truncate and no report to fill: a built-in placer orders the plain
-            # lists, and its positions are a permutation by construction.
+        if merged_tokens <= target and column_placer is not None:
+            # Nothing to truncate: a built-in placer orders the plain lists, and its positions
+            # are a permutation by construction.
             merged_items = pinned + chosen_items
             merged_scores = [_PINNED_SCORE] * len(pinned) + chosen_scores
             positions = column_placer.order_positions(merged_items, merged_scores)
@@ -486,6 +480,8 @@ class Pipeline:
             merged_count = len(merged) + len(truncated)
             to_place = tuple(merged)
             placed = self._place(to_place)
+            merged_items = list(map(_ITEM, to_place))
+            merged_scores = list(map(_SCORE, to_place))
             # The placer only reorders: the total is that of the (possibly truncated) merge.
             total_tokens = merged_tokens - sum(entry.item.tokens for entry, _ in truncated)
         if trace is not None:
@@ -496,7 +492,7 @@ class Pipeline:
             trace.stage(PipelineStage.PLACE, started, ended, merged_count)
             if trace.recorder is not None:
                 trace.recorder(
-                    included=_included(placed, to_place, len(pinned)),
+                    included=_included(placed, merged_items, merged_scores, len(pinned)),
                     excluded=trace.excluded,
                     count_requirement_shortfalls=slice_result.shortfalls,
                     token_requirement_shortfalls=slice_result.token_shortfalls,
@@ -713,8 +709,7 @@ def _truncation_budget_reason(
 
 def _cap_reasons(
     result: SliceResult,
-    selected_ids: set[int],
-    scored: tuple[ScoredItem, ...],
+    rejected: Sequence[ContextItem],
     slicer_name: str,
 ) -> dict[int, ExclusionReason]:
     """QuotaCapExceeded for the items a count cap removed, from the slicer's own records.
@@ -725,7 +720,8 @@ def _cap_reasons(
     """
     if not result.cap_exclusions:
         return {}
-    input_ids = {id(entry.item) for entry in scored}
+    # The slicer's input minus its selection: exactly the items a record may name.
+    rejected_ids = set(map(id, rejected))
     reasons: dict[int, ExclusionReason] = {}
     # Records with equal numbers share one immutable reason.
     shared: dict[tuple[str, int, int], ExclusionReason] = {}
@@ -734,7 +730,7 @@ def _cap_reasons(
         if not isinstance(record, CapExclusion):
             raise SlicerConfigError(field, record, "must be a CapExclusion")
         item = record.item
-        if id(item) not in input_ids or id(item) in selected_ids:
+        if id(item) not in rejected_ids:
             raise SlicerConfigError(
                 field, item, "must name an item of the slicer's input that it did not select"
             )
@@ -750,9 +746,9 @@ def _cap_reasons(
 
 def _explain_slice(
     trace: _Trace,
-    scored: tuple[ScoredItem, ...],
+    items: list[ContextItem],
+    scores: list[float],
     result: SliceResult,
-    selected_ids: set[int],
     *,
     budget: ContextBudget,
     effective_target: int,
@@ -760,7 +756,7 @@ def _explain_slice(
     pinned: list[ContextItem],
     slicer_name: str,
 ) -> None:
-    """Reasons for the sorted items the slicer left out.
+    """Reasons for the sorted items the slicer left out (``items``, with their ``scores``).
 
     An item a count cap removed gets the slicer's :class:`QuotaCapExceeded`. Any other item
     gets :class:`PinnedOverride` (naming the largest pinned item) when it is larger than the
@@ -773,10 +769,7 @@ def _explain_slice(
     unpinned_target = effective_target
     if displaced_by is not None:
         unpinned_target = compute_effective_budget(budget, 0).target_tokens
-    caps = _cap_reasons(result, selected_ids, scored, slicer_name)
-    rejected = [entry for entry in scored if id(entry[0]) not in selected_ids]
-    items = [entry[0] for entry in rejected]
-    scores = [entry[1] for entry in rejected]
+    caps = _cap_reasons(result, items, slicer_name)
     # Reasons are immutable: items with the same token count share one.
     by_tokens = _ReasonsByTokens(
         effective_target - selected_tokens, effective_target, unpinned_target, displaced_by
@@ -842,11 +835,15 @@ def _explain_truncation(
 
 
 def _included(
-    placed: tuple[ContextItem, ...], merged: tuple[ScoredItem, ...], pinned_count: int
+    placed: tuple[ContextItem, ...],
+    items: list[ContextItem],
+    scores: list[float],
+    pinned_count: int,
 ) -> list[IncludedItem]:
-    """The placed items with their scores and inclusion reasons, in placed order."""
-    items = list(map(_ITEM, merged))
-    scores = list(map(_SCORE, merged))
+    """The placed items with their scores and inclusion reasons, in placed order.
+
+    ``items`` and ``scores`` are the (possibly truncated) merge: pinned items first.
+    """
     # Pinned items lead the merge; the others are free when they cost nothing.
     reasons = [InclusionReason.PINNED] * pinned_count
     tokens = list(map(_TOKENS, items[pinned_count:]))
