@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from operator import attrgetter
 from types import MappingProxyType
 from typing import ClassVar
 
@@ -16,8 +15,6 @@ from pycupel.scorers._immutable import Immutable
 from pycupel.scorers.base import FloatArray, ItemScorer
 
 __all__ = ["KindScorer"]
-
-_KIND = attrgetter("kind")
 
 
 class KindScorer(Immutable, ItemScorer):
@@ -72,14 +69,9 @@ class KindScorer(Immutable, ItemScorer):
         return self._by_key.get(item.kind.key, 0.0)
 
     def score_array(self, items: Sequence[ContextItem]) -> FloatArray:
-        # Items share a handful of kind objects: look each distinct object up once (keyed by
-        # identity, in C), then map every item through that small table.
-        kinds = list(map(_KIND, items))
-        distinct = dict(zip(map(id, kinds), kinds, strict=True))
         get = self._by_key.get
-        weight_of = {key: get(kind.key, 0.0) for key, kind in distinct.items()}
         return np.fromiter(
-            map(weight_of.__getitem__, map(id, kinds)), dtype=np.float64, count=len(kinds)
+            (get(item.kind.key, 0.0) for item in items), dtype=np.float64, count=len(items)
         )
 
     def __reduce__(self) -> tuple[object, ...]:
