@@ -182,6 +182,8 @@ BASELINE_SLICERS: dict[str, baseline.Slicer] = {
         baseline.knapsack_slice, bucket_size=BASELINE_KNAPSACK_BUCKET
     ),
 }
+LINEAR_BASELINES = {"KindScorer"}
+"""Baseline scorers that are O(N) (absolute scorers): cheap enough to run at every size."""
 QUADRATIC_SLICERS = {"KnapsackSlice(bucket_size=100)"}
 """Baseline slicers whose cost grows with N^2 here (N items times a capacity that grows with N)."""
 
@@ -271,7 +273,8 @@ def compare_scorers(
         factory = BASELINE_SCORERS.get(row.name)
         if factory is None:
             continue
-        if size <= settings.baseline_run_limit and (size <= 1_000 or row.name in ("KindScorer",)):
+        linear = row.name in LINEAR_BASELINES
+        if linear or (size <= settings.baseline_run_limit and size <= 1_000):
             literal = factory()
             timing, expected = timed_baseline(
                 partial(baseline_score_all, literal, items), baseline_repeats(size)
