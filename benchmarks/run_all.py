@@ -22,7 +22,7 @@ scorers' shares); where running it would take minutes (the O(N^2) rows at 100,00
 knapsack and ScaledScorer at 10,000) its time is estimated from the largest measured size by
 its complexity and marked ``est.``, with no selection check.
 
-``--quick`` (about a minute): sizes 100, 1,000 and 10,000, three timed runs, the baseline
+``--quick`` (well under a minute): sizes 100, 1,000 and 10,000, three timed runs, the baseline
 estimated at 10,000 items.
 """
 
@@ -494,7 +494,7 @@ def targets(rows: list[Row]) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="about a minute: smaller, fewer runs")
+    parser.add_argument("--quick", action="store_true", help="100 to 10,000 items, fewer runs")
     parser.add_argument("--compare", action="store_true", help="also run the literal baseline")
     parser.add_argument("--sizes", type=int, nargs="+", help="item counts (default 100 .. 100,000)")
     parser.add_argument("--repeat", type=int, help="timed runs per row (default 7, quick 3)")
