@@ -20,11 +20,8 @@ small instances with groups, versions and all quotas.
 from __future__ import annotations
 
 import argparse
-import gc
 import math
-import platform
 import random
-import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -38,6 +35,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy
 
+from _harness import machine_summary, measure_one
 from pycupel.model import ContextBudget, ContextItem, ContextKind, ScoredItem
 from pycupel.slicers import (
     CountConstrainedKnapsackSlice,
@@ -258,14 +256,8 @@ def rank_of(
 
 
 def median_ms(call: Callable[[], SliceResult], repeat: int) -> tuple[float, SliceResult]:
-    result = call()
-    gc.collect()
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        result = call()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times) * 1000.0, result
+    timing = measure_one(call, repeat)
+    return timing.median_ms, call()
 
 
 def main() -> None:
@@ -278,9 +270,8 @@ def main() -> None:
     args = parser.parse_args()
 
     print(
-        f"Python {platform.python_version()}, numpy {np.__version__}, scipy "
-        f"{scipy.__version__}, {platform.machine()}; median of {args.repeat} runs after 1 "
-        f"warm-up"
+        f"{machine_summary()}, scipy {scipy.__version__}; median of {args.repeat} runs after "
+        f"1 warm-up"
     )
     print()
     if args.check_sizes:

@@ -2,8 +2,9 @@
 
 Pipeline: CompositeScorer (recency 3, priority 2, kind 1, frequency 1), GreedySlice,
 UShapedPlacer, deduplication on, on the shared synthetic workload (``workload.py``).
-Timings are medians of wall-clock and CPU time after warm-up; peak memory (tracemalloc) is measured
-in a separate pass so tracing does not distort the timings.
+Timings (``_harness``) are medians of wall-clock and CPU time after warm-up, run and dry_run
+taking turns; peak memory (tracemalloc) is measured in a separate pass so tracing does not
+distort the timings.
 
     python benchmarks/bench_pipeline.py [--sizes 100 1000 10000 100000] [--repeat 21]
 """
@@ -11,18 +12,14 @@ in a separate pass so tracing does not distort the timings.
 from __future__ import annotations
 
 import argparse
-import gc
-import statistics
 import sys
-import time
-import tracemalloc
-from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
+from _harness import measure, peak_mib
 from pycupel.model import ContextItem
 from pycupel.pipeline import Pipeline
 from pycupel.placers import UShapedPlacer
@@ -33,11 +30,12 @@ from pycupel.scorers import (
     PriorityScorer,
     RecencyScorer,
 )
-from pycupel.slicers import GreedySlice
+from pycupel.slicers import GreedySlice, Slicer
 from workload import budget_for, make_items
 
 
-def build(items: list[ContextItem]) -> Pipeline:
+def build(items: list[ContextItem], slicer: Slicer | None = None) -> Pipeline:
+    """The benchmark pipeline for ``items`` (GreedySlice unless ``slicer`` is given)."""
     scorer = CompositeScorer(
         [
             (RecencyScorer(), 3.0),
@@ -49,48 +47,10 @@ def build(items: list[ContextItem]) -> Pipeline:
     return Pipeline(
         budget=budget_for(items),
         scorer=scorer,
-        slicer=GreedySlice(),
+        slicer=GreedySlice() if slicer is None else slicer,
         placer=UShapedPlacer(),
         deduplicate=True,
     )
-
-
-def timings_ms(
-    calls: Sequence[Callable[[], object]], repeat: int, warmup: int = 3
-) -> list[tuple[float, float]]:
-    """Median wall-clock and CPU time (ms) of each call over ``repeat`` rounds, after warm-up.
-
-    The calls take turns within each round, so a change in machine load affects them alike
-    and their ratio stays meaningful. CPU time is shown because a busy machine inflates wall
-    time only.
-    """
-    for _ in range(warmup):
-        for call in calls:
-            call()
-    wall: list[list[float]] = [[] for _ in calls]
-    cpu: list[list[float]] = [[] for _ in calls]
-    gc.collect()
-    for _ in range(repeat):
-        for index, call in enumerate(calls):
-            started, started_cpu = time.perf_counter(), time.process_time()
-            call()
-            cpu[index].append(time.process_time() - started_cpu)
-            wall[index].append(time.perf_counter() - started)
-    return [
-        (statistics.median(w) * 1000.0, statistics.median(c) * 1000.0)
-        for w, c in zip(wall, cpu, strict=True)
-    ]
-
-
-def peak_mib(call: Callable[[], object]) -> float:
-    gc.collect()
-    tracemalloc.start()
-    try:
-        call()
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    return peak / (1024 * 1024)
 
 
 def main() -> None:
@@ -110,7 +70,9 @@ def main() -> None:
         repeat = args.repeat if size <= 10_000 else max(3, args.repeat // 4)
         run = partial(pipeline.run, items)
         dry_run = partial(pipeline.dry_run, items)
-        (run_ms, run_cpu), (dry_ms, dry_cpu) = timings_ms([run, dry_run], repeat)
+        run_timing, dry_timing = measure([run, dry_run], repeat, warmup=3)
+        run_ms, run_cpu = run_timing.median_ms, run_timing.cpu_ms
+        dry_ms, dry_cpu = dry_timing.median_ms, dry_timing.cpu_ms
         run_peak = peak_mib(run)
         dry_peak = peak_mib(dry_run)
         print(

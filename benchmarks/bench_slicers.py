@@ -1,10 +1,11 @@
 """Time every slicer alone on the shared workload, from 100 to 50,000 items.
 
 Each slicer receives ``make_scored(n)`` (score-sorted) and the effective budget
-``budget_for(items)`` (25 % of the total tokens). Times are the median of ``--repeat`` runs
-after one warm-up run; peak memory is measured with tracemalloc in a separate run so tracing
-does not distort the timings. A knapsack whose table would exceed its memory cap is refused
-before it allocates anything; its row shows the refusal and the size it would have needed.
+``budget_for(items)`` (25 % of the total tokens). Timing and memory come from ``_harness``:
+median, minimum and CPU time of ``--repeat`` runs after one warm-up run, and peak memory
+(tracemalloc) in a separate run so tracing does not distort the timings. A knapsack whose
+table would exceed its memory cap is refused before it allocates anything; its row shows the
+refusal and the size it would have needed.
 
     python benchmarks/bench_slicers.py [--sizes 100 1000 10000 50000] [--repeat 7]
 """
@@ -12,20 +13,14 @@ before it allocates anything; its row shows the refusal and the size it would ha
 from __future__ import annotations
 
 import argparse
-import gc
-import platform
-import statistics
 import sys
-import time
-import tracemalloc
-from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-import numpy as np
-
+from _harness import format_table, machine_summary, measure_one, peak_mib
 from pycupel.errors import TableTooLargeError
 from pycupel.model import ContextBudget, ContextKind, ScoredItem
 from pycupel.slicers import (
@@ -72,41 +67,8 @@ def slicers() -> list[tuple[str, Slicer]]:
     ]
 
 
-def measure(
-    call: Callable[[], SliceResult], repeat: int
-) -> tuple[float, float, float, SliceResult]:
-    """(median wall ms, min wall ms, median CPU ms, last result) after one warm-up run.
-
-    Wall time (perf_counter) is the measure; CPU time (process_time) is shown beside it
-    because on a shared, loaded machine it is far less disturbed by preemption.
-    """
-    result = call()
-    gc.collect()
-    wall = []
-    cpu = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        started_cpu = time.process_time()
-        result = call()
-        cpu.append(time.process_time() - started_cpu)
-        wall.append(time.perf_counter() - started)
-    median = statistics.median
-    return median(wall) * 1000.0, min(wall) * 1000.0, median(cpu) * 1000.0, result
-
-
-def peak_mib(call: Callable[[], object]) -> float:
-    gc.collect()
-    tracemalloc.start()
-    try:
-        call()
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    return peak / (1024 * 1024)
-
-
-def row(name: str, size: int, cells: Sequence[str]) -> str:
-    return f"{name:<33} {size:>7,} " + " ".join(cells)
+def run_slicer(slicer: Slicer, scored: list[ScoredItem], budget: ContextBudget) -> SliceResult:
+    return slicer.slice(scored, budget)
 
 
 def main() -> None:
@@ -116,65 +78,41 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     args = parser.parse_args()
 
-    print(
-        f"Python {platform.python_version()}, numpy {np.__version__}, "
-        f"{platform.machine()}; median of {args.repeat} runs after 1 warm-up"
-    )
-    header = [
-        "median ms",
-        "   min ms",
-        "   cpu ms",
-        "peak MiB",
-        "selected",
-        "   tokens",
-        "  target",
-    ]
-    print(row("slicer", 0, header).replace("      0", "  items"))
+    print(f"{machine_summary()}; median of {args.repeat} runs after 1 warm-up")
+    header = ["slicer", "items", "median ms", "min ms", "cpu ms", "peak MiB", "selected"]
+    header += ["tokens", "target"]
+    rows: list[list[str]] = []
     for size in args.sizes:
         scored: list[ScoredItem] = make_scored(size, seed=args.seed)
         budget: ContextBudget = budget_for([s.item for s in scored])
         for name, slicer in slicers():
-
-            def call(
-                slicer: Slicer = slicer,
-                scored: list[ScoredItem] = scored,
-                budget: ContextBudget = budget,
-            ) -> SliceResult:
-                return slicer.slice(scored, budget)
-
+            call = partial(run_slicer, slicer, scored, budget)
             try:
-                median, fastest, cpu, result = measure(call, args.repeat)
+                timing = measure_one(call, args.repeat)
             except TableTooLargeError as refused:
-                print(
-                    row(
-                        name,
-                        size,
-                        [
-                            f"refused: table {refused.table_bytes / 2**20:,.0f} MiB > "
-                            f"cap {refused.limit_bytes / 2**20:,.0f} MiB "
-                            f"({refused.items:,} items x {refused.capacity + 1:,} cells)"
-                        ],
-                    )
+                note = (
+                    f"refused: table {refused.table_bytes / 2**20:,.0f} MiB > cap "
+                    f"{refused.limit_bytes / 2**20:,.0f} MiB ({refused.items:,} items x "
+                    f"{refused.capacity + 1:,} cells)"
                 )
+                rows.append([name, f"{size:,}", note, "", "", "", "", "", ""])
                 continue
-            peak = peak_mib(call)
+            result = call()
             tokens = sum(item.tokens for item in result.selected)
-            print(
-                row(
+            rows.append(
+                [
                     name,
-                    size,
-                    [
-                        f"{median:>9.2f}",
-                        f"{fastest:>9.2f}",
-                        f"{cpu:>9.2f}",
-                        f"{peak:>8.2f}",
-                        f"{len(result.selected):>8,}",
-                        f"{tokens:>9,}",
-                        f"{budget.target_tokens:>8,}",
-                    ],
-                )
+                    f"{size:,}",
+                    f"{timing.median_ms:.2f}",
+                    f"{timing.min_ms:.2f}",
+                    f"{timing.cpu_ms:.2f}",
+                    f"{peak_mib(call):.2f}",
+                    f"{len(result.selected):,}",
+                    f"{tokens:,}",
+                    f"{budget.target_tokens:,}",
+                ]
             )
-        print()
+    print(format_table(header, rows))
 
 
 if __name__ == "__main__":

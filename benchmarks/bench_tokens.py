@@ -37,8 +37,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "src"))
 
+from _harness import measure_one  # noqa: E402
 from pycupel.errors import TokenizerError  # noqa: E402
 from pycupel.tokens import (  # noqa: E402
     CL100K_PAT_STR,
@@ -221,12 +223,8 @@ def small_hf_counter() -> HuggingFaceCounter | None:
 
 
 def best_of(runs: int, function: Callable[[], object]) -> float:
-    best = math.inf
-    for _ in range(runs):
-        start = time.perf_counter()
-        function()
-        best = min(best, time.perf_counter() - start)
-    return best
+    """The fastest of ``runs`` runs, in seconds (no warm-up: the first run is a real one)."""
+    return measure_one(function, runs, warmup=0).min_ms / 1000.0
 
 
 def timing(encodings: dict[str, TiktokenCounter], message_count: int, runs: int) -> None:

@@ -6,7 +6,8 @@ candidate pool:
 * tokens uniform in 20..2,000;
 * kinds cycling over the five well-known kinds (Message, Document, ToolOutput, Memory,
   SystemPrompt);
-* 80 % of the items carry a priority in 0..100, the rest none;
+* each item carries a priority in 0..100 with probability 0.8 (about 80 % of the items), the
+  rest none;
 * 0..3 tags drawn from a vocabulary of 50;
 * distinct timestamps spread at random over one year (timezone-aware UTC, whole seconds);
 * unique contents.

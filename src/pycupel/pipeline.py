@@ -38,14 +38,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from itertools import repeat
-from operator import attrgetter
+from itertools import compress, repeat
+from operator import attrgetter, itemgetter, not_
 from time import perf_counter
 from typing import TYPE_CHECKING, NoReturn
 
 import numpy as np
 
 from pycupel._checks import check_bool
+from pycupel._identity import by_id, identity_key, same_by_identity
 from pycupel.diagnostics.collector import (
     DiagnosticTraceCollector,
     TraceCollector,
@@ -77,9 +78,10 @@ from pycupel.model import (
     ScoredItem,
     compute_effective_budget,
 )
-from pycupel.placers import Placer
+from pycupel.placers import ColumnPlacer, Placer
 from pycupel.scorers.base import Scorer, as_scorer, score_array
 from pycupel.slicers import GreedySlice
+from pycupel.slicers._common import ColumnSlicer
 from pycupel.slicers.base import (
     CapExclusion,
     CountRequirementShortfall,
@@ -98,6 +100,12 @@ __all__ = ["DryRunResult", "Pipeline", "PipelineResult"]
 
 _PINNED_SCORE = 1.0
 _TOKENS = attrgetter("tokens")
+_PINNED = attrgetter("pinned")
+_ITEM = itemgetter(0)
+_SCORE = itemgetter(1)
+_PLAIN_TYPES = frozenset({ContextItem})
+_COLUMN_SLICE: object = ColumnSlicer.slice
+_COLUMN_PLACE: object = ColumnPlacer.place
 _tuple_new = tuple.__new__
 
 
@@ -312,17 +320,24 @@ class Pipeline:
         # ---- 1. Classify
         started = perf_counter() if trace is not None else 0.0
         pinned: list[ContextItem] = []
-        scoreable: list[ContextItem] = []
         negative: list[ContextItem] = []
-        for item in candidates:
-            if type(item) is not ContextItem and not isinstance(item, ContextItem):
-                _reject_item(candidates)
-            if item.tokens < 0:
-                negative.append(item)
-            elif item.pinned:
-                pinned.append(item)
-            else:
-                scoreable.append(item)
+        scoreable: Sequence[ContextItem]
+        # The common case, every candidate a plain scoreable ContextItem, is checked with
+        # C-level passes; it also lets item sets below key on the items themselves.
+        plain = _all_plain_scoreable(candidates)
+        if plain:
+            scoreable = candidates
+        else:
+            scoreable = []
+            for item in candidates:
+                if type(item) is not ContextItem and not isinstance(item, ContextItem):
+                    _reject_item(candidates)
+                if item.tokens < 0:
+                    negative.append(item)
+                elif item.pinned:
+                    pinned.append(item)
+                else:
+                    scoreable.append(item)
         pinned_tokens = sum(map(_TOKENS, pinned))
         available_for_pinned = budget.max_tokens - budget.output_reserve
         if pinned_tokens > available_for_pinned:
@@ -363,43 +378,63 @@ class Pipeline:
 
         # ---- 4. Sort (score descending, input order on ties; no diagnostic event)
         order = np.argsort(-scores, kind="stable")
-        sorted_scores: list[float] = scores[order].tolist()
-        sorted_items = [survivors[index] for index in order.tolist()]
-        # ScoredItem is a NamedTuple: build the tuples directly, without a Python-level loop.
-        scored: tuple[ScoredItem, ...] = tuple(
-            map(_tuple_new, repeat(ScoredItem), zip(sorted_items, sorted_scores, strict=True))
-        )
+        sorted_score_array = scores[order]
+        sorted_scores: list[float] = sorted_score_array.tolist()
+        sorted_items = list(map(survivors.__getitem__, order.tolist()))
+        # A built-in columnar slicer decides from the token and score columns alone; the
+        # (item, score) pairs are built only for any other slicer.
+        columnar = _column_slicer(self._slicer)
+        scored: tuple[ScoredItem, ...] | None = None
+        if columnar is None:
+            scored = _scored_items(sorted_items, sorted_scores)
 
         # ---- 5. Slice
         if trace is not None:
             started = perf_counter()
         effective = compute_effective_budget(budget, pinned_tokens)
-        slice_result = _slice(self._slicer, scored, effective)
-        selected_ids = set(map(id, slice_result.selected))
-        selected_tokens = sum(map(_TOKENS, slice_result.selected))
-        if len(selected_ids) != len(slice_result.selected):
+        if columnar is not None:
+            if sorted_items and effective.target_tokens > 0:
+                tokens = np.fromiter(
+                    map(_TOKENS, sorted_items), dtype=np.int64, count=len(sorted_items)
+                )
+                positions = columnar.select_positions(tokens, sorted_score_array, effective)
+                slice_result = SliceResult(tuple(map(sorted_items.__getitem__, positions)))
+            else:
+                slice_result = SliceResult(())
+        else:
+            assert scored is not None
+            slice_result = _slice(self._slicer, scored, effective)
+        selected = slice_result.selected
+        keys = identity_key(selected) if plain else by_id
+        selected_keys = set(keys(selected))
+        selected_tokens = sum(map(_TOKENS, selected))
+        if len(selected_keys) != len(selected):
             _check_no_repeats(candidates)
             raise SlicerConfigError(
                 f"{type(self._slicer).__name__}.slice",
-                f"{len(slice_result.selected)} items, {len(selected_ids)} distinct",
+                f"{len(selected)} items, {len(selected_keys)} distinct",
                 "must return each selected item once",
             )
-        chosen = [entry for entry in scored if id(entry[0]) in selected_ids]
-        if len(chosen) != len(selected_ids):
+        # The chosen entries in sorted order, filtered in C (no Python frame per item).
+        is_chosen = list(map(selected_keys.__contains__, keys(sorted_items)))
+        chosen_items = list(compress(sorted_items, is_chosen))
+        if len(chosen_items) != len(selected_keys):
             _check_no_repeats(candidates)
             raise SlicerConfigError(
                 f"{type(self._slicer).__name__}.slice",
-                f"{len(selected_ids) - len(chosen)} items not among its input",
+                f"{len(selected_keys) - len(chosen_items)} items not among its input",
                 "must return only items it was given",
             )
+        chosen_scores = list(compress(sorted_scores, is_chosen))
         if trace is not None:
             ended = perf_counter()
             if trace.decisions:
+                is_rejected = list(map(not_, is_chosen))
                 _explain_slice(
                     trace,
-                    scored,
+                    list(compress(sorted_items, is_rejected)),
+                    list(compress(sorted_scores, is_rejected)),
                     slice_result,
-                    selected_ids,
                     budget=budget,
                     effective_target=effective.target_tokens,
                     selected_tokens=selected_tokens,
@@ -407,32 +442,48 @@ class Pipeline:
                     slicer_name=type(self._slicer).__name__,
                 )
                 trace.flush_items(PipelineStage.SLICE)
-            trace.stage(PipelineStage.SLICE, started, ended, len(scored))
+            trace.stage(PipelineStage.SLICE, started, ended, len(sorted_items))
 
         # ---- 6. Place
         if trace is not None:
             started = perf_counter()
-        merged = [_tuple_new(ScoredItem, (item, _PINNED_SCORE)) for item in pinned]
-        merged.extend(chosen)
         merged_tokens = pinned_tokens + selected_tokens
         target = budget.target_tokens
         overflow: OverflowEvent | None = None
         truncated: list[tuple[ScoredItem, int]] = []
-        if merged_tokens > target:
-            strategy = self._overflow_strategy
-            if strategy is OverflowStrategy.THROW:
-                raise BudgetOverflowError(merged_tokens, target)
-            if strategy is OverflowStrategy.TRUNCATE:
-                merged, truncated = _truncate(merged, target)
+        column_placer = _column_placer(self._placer)
+        if merged_tokens <= target and column_placer is not None:
+            # Nothing to truncate: a built-in placer orders the plain lists, and its positions
+            # are a permutation by construction.
+            merged_items = pinned + chosen_items
+            merged_scores = [_PINNED_SCORE] * len(pinned) + chosen_scores
+            positions = column_placer.order_positions(merged_items, merged_scores)
+            placed = tuple(map(merged_items.__getitem__, positions))
+            merged_count = len(merged_items)
+            total_tokens = merged_tokens
+        else:
+            merged = [_tuple_new(ScoredItem, (item, _PINNED_SCORE)) for item in pinned]
+            if scored is not None:
+                merged.extend(compress(scored, is_chosen))
             else:
-                overflow = OverflowEvent(
-                    merged_tokens - target, tuple(entry.item for entry in merged), budget
-                )
-        merged_count = len(merged) + len(truncated)
-        to_place = tuple(merged)
-        placed = self._place(to_place)
-        # The placer only reorders: the total is that of the (possibly truncated) merge.
-        total_tokens = merged_tokens - sum(entry.item.tokens for entry, _ in truncated)
+                merged.extend(_scored_items(chosen_items, chosen_scores))
+            if merged_tokens > target:
+                strategy = self._overflow_strategy
+                if strategy is OverflowStrategy.THROW:
+                    raise BudgetOverflowError(merged_tokens, target)
+                if strategy is OverflowStrategy.TRUNCATE:
+                    merged, truncated = _truncate(merged, target)
+                else:
+                    overflow = OverflowEvent(
+                        merged_tokens - target, tuple(entry.item for entry in merged), budget
+                    )
+            merged_count = len(merged) + len(truncated)
+            to_place = tuple(merged)
+            placed = self._place(to_place)
+            merged_items = list(map(_ITEM, to_place))
+            merged_scores = list(map(_SCORE, to_place))
+            # The placer only reorders: the total is that of the (possibly truncated) merge.
+            total_tokens = merged_tokens - sum(entry.item.tokens for entry, _ in truncated)
         if trace is not None:
             ended = perf_counter()
             if trace.decisions:
@@ -441,7 +492,7 @@ class Pipeline:
             trace.stage(PipelineStage.PLACE, started, ended, merged_count)
             if trace.recorder is not None:
                 trace.recorder(
-                    included=_included(placed, to_place, len(pinned)),
+                    included=_included(placed, merged_items, merged_scores, len(pinned)),
                     excluded=trace.excluded,
                     count_requirement_shortfalls=slice_result.shortfalls,
                     token_requirement_shortfalls=slice_result.token_shortfalls,
@@ -477,15 +528,43 @@ class Pipeline:
     def _place(self, merged: tuple[ScoredItem, ...]) -> tuple[ContextItem, ...]:
         placer = self._placer
         placed = tuple(placer.place(merged))
-        expected = {id(entry.item) for entry in merged}
-        got = {id(item) for item in placed}
-        if len(placed) != len(merged) or got != expected:
+        if len(placed) != len(merged) or not same_by_identity(placed, list(map(_ITEM, merged))):
             raise PlacerConfigError(
                 f"{type(placer).__name__}.place",
                 f"{len(placed)} items for {len(merged)} given",
                 "must return exactly the items it was given, each once, reordered",
             )
         return placed
+
+
+def _scored_items(items: list[ContextItem], scores: list[float]) -> tuple[ScoredItem, ...]:
+    # ScoredItem is a NamedTuple: build the tuples directly, without a Python-level loop.
+    return tuple(map(_tuple_new, repeat(ScoredItem), zip(items, scores, strict=True)))
+
+
+def _column_slicer(slicer: Slicer) -> ColumnSlicer | None:
+    """``slicer`` when it decides from the columns alone and its ``slice`` is the columnar
+    one (a subclass that overrides ``slice`` keeps its own), else None."""
+    if isinstance(slicer, ColumnSlicer) and getattr(type(slicer), "slice", None) is _COLUMN_SLICE:
+        return slicer
+    return None
+
+
+def _column_placer(placer: Placer) -> ColumnPlacer | None:
+    """``placer`` when it is a built-in columnar placer whose ``place`` is not overridden."""
+    if isinstance(placer, ColumnPlacer) and getattr(type(placer), "place", None) is _COLUMN_PLACE:
+        return placer
+    return None
+
+
+def _all_plain_scoreable(items: Sequence[object]) -> bool:
+    """Whether every element is exactly a ContextItem, with ``tokens >= 0`` and not pinned.
+
+    Then Classify passes the list on whole, and the items hash by identity.
+    """
+    if not items or set(map(type, items)) != _PLAIN_TYPES:
+        return False
+    return min(map(_TOKENS, items)) >= 0 and not any(map(_PINNED, items))
 
 
 def _collector_enabled(collector: object) -> bool:
@@ -630,8 +709,7 @@ def _truncation_budget_reason(
 
 def _cap_reasons(
     result: SliceResult,
-    selected_ids: set[int],
-    scored: tuple[ScoredItem, ...],
+    rejected: Sequence[ContextItem],
     slicer_name: str,
 ) -> dict[int, ExclusionReason]:
     """QuotaCapExceeded for the items a count cap removed, from the slicer's own records.
@@ -642,7 +720,8 @@ def _cap_reasons(
     """
     if not result.cap_exclusions:
         return {}
-    input_ids = {id(entry.item) for entry in scored}
+    # The slicer's input minus its selection: exactly the items a record may name.
+    rejected_ids = set(map(id, rejected))
     reasons: dict[int, ExclusionReason] = {}
     # Records with equal numbers share one immutable reason.
     shared: dict[tuple[str, int, int], ExclusionReason] = {}
@@ -651,7 +730,7 @@ def _cap_reasons(
         if not isinstance(record, CapExclusion):
             raise SlicerConfigError(field, record, "must be a CapExclusion")
         item = record.item
-        if id(item) not in input_ids or id(item) in selected_ids:
+        if id(item) not in rejected_ids:
             raise SlicerConfigError(
                 field, item, "must name an item of the slicer's input that it did not select"
             )
@@ -667,9 +746,9 @@ def _cap_reasons(
 
 def _explain_slice(
     trace: _Trace,
-    scored: tuple[ScoredItem, ...],
+    items: list[ContextItem],
+    scores: list[float],
     result: SliceResult,
-    selected_ids: set[int],
     *,
     budget: ContextBudget,
     effective_target: int,
@@ -677,7 +756,7 @@ def _explain_slice(
     pinned: list[ContextItem],
     slicer_name: str,
 ) -> None:
-    """Reasons for the sorted items the slicer left out.
+    """Reasons for the sorted items the slicer left out (``items``, with their ``scores``).
 
     An item a count cap removed gets the slicer's :class:`QuotaCapExceeded`. Any other item
     gets :class:`PinnedOverride` (naming the largest pinned item) when it is larger than the
@@ -690,10 +769,7 @@ def _explain_slice(
     unpinned_target = effective_target
     if displaced_by is not None:
         unpinned_target = compute_effective_budget(budget, 0).target_tokens
-    caps = _cap_reasons(result, selected_ids, scored, slicer_name)
-    rejected = [entry for entry in scored if id(entry[0]) not in selected_ids]
-    items = [entry[0] for entry in rejected]
-    scores = [entry[1] for entry in rejected]
+    caps = _cap_reasons(result, items, slicer_name)
     # Reasons are immutable: items with the same token count share one.
     by_tokens = _ReasonsByTokens(
         effective_target - selected_tokens, effective_target, unpinned_target, displaced_by
@@ -759,20 +835,28 @@ def _explain_truncation(
 
 
 def _included(
-    placed: tuple[ContextItem, ...], merged: tuple[ScoredItem, ...], pinned_count: int
+    placed: tuple[ContextItem, ...],
+    items: list[ContextItem],
+    scores: list[float],
+    pinned_count: int,
 ) -> list[IncludedItem]:
-    """The placed items with their scores and inclusion reasons, in placed order."""
-    items = [entry[0] for entry in merged]
-    scores = [entry[1] for entry in merged]
+    """The placed items with their scores and inclusion reasons, in placed order.
+
+    ``items`` and ``scores`` are the (possibly truncated) merge: pinned items first.
+    """
     # Pinned items lead the merge; the others are free when they cost nothing.
     reasons = [InclusionReason.PINNED] * pinned_count
-    reasons.extend(
-        InclusionReason.ZERO_TOKEN if tokens == 0 else InclusionReason.SCORED
-        for tokens in map(_TOKENS, items[pinned_count:])
-    )
+    tokens = list(map(_TOKENS, items[pinned_count:]))
+    if 0 in tokens:
+        reasons.extend(
+            InclusionReason.ZERO_TOKEN if count == 0 else InclusionReason.SCORED for count in tokens
+        )
+    else:
+        reasons.extend([InclusionReason.SCORED] * len(tokens))
     entries = map(_tuple_new, repeat(IncludedItem), zip(items, scores, reasons, strict=True))
-    by_id = dict(zip(map(id, items), entries, strict=True))
-    return list(map(by_id.__getitem__, map(id, placed)))
+    keys = identity_key(items, placed)
+    by_key = dict(zip(keys(items), entries, strict=True))
+    return list(map(by_key.__getitem__, keys(placed)))
 
 
 class _Trace:
@@ -822,9 +906,9 @@ class _Trace:
             return
         # A shared reason gives equal (immutable) events: build one per reason object.
         pending = self.pending
-        distinct = {id(reason): reason for reason in pending}
+        distinct = dict(zip(map(id, pending), pending, strict=True))
         event_of = {key: TraceEvent(stage, 0.0, 1, str(reason)) for key, reason in distinct.items()}
-        events = [event_of[id(reason)] for reason in pending]
+        events = list(map(event_of.__getitem__, map(id, pending)))
         self.pending = []
         record_many = getattr(self.collector, "record_item_events", None)
         if record_many is not None:

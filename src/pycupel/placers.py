@@ -9,21 +9,24 @@ score order) and returns the same items, reordered. It never adds, drops or chan
 
 Both are deterministic and O(N log N): each sorts integer positions by a precomputed key list
 (no Python-level comparison function), relying on Python's stable sort for the index tie-break.
+Both derive from :class:`ColumnPlacer`, which lets the pipeline hand them plain lists.
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import Protocol, runtime_checkable
 
 from pycupel.model import ContextItem, ScoredItem
 
-__all__ = ["ChronologicalPlacer", "Placer", "UShapedPlacer"]
+__all__ = ["ChronologicalPlacer", "ColumnPlacer", "Placer", "UShapedPlacer"]
 
 # Field accessors of ScoredItem (a NamedTuple: item, score); map() with them runs in C.
 _ITEM = itemgetter(0)
 _SCORE = itemgetter(1)
+_MICROS = attrgetter("timestamp_micros")
 
 
 @runtime_checkable
@@ -35,7 +38,29 @@ class Placer(Protocol):
         ...
 
 
-class ChronologicalPlacer:
+class ColumnPlacer(ABC):
+    """Base of the built-in placers: the order is computed as positions from plain columns.
+
+    :meth:`order_positions` decides from the items and their scores as two lists;
+    :meth:`place` is the :class:`Placer` interface on top of it. The pipeline, which already
+    holds both lists, calls :meth:`order_positions` directly (unless a subclass overrides
+    ``place``), so it builds no (item, score) pair just to have it taken apart again.
+    """
+
+    __slots__ = ()
+
+    @abstractmethod
+    def order_positions(self, items: Sequence[ContextItem], scores: Sequence[float]) -> list[int]:
+        """The positions of ``items`` in presentation order (a permutation of their indices)."""
+
+    def place(self, items: Sequence[ScoredItem]) -> list[ContextItem]:
+        """Return the items of ``items`` in presentation order."""
+        context_items = list(map(_ITEM, items))
+        positions = self.order_positions(context_items, list(map(_SCORE, items)))
+        return list(map(context_items.__getitem__, positions))
+
+
+class ChronologicalPlacer(ColumnPlacer):
     """Orders items by ascending timestamp, so the window reads oldest to newest.
 
     Timestamped items come first, ordered by their UTC instant; items without a timestamp follow
@@ -44,26 +69,16 @@ class ChronologicalPlacer:
 
     __slots__ = ()
 
-    def place(self, items: Sequence[ScoredItem]) -> list[ContextItem]:
-        """Return the items of ``items`` oldest first, untimestamped items last."""
-        context_items = list(map(_ITEM, items))
-        stamped: list[ContextItem] = []
-        instants: list[int] = []
-        undated: list[ContextItem] = []
-        for item in context_items:
-            micros = item.timestamp_micros
-            if micros is None:
-                undated.append(item)
-            else:
-                stamped.append(item)
-                instants.append(micros)
-        if len(stamped) <= 1:
-            return stamped + undated
-        # Sorting positions by their integer instant is stable: equal instants keep input order.
-        order = sorted(range(len(stamped)), key=instants.__getitem__)
-        result = list(itemgetter(*order)(stamped))
-        result.extend(undated)
-        return result
+    def order_positions(self, items: Sequence[ContextItem], scores: Sequence[float]) -> list[int]:
+        """Positions oldest first, untimestamped items last (each group stable)."""
+        instants = list(map(_MICROS, items))
+        undated = [index for index, micros in enumerate(instants) if micros is None]
+        if not undated:
+            # Sorting positions by their integer instant is stable: equal instants keep order.
+            return sorted(range(len(instants)), key=instants.__getitem__)
+        stamped = [index for index, micros in enumerate(instants) if micros is not None]
+        stamped.sort(key=instants.__getitem__)
+        return stamped + undated
 
     def __repr__(self) -> str:
         return "ChronologicalPlacer()"
@@ -75,7 +90,7 @@ class ChronologicalPlacer:
         return hash(ChronologicalPlacer)
 
 
-class UShapedPlacer:
+class UShapedPlacer(ColumnPlacer):
     """Puts the highest-scored items at both edges and the lowest in the middle.
 
     Items are ranked by score descending (input index ascending on ties). Even ranks fill the
@@ -85,18 +100,15 @@ class UShapedPlacer:
 
     __slots__ = ()
 
-    def place(self, items: Sequence[ScoredItem]) -> list[ContextItem]:
-        """Return the items of ``items`` in U-shaped order (strongest at the edges)."""
-        context_items = list(map(_ITEM, items))
-        if len(context_items) <= 1:
-            return context_items
-        scores = list(map(_SCORE, items))
+    def order_positions(self, items: Sequence[ContextItem], scores: Sequence[float]) -> list[int]:
+        """Positions in U-shaped order (strongest at the edges)."""
         # Python's sort stays stable with reverse=True: score descending, index ascending.
         ranked = sorted(range(len(scores)), key=scores.__getitem__, reverse=True)
         left = ranked[0::2]  # ranks 0, 2, 4, ... fill positions 0, 1, 2, ...
         right = ranked[1::2]  # ranks 1, 3, 5, ... fill positions n-1, n-2, ...
         right.reverse()
-        return list(itemgetter(*(left + right))(context_items))
+        left.extend(right)
+        return left
 
     def __repr__(self) -> str:
         return "UShapedPlacer()"

@@ -2,41 +2,89 @@
 
 Both scorers give an item ``rank / (count - 1)``, where ``rank`` is the number of keyed items
 whose key is strictly lower and ``count`` is the number of keyed items; items without a key
-score 0.0 and a lone keyed item scores 1.0. Ranks come from one sort plus a binary search per
-item (``searchsorted`` with ``side="left"`` counts the strictly lower keys, so ties share a
-rank), which makes a scoring pass O(N log N) instead of the specification's O(N^2).
+score 0.0 and a lone keyed item scores 1.0. Ranks come from one sort (or, for a narrow range
+of keys such as priorities, one counting pass), which makes a scoring pass O(N log N) instead
+of the specification's O(N^2); the counts are exactly the specification's, so the scores are
+identical.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Sequence
+from itertools import compress, repeat
+from operator import is_not
+from typing import cast
 
 import numpy as np
+import numpy.typing as npt
 
 from pycupel.scorers.base import FloatArray
+
+IntArray = npt.NDArray[np.int64]
 
 
 def rank_scores(keys: Sequence[int | None]) -> FloatArray:
     """Rank scores of ``keys`` (``None`` = no key) as a float64 array, in input order."""
     count = len(keys)
     scores = np.zeros(count, dtype=np.float64)
-    present = np.fromiter((key is not None for key in keys), dtype=np.bool_, count=count)
-    keyed = int(np.count_nonzero(present))
+    if not isinstance(keys, list):
+        keys = list(keys)
+    missing = keys.count(None)  # a C-level scan; items are usually all keyed or mostly keyed
+    keyed = count - missing
     if keyed == 0:
         return scores
+    present: npt.NDArray[np.bool_] | None = None
+    values_list: list[int] = keys  # type: ignore[assignment]  # no None left when missing == 0
+    if missing:
+        present = np.fromiter(map(is_not, keys, repeat(None)), dtype=np.bool_, count=count)
+        values_list = cast("list[int]", list(compress(keys, present.tolist())))
     if keyed == 1:
-        scores[present] = 1.0
+        scores[present if present is not None else slice(None)] = 1.0
         return scores
     try:
-        values = np.fromiter((key for key in keys if key is not None), dtype=np.int64, count=keyed)
+        values = np.array(values_list, dtype=np.int64)
     except OverflowError:
         # Python ints are unbounded; keys beyond int64 take the exact pure-Python path.
-        scores[present] = _rank_scores_python([key for key in keys if key is not None])
+        exact = _rank_scores_python(values_list)
+        if present is None:
+            return np.array(exact, dtype=np.float64)
+        scores[present] = exact
         return scores
-    ranks = np.searchsorted(np.sort(values), values, side="left")
-    scores[present] = ranks / (keyed - 1)
+    ranked = _ranks(values) / (keyed - 1)
+    if present is None:
+        result: FloatArray = ranked
+        return result
+    scores[present] = ranked
     return scores
+
+
+def _ranks(values: IntArray) -> IntArray:
+    """For each value, how many values are strictly lower (ties share the lowest rank).
+
+    Narrow ranges (priorities) are counted with ``bincount`` in O(N + range); wide ones
+    (timestamps) sort once. The sort need not be stable: tied values get the same rank
+    whatever their order, and reading the ranks back in sorted order keeps memory access
+    sequential (a binary search per item would jump around the whole array).
+    """
+    size = len(values)
+    low, high = int(values.min()), int(values.max())
+    if high - low <= 4 * size + 1024:
+        offsets = values - low
+        counts = np.bincount(offsets)
+        lower = np.cumsum(counts) - counts
+        ranks: IntArray = lower[offsets]
+        return ranks
+    order = np.argsort(values)
+    ordered = values[order]
+    starts = np.empty(size, dtype=np.bool_)
+    starts[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=starts[1:])
+    # Position of the first element of each run of equal values, carried along the run.
+    first = np.maximum.accumulate(np.where(starts, np.arange(size, dtype=np.int64), 0))
+    ranks = np.empty(size, dtype=np.int64)
+    ranks[order] = first
+    return ranks
 
 
 def _rank_scores_python(values: list[int]) -> list[float]:

@@ -28,10 +28,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from itertools import chain, combinations, count
+from operator import attrgetter
 
 import numpy as np
 import numpy.typing as npt
 
+from pycupel._identity import identity_key
 from pycupel.model import ContextItem, ascii_fold
 from pycupel.scorers._immutable import Immutable
 from pycupel.scorers.base import BaseScorer, FloatArray
@@ -48,6 +50,8 @@ PACKED_KEY_LIMIT = 2**62
 """``(position, tag)`` pairs are packed into one int64 key while ``N * tags`` stays below."""
 
 IntArray = npt.NDArray[np.int64]
+
+_TAGS = attrgetter("tags")
 
 
 class FrequencyScorer(Immutable, BaseScorer):
@@ -66,7 +70,7 @@ class FrequencyScorer(Immutable, BaseScorer):
         scores = np.zeros(size, dtype=np.float64)
         if size <= 1:
             return scores
-        tag_lists = [item.tags for item in items]
+        tag_lists = list(map(_TAGS, items))
         lengths = np.fromiter(map(len, tag_lists), dtype=np.int64, count=size)
         flat = list(chain.from_iterable(tag_lists))
         if not flat:
@@ -126,11 +130,11 @@ def _folded_pairs(flat: list[str], lengths: IntArray) -> tuple[IntArray, IntArra
 
 def _occurrences(items: Sequence[ContextItem]) -> IntArray | int:
     """How many positions hold the same object as each position (1 unless repeated)."""
-    identities = list(map(id, items))  # identity, whatever equality a subclass defines
-    if len(set(identities)) == len(identities):
+    keys = identity_key(items)  # identity, whatever equality a subclass defines
+    if len(set(keys(items))) == len(items):
         return 1
-    counts = Counter(identities)
-    return np.fromiter(map(counts.__getitem__, identities), dtype=np.int64, count=len(items))
+    counts = Counter(keys(items))
+    return np.fromiter(map(counts.__getitem__, keys(items)), dtype=np.int64, count=len(items))
 
 
 class _Postings:

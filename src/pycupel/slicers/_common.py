@@ -9,6 +9,7 @@ would otherwise *gain* budget from such an item).
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from operator import attrgetter, itemgetter
 from typing import NoReturn
@@ -18,9 +19,10 @@ import numpy.typing as npt
 
 from pycupel.errors import InvalidValueError, SliceInputError, SlicerConfigError
 from pycupel.model import ContextBudget, ContextKind, KindLike, ScoredItem
-from pycupel.slicers.base import Slicer
+from pycupel.slicers.base import Slicer, SliceResult
 
 __all__ = [
+    "ColumnSlicer",
     "Frozen",
     "check_budget",
     "check_inner_slicer",
@@ -32,6 +34,7 @@ __all__ = [
 ]
 
 _item_tokens = attrgetter("item.tokens")
+_item = itemgetter(0)
 _score = itemgetter(1)
 
 IntArray = npt.NDArray[np.int64]
@@ -49,6 +52,37 @@ class Frozen:
 
     def __delattr__(self, name: str) -> NoReturn:
         raise AttributeError(f"{type(self).__name__} is immutable; cannot delete {name!r}")
+
+
+class ColumnSlicer(ABC):
+    """Base of the slicers whose choice depends only on the token and score columns.
+
+    :meth:`select_positions` makes the whole decision from two arrays; :meth:`slice` is the
+    :class:`Slicer` interface on top of it. The pipeline, which already holds the columns,
+    calls :meth:`select_positions` directly (unless a subclass overrides ``slice``), so it
+    builds no per-item pair for the slicer to take apart again. Both routes run the same
+    code and so select the same items in the same order.
+    """
+
+    __slots__ = ()
+
+    @abstractmethod
+    def select_positions(
+        self, tokens: IntArray, scores: FloatArray, budget: ContextBudget
+    ) -> list[int]:
+        """Positions of the selected items in ``slice``'s output order.
+
+        ``tokens`` (int64, every count >= 0) and ``scores`` (float64) describe the
+        score-sorted items; ``budget`` has been checked.
+        """
+
+    def slice(self, items: Sequence[ScoredItem], budget: ContextBudget) -> SliceResult:
+        """Select from ``items`` (score-sorted) within ``budget.target_tokens``."""
+        checked = check_budget(budget)
+        if not items or checked.target_tokens <= 0:
+            return SliceResult(())
+        positions = self.select_positions(tokens_of(items), scores_of(items), checked)
+        return SliceResult(tuple(map(_item, map(items.__getitem__, positions))))
 
 
 def check_budget(budget: object) -> ContextBudget:
@@ -86,7 +120,7 @@ def negative_tokens_error(index: int, tokens: int) -> SliceInputError:
 
 def tokens_of(items: Sequence[ScoredItem]) -> IntArray:
     """Token counts of ``items`` as an int64 array; raises on any negative count."""
-    tokens = np.array(list(map(_item_tokens, items)), dtype=np.int64)
+    tokens = np.fromiter(map(_item_tokens, items), dtype=np.int64, count=len(items))
     if tokens.size and int(tokens.min()) < 0:
         index = int(np.flatnonzero(tokens < 0)[0])
         raise negative_tokens_error(index, int(tokens[index]))
@@ -95,7 +129,7 @@ def tokens_of(items: Sequence[ScoredItem]) -> IntArray:
 
 def scores_of(items: Sequence[ScoredItem]) -> FloatArray:
     """Scores of ``items`` as a float64 array."""
-    return np.array(list(map(_score, items)), dtype=np.float64)
+    return np.fromiter(map(_score, items), dtype=np.float64, count=len(items))
 
 
 def score_desc_key(score: float) -> float:

@@ -3,20 +3,18 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
 
 import numpy as np
 
-from pycupel.model import ContextBudget, ScoredItem
-from pycupel.slicers._common import check_budget, scores_of, tokens_of
-from pycupel.slicers.base import SliceResult
+from pycupel.model import ContextBudget
+from pycupel.slicers._common import ColumnSlicer, FloatArray, IntArray
 
 __all__ = ["GreedySlice"]
 
 _MAX_FLOAT = sys.float_info.max
 
 
-class GreedySlice:
+class GreedySlice(ColumnSlicer):
     """Select items in descending value density (``score / tokens``), skipping what does not fit.
 
     The specification's algorithm, exactly:
@@ -42,13 +40,13 @@ class GreedySlice:
         """True: the specification lets budget simulation use GreedySlice."""
         return True
 
-    def slice(self, items: Sequence[ScoredItem], budget: ContextBudget) -> SliceResult:
-        """Select from ``items`` (score-sorted) within ``budget.target_tokens``."""
-        target = check_budget(budget).target_tokens
-        if not items or target <= 0:
-            return SliceResult(())
-        tokens = tokens_of(items)
-        scores = scores_of(items)
+    def select_positions(
+        self, tokens: IntArray, scores: FloatArray, budget: ContextBudget
+    ) -> list[int]:
+        """Positions chosen within ``budget.target_tokens``, in visiting order."""
+        target = budget.target_tokens
+        if tokens.size == 0 or target <= 0:
+            return []
         zero = tokens == 0
         with np.errstate(divide="ignore", invalid="ignore"):
             density = scores / np.where(zero, 1, tokens)
@@ -56,27 +54,27 @@ class GreedySlice:
         # Stable sort of the negated densities = density descending, index ascending on ties.
         order = np.argsort(-density, kind="stable")
         ordered_tokens = tokens[order]
-        # suffix_min[p]: the smallest token count at or after position p. Once the remaining
-        # budget is below it, nothing further can fit and the walk can end early.
-        suffix_min = np.minimum.accumulate(ordered_tokens[::-1])[::-1]
-
         # The leading run whose running total fits is taken wholesale; the walk starts after it.
         cumulative = np.cumsum(ordered_tokens)
         lead = int(np.searchsorted(cumulative, target, side="right"))
         order_list: list[int] = order.tolist()
-        chosen = [items[index].item for index in order_list[:lead]]
+        chosen = order_list[:lead]
+        if lead == len(order_list):
+            return chosen
         remaining = target - (int(cumulative[lead - 1]) if lead else 0)
-        token_list: list[int] = ordered_tokens.tolist()
+        # suffix_min[p]: the smallest token count at or after position p. Once the remaining
+        # budget is below it, nothing further can fit and the walk can end early.
+        suffix_min = np.minimum.accumulate(ordered_tokens[lead:][::-1])[::-1]
+        token_list: list[int] = ordered_tokens[lead:].tolist()
         suffix_list: list[int] = suffix_min.tolist()
         append = chosen.append
-        for position in range(lead, len(token_list)):
-            count = token_list[position]
+        for offset, count in enumerate(token_list):
             if count <= remaining:
-                append(items[order_list[position]].item)
+                append(order_list[lead + offset])
                 remaining -= count
-            elif remaining < suffix_list[position]:
+            elif remaining < suffix_list[offset]:
                 break
-        return SliceResult(tuple(chosen))
+        return chosen
 
     def __repr__(self) -> str:
         return "GreedySlice()"

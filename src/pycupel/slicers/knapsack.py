@@ -22,16 +22,14 @@ Keep rows are bit-packed with :func:`numpy.packbits`, one bit per capacity cell.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
 
 from pycupel._checks import check_int
 from pycupel.errors import SliceInputError, SlicerConfigError, TableTooLargeError
-from pycupel.model import ContextBudget, ScoredItem
-from pycupel.slicers._common import Frozen, check_budget, scores_of, tokens_of
-from pycupel.slicers.base import SliceResult
+from pycupel.model import ContextBudget
+from pycupel.slicers._common import ColumnSlicer, FloatArray, Frozen, IntArray
 
 __all__ = ["DEFAULT_MAX_TABLE_BYTES", "SCORE_SCALE", "KnapsackSlice"]
 
@@ -46,7 +44,7 @@ _VALUE_TOTAL_LIMIT = 2**62
 _INT32_LIMIT = 2**31 - 1
 
 
-class KnapsackSlice(Frozen):
+class KnapsackSlice(Frozen, ColumnSlicer):
     """Select the subset with the largest total scaled score that fits the budget.
 
     Exactly the specification's DP:
@@ -98,25 +96,25 @@ class KnapsackSlice(Frozen):
         """True: the specification lets budget simulation use KnapsackSlice."""
         return True
 
-    def slice(self, items: Sequence[ScoredItem], budget: ContextBudget) -> SliceResult:
-        """Select from ``items`` within ``budget.target_tokens`` by 0/1 knapsack DP."""
-        target = check_budget(budget).target_tokens
-        if not items or target <= 0:
-            return SliceResult(())
-        tokens = tokens_of(items)
+    def select_positions(
+        self, tokens: IntArray, scores: FloatArray, budget: ContextBudget
+    ) -> list[int]:
+        """Zero-token positions, then the DP's picks in reconstruction order."""
+        target = budget.target_tokens
+        if tokens.size == 0 or target <= 0:
+            return []
         zero_positions: list[int] = np.flatnonzero(tokens == 0).tolist()
-        zero_items = [items[p].item for p in zero_positions]
         candidate_index = np.flatnonzero(tokens > 0)
         capacity = target // self._bucket_size
         if candidate_index.size == 0 or capacity == 0:
-            return SliceResult(tuple(zero_items))
+            return zero_positions
 
-        values = _scaled_values(scores_of(items), candidate_index)
+        values = _scaled_values(scores, candidate_index)
         bucket = self._bucket_size
         weights = (tokens[candidate_index] + (bucket - 1)) // bucket
         picks = self._solve(weights.tolist(), values, capacity)
-        chosen = [items[int(candidate_index[k])].item for k in picks]
-        return SliceResult(tuple(zero_items + chosen))
+        index_list: list[int] = candidate_index.tolist()
+        return zero_positions + [index_list[k] for k in picks]
 
     def _solve(self, weights: list[int], values: npt.NDArray[np.int64], capacity: int) -> list[int]:
         """Run the DP; return the chosen candidate positions in reconstruction order."""

@@ -1,0 +1,287 @@
+"""Regression guards for the cost of scoring and of a pipeline run.
+
+Most checks count operations, which a loaded machine cannot disturb:
+
+* items whose type counts every attribute read (``__getattribute__``), equality test and
+  hash: scoring or running N items must read each item a bounded number of times, and twice
+  the items must cost twice the reads, so no scorer compares each item with every other
+  (the specification's per-item loops are O(N^2));
+* wrapped scorers count their calls: ScaledScorer and CompositeScorer call each inner scorer
+  once per scoring pass, not once per item;
+* a disabled collector builds no per-run diagnostic state at all.
+
+One check times the real thing on plain items: twice the items must take less than three times
+as long (min of several runs, each side re-measured before a failure is reported), for the
+relative scorers, the composite and the greedy pipeline.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any, ClassVar
+
+import pytest
+
+from pycupel import pipeline as pipeline_module
+from pycupel.diagnostics import NullTraceCollector
+from pycupel.model import ContextBudget, ContextItem, ContextKind
+from pycupel.pipeline import Pipeline
+from pycupel.placers import ChronologicalPlacer, UShapedPlacer
+from pycupel.scorers import (
+    CompositeScorer,
+    FrequencyScorer,
+    KindScorer,
+    PriorityScorer,
+    RecencyScorer,
+    ScaledScorer,
+    TagScorer,
+)
+from pycupel.scorers.base import BaseScorer, FloatArray, Scorer
+from pycupel.slicers import GreedySlice, KnapsackSlice, Slicer
+
+KINDS = (
+    ContextKind.MESSAGE,
+    ContextKind.DOCUMENT,
+    ContextKind.TOOL_OUTPUT,
+    ContextKind.MEMORY,
+    ContextKind.SYSTEM_PROMPT,
+)
+TAGS = tuple(f"topic-{index:02d}" for index in range(50))
+START = datetime(2024, 1, 1, tzinfo=UTC)
+
+
+class CountingItem(ContextItem):
+    """A ContextItem that counts reads of its attributes, equality tests and hashes."""
+
+    __slots__ = ()
+    counts: ClassVar[dict[str, int]] = {"reads": 0, "eq": 0, "hash": 0}
+
+    def __getattribute__(self, name: str) -> Any:
+        CountingItem.counts["reads"] += 1
+        return super().__getattribute__(name)
+
+    def __eq__(self, other: object) -> bool:
+        CountingItem.counts["eq"] += 1
+        return self is other
+
+    def __hash__(self) -> int:
+        CountingItem.counts["hash"] += 1
+        return id(self) >> 4
+
+    @classmethod
+    def reset(cls) -> None:
+        for key in cls.counts:
+            cls.counts[key] = 0
+
+
+def make_items(count: int, seed: int, cls: type[ContextItem] = ContextItem) -> list[ContextItem]:
+    """``count`` items shaped like the benchmark workload (tokens, kinds, priorities, tags)."""
+    rng = random.Random(seed)
+    seconds = rng.sample(range(366 * 24 * 3600), count)
+    return [
+        cls(
+            f"#{index} item",
+            tokens=rng.randint(20, 2000),
+            kind=KINDS[index % len(KINDS)],
+            priority=rng.randint(0, 100) if rng.random() < 0.8 else None,
+            tags=rng.sample(TAGS, rng.randint(0, 3)),
+            timestamp=START + timedelta(seconds=seconds[index]),
+        )
+        for index in range(count)
+    ]
+
+
+def budget_for(items: Sequence[ContextItem]) -> ContextBudget:
+    target = sum(item.tokens for item in items) // 4
+    return ContextBudget(max_tokens=target, target_tokens=target)
+
+
+def pipeline_scorer() -> CompositeScorer:
+    return CompositeScorer(
+        [
+            (RecencyScorer(), 3.0),
+            (PriorityScorer(), 2.0),
+            (KindScorer(), 1.0),
+            (FrequencyScorer(), 1.0),
+        ]
+    )
+
+
+SCORERS: dict[str, Callable[[], BaseScorer]] = {
+    "recency": RecencyScorer,
+    "priority": PriorityScorer,
+    "kind": KindScorer,
+    "tag": lambda: TagScorer(dict.fromkeys(TAGS[:10], 1.0)),
+    "frequency": FrequencyScorer,
+    "scaled": lambda: ScaledScorer(PriorityScorer()),
+    "composite": pipeline_scorer,
+}
+
+
+# --------------------------------------------------------------------------- operation counts
+
+
+def counted(action: Callable[[], object]) -> dict[str, int]:
+    CountingItem.reset()
+    action()
+    return dict(CountingItem.counts)
+
+
+@pytest.mark.parametrize("name", sorted(SCORERS))
+def test_scoring_reads_each_item_a_bounded_number_of_times(name: str) -> None:
+    scorer = SCORERS[name]()
+    small = make_items(400, seed=1, cls=CountingItem)
+    large = make_items(800, seed=2, cls=CountingItem)
+    at_small = counted(lambda: scorer.score_array(small))
+    at_large = counted(lambda: scorer.score_array(large))
+    # A few field reads per item and child scorer; a per-item scan of the list would read
+    # hundreds per item and quadruple when the list doubles.
+    assert at_small["reads"] <= 12 * len(small), at_small
+    assert at_large["reads"] <= 2.2 * at_small["reads"], (at_small, at_large)
+    assert at_large["eq"] <= len(large), at_large
+    assert at_large["hash"] <= 2 * len(large), at_large
+
+
+@pytest.mark.parametrize(
+    ("slicer", "placer"),
+    [
+        (GreedySlice(), UShapedPlacer()),
+        (KnapsackSlice(100), UShapedPlacer()),
+        (GreedySlice(), ChronologicalPlacer()),
+    ],
+    ids=["greedy-ushaped", "knapsack-ushaped", "greedy-chronological"],
+)
+@pytest.mark.parametrize("dry", [False, True], ids=["run", "dry_run"])
+def test_pipeline_reads_each_item_a_bounded_number_of_times(
+    slicer: Slicer, placer: UShapedPlacer | ChronologicalPlacer, dry: bool
+) -> None:
+    def run(items: list[ContextItem]) -> None:
+        pipeline = Pipeline(
+            budget=budget_for(items), scorer=pipeline_scorer(), slicer=slicer, placer=placer
+        )
+        if dry:
+            pipeline.dry_run(items)
+        else:
+            pipeline.run(items)
+
+    small = make_items(400, seed=3, cls=CountingItem)
+    large = make_items(800, seed=4, cls=CountingItem)
+    at_small = counted(lambda: run(small))
+    at_large = counted(lambda: run(large))
+    assert at_small["reads"] <= 60 * len(small), at_small
+    assert at_large["reads"] <= 2.2 * at_small["reads"], (at_small, at_large)
+    assert at_large["eq"] <= len(large), at_large
+    assert at_large["hash"] <= 4 * len(large), at_large
+
+
+class CountingScorer(BaseScorer):
+    """Scores items by priority (0 when absent) and counts its scoring passes and items."""
+
+    def __init__(self) -> None:
+        self.passes = 0
+        self.items_scored = 0
+
+    def score_array(self, items: Sequence[ContextItem]) -> FloatArray:
+        self.passes += 1
+        self.items_scored += len(items)
+        return PriorityScorer().score_array(items)
+
+
+def test_scaled_scorer_calls_its_inner_scorer_once_per_pass() -> None:
+    inner = CountingScorer()
+    items = make_items(300, seed=5)
+    scores = ScaledScorer(inner).score_array(items)
+    assert inner.passes == 1
+    assert inner.items_scored == len(items)
+    assert len(scores) == len(items)
+
+
+def test_composite_scorer_calls_each_child_once_per_pass() -> None:
+    children = [CountingScorer() for _ in range(3)]
+    entries: list[tuple[Scorer, float]] = [(child, 1.0) for child in children]
+    items = make_items(300, seed=6)
+    CompositeScorer(entries).score_array(items)
+    assert [child.passes for child in children] == [1, 1, 1]
+
+
+def test_pipeline_scores_once_per_run() -> None:
+    inner = CountingScorer()
+    items = make_items(300, seed=7)
+    Pipeline(budget=budget_for(items), scorer=inner).run(items)
+    assert inner.passes == 1
+    assert inner.items_scored == len(items)
+
+
+def test_disabled_diagnostics_build_no_per_run_state(monkeypatch: pytest.MonkeyPatch) -> None:
+    made: list[object] = []
+    original = pipeline_module._Trace
+
+    class CountingTrace(original):  # type: ignore[misc,valid-type]
+        __slots__ = ()
+
+        def __init__(self, *args: Any) -> None:
+            made.append(self)
+            super().__init__(*args)
+
+    monkeypatch.setattr(pipeline_module, "_Trace", CountingTrace)
+    items = make_items(200, seed=8)
+    pipeline = Pipeline(budget=budget_for(items), scorer=pipeline_scorer())
+    pipeline.run(items)
+    pipeline.run(items, collector=NullTraceCollector())
+    assert made == []
+    pipeline.dry_run(items)  # the check can fail: an enabled collector does build it
+    assert len(made) == 1
+
+
+# --------------------------------------------------------------------------- timing
+
+
+def fastest(action: Callable[[], object], runs: int) -> float:
+    best = float("inf")
+    for _ in range(runs):
+        started = time.perf_counter()
+        action()
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+TIMED: dict[str, Callable[[list[ContextItem]], Callable[[], object]]] = {
+    "recency": lambda items: lambda: RecencyScorer().score_array(items),
+    "priority": lambda items: lambda: PriorityScorer().score_array(items),
+    "frequency": lambda items: lambda: FrequencyScorer().score_array(items),
+    "scaled": lambda items: lambda: ScaledScorer(RecencyScorer()).score_array(items),
+    "composite": lambda items: lambda: pipeline_scorer().score_array(items),
+    "greedy pipeline": lambda items: (
+        lambda: Pipeline(
+            budget=budget_for(items),
+            scorer=pipeline_scorer(),
+            slicer=GreedySlice(),
+            placer=UShapedPlacer(),
+        ).run(items)
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def timing_items() -> tuple[list[ContextItem], list[ContextItem]]:
+    return make_items(8_000, seed=9), make_items(16_000, seed=10)
+
+
+@pytest.mark.parametrize("name", list(TIMED))
+def test_twice_the_items_take_less_than_three_times_as_long(
+    name: str, timing_items: tuple[list[ContextItem], list[ContextItem]]
+) -> None:
+    small_items, large_items = timing_items
+    small, large = TIMED[name](small_items), TIMED[name](large_items)
+    ratios = []
+    # Min of several runs; on a miss both sides are measured again, so one burst of load on a
+    # shared machine cannot fail the test (O(N^2) code stays near 4x on every attempt).
+    for _ in range(3):
+        ratio = fastest(large, 5) / fastest(small, 5)
+        ratios.append(ratio)
+        if ratio < 3.0:
+            return
+    pytest.fail(f"{name}: 2x the items took {min(ratios):.2f}x as long ({ratios})")
