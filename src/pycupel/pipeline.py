@@ -15,7 +15,8 @@ Stages, in the specification's fixed order:
 4. **Sort** — score descending, input order on ties (stable); NaN scores sort last.
 5. **Slice** — the slicer chooses from the sorted items within the effective budget
    (:func:`~pycupel.model.compute_effective_budget`).
-6. **Place** — pinned items (score 1.0) then the sliced items in sorted order are merged; if
+6. **Place** — pinned items (score 1.0) then the sliced items in the slicer's output order (with
+   their scores, matched by identity) are merged, as the specification's pseudocode does; if
    they exceed the *original* ``target_tokens`` the overflow strategy applies (THROW raises
    :class:`~pycupel.errors.BudgetOverflowError`, TRUNCATE drops non-pinned items that no longer
    fit, walking from the front, PROCEED keeps all and reports an
@@ -392,15 +393,17 @@ class Pipeline:
         if trace is not None:
             started = perf_counter()
         effective = compute_effective_budget(budget, pinned_tokens)
+        # `positions`: where each selected item sits in the sorted list, in the slicer's output
+        # order (the order the specification's Place stage merges them in).
+        positions: list[int] | None = None
         if columnar is not None:
+            positions = []
             if sorted_items and effective.target_tokens > 0:
                 tokens = np.fromiter(
                     map(_TOKENS, sorted_items), dtype=np.int64, count=len(sorted_items)
                 )
                 positions = columnar.select_positions(tokens, sorted_score_array, effective)
-                slice_result = SliceResult(tuple(map(sorted_items.__getitem__, positions)))
-            else:
-                slice_result = SliceResult(())
+            slice_result = SliceResult(tuple(map(sorted_items.__getitem__, positions)))
         else:
             assert scored is not None
             slice_result = _slice(self._slicer, scored, effective)
@@ -415,17 +418,25 @@ class Pipeline:
                 f"{len(selected)} items, {len(selected_keys)} distinct",
                 "must return each selected item once",
             )
-        # The chosen entries in sorted order, filtered in C (no Python frame per item).
+        # Which sorted entries were chosen, tested in C (no Python frame per item).
         is_chosen = list(map(selected_keys.__contains__, keys(sorted_items)))
-        chosen_items = list(compress(sorted_items, is_chosen))
-        if len(chosen_items) != len(selected_keys):
+        chosen_count = sum(is_chosen)
+        if chosen_count != len(selected_keys):
             _check_no_repeats(candidates)
             raise SlicerConfigError(
                 f"{type(self._slicer).__name__}.slice",
-                f"{len(selected_keys) - len(chosen_items)} items not among its input",
+                f"{len(selected_keys) - chosen_count} items not among its input",
                 "must return only items it was given",
             )
-        chosen_scores = list(compress(sorted_scores, is_chosen))
+        if positions is None:
+            # A custom slicer returned items: find them in the sorted list by identity.
+            position_of = dict(zip(keys(sorted_items), range(len(sorted_items)), strict=True))
+            positions = list(map(position_of.__getitem__, keys(selected)))
+        # The chosen items with their scores, in the slicer's output order: the specification
+        # merges them so (Place: merged[pinned + i] <- slicedScored[i]), and the placers'
+        # index tie-breaks and TRUNCATE's walk follow that order.
+        chosen_items = list(map(sorted_items.__getitem__, positions))
+        chosen_scores = list(map(sorted_scores.__getitem__, positions))
         if trace is not None:
             ended = perf_counter()
             if trace.decisions:
@@ -464,7 +475,7 @@ class Pipeline:
         else:
             merged = [_tuple_new(ScoredItem, (item, _PINNED_SCORE)) for item in pinned]
             if scored is not None:
-                merged.extend(compress(scored, is_chosen))
+                merged.extend(map(scored.__getitem__, positions))
             else:
                 merged.extend(_scored_items(chosen_items, chosen_scores))
             if merged_tokens > target:

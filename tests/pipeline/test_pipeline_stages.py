@@ -276,14 +276,15 @@ def test_slice_result_facts_reach_the_result() -> None:
 # --------------------------------------------------------------------------- place
 
 
-def test_merge_puts_pinned_first_with_score_one_then_sliced_in_score_order() -> None:
-    # The slicer answers in reverse; the merge re-associates scores in score-sorted order.
+def test_merge_puts_pinned_first_with_score_one_then_sliced_in_slicer_order() -> None:
+    # The slicer answers in reverse; the merge keeps its order (the spec's
+    # merged[pinned + i] <- slicedScored[i]) and re-associates each item's score by identity.
     slicer = FunctionSlice(lambda items, b: SliceResult(tuple(e.item for e in reversed(items))))
     placer = AsGivenPlacer()
     items = [item("low", 5, 1), item("pin", 5, pinned=True), item("high", 5, 8), item("mid", 5, 4)]
     pipeline(slicer=slicer, placer=placer).run(items)
     merged = [(e.item.content, e.score) for e in placer.seen[0]]
-    assert merged == [("pin", 1.0), ("high", 0.8), ("mid", 0.4), ("low", 0.1)]
+    assert merged == [("pin", 1.0), ("low", 0.1), ("mid", 0.4), ("high", 0.8)]
 
 
 def test_overflow_throw_names_the_numbers() -> None:
