@@ -244,7 +244,8 @@ def _parse_message(
     where = f"messages[{index}]"
     message = expect_mapping(SOURCE, where, raw)
     role = message.get("role")
-    if role not in _CATEGORIES:
+    # A non-string role (a JSON object or array) is unhashable: test the type first.
+    if not isinstance(role, str) or role not in _CATEGORIES:
         fail(SOURCE, f"{where}.role", f"must be one of {', '.join(_CATEGORIES)}", role)
     assert isinstance(role, str)
     name = expect_optional_str(SOURCE, f"{where}.name", message.get("name"))
