@@ -234,14 +234,17 @@ def test_scores_do_not_depend_on_input_order(
 def untied_cases(draw: st.DrawFn) -> tuple[Pipeline, list[ContextItem]]:
     """A pipeline and items on which no decision depends on input order.
 
-    Scores (ReflexiveScorer on distinct hints), densities, contents and timestamps are all
-    distinct, so sorting, greedy and packer visiting order, deduplication and chronological
-    placement have no ties; U-shaped placement gets no pinned items (they all score 1.0).
+    Scores (ReflexiveScorer on distinct hints), token counts, densities, contents and
+    timestamps are all distinct, so sorting, greedy and packer visiting order, deduplication
+    and chronological placement have no ties; U-shaped placement gets no pinned items (they
+    all score 1.0).
     """
     placer = draw(placers)
     count = draw(st.integers(0, 12))
     hints = draw(st.lists(st.floats(0.01, 0.99), min_size=count, max_size=count, unique=True))
-    tokens = draw(st.lists(st.integers(1, 60), min_size=count, max_size=count))
+    # Distinct token counts too: a PinnedOverride names the largest pinned item (the earliest
+    # on ties), and the knapsack-free slicers never tie on them.
+    tokens = draw(st.lists(st.integers(1, 60), min_size=count, max_size=count, unique=True))
     minutes = draw(st.lists(st.integers(0, 10_000), min_size=count, max_size=count, unique=True))
     pinned_allowed = isinstance(placer, ChronologicalPlacer)
     candidates = []
@@ -292,3 +295,19 @@ def test_without_ties_the_window_does_not_depend_on_input_order(
     assert report_without_durations(pipeline.dry_run(restored).report.to_dict()) == (
         report_without_durations(first.report.to_dict())
     )
+
+
+def test_pinned_override_names_the_earliest_of_equal_pinned_items() -> None:
+    """Found by the no-ties property: with equal-sized pinned items the reason depends on
+    input order, so that property keeps token counts distinct; this is the documented tie."""
+    pipeline = Pipeline(
+        budget=ContextBudget(max_tokens=3, target_tokens=2),
+        scorer=ReflexiveScorer(),
+        overflow_strategy=OverflowStrategy.TRUNCATE,
+    )
+    loose = ContextItem("a", tokens=1, future_relevance_hint=0.5)
+    first = ContextItem("p", tokens=1, pinned=True)
+    second = ContextItem("q", tokens=1, pinned=True)
+    for order, expected in (([loose, first, second], "p"), ([loose, second, first], "q")):
+        (excluded,) = pipeline.dry_run(order).report.excluded
+        assert excluded.reason == PinnedOverride(expected)
