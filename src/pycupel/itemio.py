@@ -68,10 +68,12 @@ _FIELDS = (
     "pinned",
     "originalTokens",
 )
-_ALIASES = {
-    "future_relevance_hint": "futureRelevanceHint",
-    "original_tokens": "originalTokens",
-}
+_ALIASES = MappingProxyType(
+    {
+        "future_relevance_hint": "futureRelevanceHint",
+        "original_tokens": "originalTokens",
+    }
+)
 _NON_FINITE: Final = MappingProxyType(
     {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 )

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
+from types import MappingProxyType
 from typing import Any, Literal
 
 from pycupel.adapters._fit import FitResult, allows_unanswered, fit_units, resolve_counter
@@ -74,14 +75,16 @@ DEFAULT_OVERHEAD = MessageOverhead(
 
 OpenAIMessage = Mapping[str, Any]
 
-_CATEGORIES: Mapping[str, Category] = {
-    "system": "system",
-    "developer": "system",
-    "user": "user",
-    "assistant": "assistant",
-    "tool": "tool",
-    "function": "tool",
-}
+_CATEGORIES: Mapping[str, Category] = MappingProxyType(
+    {
+        "system": "system",
+        "developer": "system",
+        "user": "user",
+        "assistant": "assistant",
+        "tool": "tool",
+        "function": "tool",
+    }
+)
 
 
 def from_messages(

@@ -10,6 +10,7 @@ expect.
 from __future__ import annotations
 
 import importlib
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from pycupel.conformance.vectors import (
@@ -58,12 +59,14 @@ __all__ = [
 _SCORERS = "pycupel.scorers"
 _SLICERS = "pycupel.slicers"
 
-_SIMPLE_SCORER_CLASSES = {
-    "recency": "RecencyScorer",
-    "priority": "PriorityScorer",
-    "frequency": "FrequencyScorer",
-    "reflexive": "ReflexiveScorer",
-}
+_SIMPLE_SCORER_CLASSES = MappingProxyType(
+    {
+        "recency": "RecencyScorer",
+        "priority": "PriorityScorer",
+        "frequency": "FrequencyScorer",
+        "reflexive": "ReflexiveScorer",
+    }
+)
 
 
 class ComponentUnavailableError(Exception):

@@ -20,6 +20,7 @@ stage is kept as its string.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any, NoReturn
 
 from pycupel.diagnostics.events import OverflowEvent, PipelineStage, TraceEvent
@@ -69,18 +70,22 @@ __all__ = [
 ]
 
 # Field names and JSON types of each known exclusion reason, in wire order.
-_REASON_FIELDS: dict[str, tuple[type[ExclusionReason], tuple[tuple[str, type], ...]]] = {
-    "BudgetExceeded": (BudgetExceeded, (("item_tokens", int), ("available_tokens", int))),
-    "ScoredTooLow": (ScoredTooLow, (("score", float), ("threshold", float))),
-    "Deduplicated": (Deduplicated, (("deduplicated_against", str),)),
-    "QuotaCapExceeded": (QuotaCapExceeded, (("kind", str), ("cap", int), ("actual", int))),
-    "QuotaRequireDisplaced": (QuotaRequireDisplaced, (("displaced_by_kind", str),)),
-    "NegativeTokens": (NegativeTokens, (("tokens", int),)),
-    "PinnedOverride": (PinnedOverride, (("displaced_by", str),)),
-    "Filtered": (Filtered, (("filter_name", str),)),
-}
-_STAGES = {stage.value: stage for stage in PipelineStage}
-_INCLUSION = {reason.value: reason for reason in InclusionReason}
+_REASON_FIELDS: Mapping[str, tuple[type[ExclusionReason], tuple[tuple[str, type], ...]]] = (
+    MappingProxyType(
+        {
+            "BudgetExceeded": (BudgetExceeded, (("item_tokens", int), ("available_tokens", int))),
+            "ScoredTooLow": (ScoredTooLow, (("score", float), ("threshold", float))),
+            "Deduplicated": (Deduplicated, (("deduplicated_against", str),)),
+            "QuotaCapExceeded": (QuotaCapExceeded, (("kind", str), ("cap", int), ("actual", int))),
+            "QuotaRequireDisplaced": (QuotaRequireDisplaced, (("displaced_by_kind", str),)),
+            "NegativeTokens": (NegativeTokens, (("tokens", int),)),
+            "PinnedOverride": (PinnedOverride, (("displaced_by", str),)),
+            "Filtered": (Filtered, (("filter_name", str),)),
+        }
+    )
+)
+_STAGES = MappingProxyType({stage.value: stage for stage in PipelineStage})
+_INCLUSION = MappingProxyType({reason.value: reason for reason in InclusionReason})
 
 
 def dumps(value: object, *, indent: int | None = None) -> str:
