@@ -67,6 +67,15 @@ def _throws_on_scarcity(pipeline: Pipeline) -> bool:
     return scarcity is ScarcityBehavior.THROW
 
 
+def _commits_regardless_of_budget(pipeline: Pipeline) -> bool:
+    """Count requirements: the specification's phase 1 commits the required items whatever the
+    budget, so the slicer's selection may exceed its target (the overflow strategy decides)."""
+    slicer = pipeline.slicer
+    if isinstance(slicer, CountQuotaSlice | CountConstrainedKnapsackSlice):
+        return any(entry.require_count > 0 for entry in slicer.entries)
+    return False
+
+
 def _check_window(pipeline: Pipeline, candidates: list[ContextItem], result: DryRunResult) -> None:
     budget = pipeline.budget
     pinned = _pinned_tokens(candidates)
@@ -84,11 +93,14 @@ def _check_window(pipeline: Pipeline, candidates: list[ContextItem], result: Dry
         if item.tokens < 0:
             assert id(item) not in chosen_ids
     # The slicer kept within its effective budget; the window within max - reserve.
+    strategy = pipeline.overflow_strategy
     effective = compute_effective_budget(budget, pinned)
     sliced = sum(item.tokens for item in chosen if not item.pinned)
-    assert sliced <= effective.target_tokens
-    assert result.total_tokens <= budget.max_tokens - budget.output_reserve
-    strategy = pipeline.overflow_strategy
+    if not _commits_regardless_of_budget(pipeline):
+        assert sliced <= effective.target_tokens
+        assert result.total_tokens <= budget.max_tokens - budget.output_reserve
+    elif strategy is not OverflowStrategy.PROCEED:
+        assert result.total_tokens <= budget.max_tokens - budget.output_reserve
     if strategy is OverflowStrategy.THROW or (
         strategy is OverflowStrategy.TRUNCATE and pinned <= budget.target_tokens
     ):
@@ -179,9 +191,9 @@ def test_every_run_is_valid_untouched_explained_and_deterministic(
         available = budget.max_tokens - budget.output_reserve
         assert (error.pinned_tokens, error.available_tokens) == (pinned, available)
     if isinstance(error, BudgetOverflowError):
-        # Only the pinned items can push a THROW run over its target.
+        # Only the pinned items or committed count requirements push a run over its target.
         assert pipeline.overflow_strategy is OverflowStrategy.THROW
-        assert pinned > budget.target_tokens
+        assert pinned > budget.target_tokens or _commits_regardless_of_budget(pipeline)
         assert error.target_tokens == budget.target_tokens
     if isinstance(error, CountRequirementError | RequirementUnreachableError):
         assert _throws_on_scarcity(pipeline)
