@@ -16,7 +16,7 @@ import statistics
 import sys
 import time
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 
@@ -55,22 +55,31 @@ def build(items: list[ContextItem]) -> Pipeline:
     )
 
 
-def timings_ms(call: Callable[[], object], repeat: int, warmup: int = 3) -> tuple[float, float]:
-    """Median wall-clock and median CPU time of ``repeat`` calls (ms), after ``warmup`` calls.
+def timings_ms(
+    calls: Sequence[Callable[[], object]], repeat: int, warmup: int = 3
+) -> list[tuple[float, float]]:
+    """Median wall-clock and CPU time (ms) of each call over ``repeat`` rounds, after warm-up.
 
-    CPU time is shown beside wall time because a busy machine inflates wall time only.
+    The calls take turns within each round, so a change in machine load affects them alike
+    and their ratio stays meaningful. CPU time is shown because a busy machine inflates wall
+    time only.
     """
     for _ in range(warmup):
-        call()
-    wall = []
-    cpu = []
+        for call in calls:
+            call()
+    wall: list[list[float]] = [[] for _ in calls]
+    cpu: list[list[float]] = [[] for _ in calls]
     gc.collect()
     for _ in range(repeat):
-        started, started_cpu = time.perf_counter(), time.process_time()
-        call()
-        cpu.append(time.process_time() - started_cpu)
-        wall.append(time.perf_counter() - started)
-    return statistics.median(wall) * 1000.0, statistics.median(cpu) * 1000.0
+        for index, call in enumerate(calls):
+            started, started_cpu = time.perf_counter(), time.process_time()
+            call()
+            cpu[index].append(time.process_time() - started_cpu)
+            wall[index].append(time.perf_counter() - started)
+    return [
+        (statistics.median(w) * 1000.0, statistics.median(c) * 1000.0)
+        for w, c in zip(wall, cpu, strict=True)
+    ]
 
 
 def peak_mib(call: Callable[[], object]) -> float:
@@ -101,8 +110,7 @@ def main() -> None:
         repeat = args.repeat if size <= 10_000 else max(3, args.repeat // 4)
         run = partial(pipeline.run, items)
         dry_run = partial(pipeline.dry_run, items)
-        run_ms, run_cpu = timings_ms(run, repeat)
-        dry_ms, dry_cpu = timings_ms(dry_run, repeat)
+        (run_ms, run_cpu), (dry_ms, dry_cpu) = timings_ms([run, dry_run], repeat)
         run_peak = peak_mib(run)
         dry_peak = peak_mib(dry_run)
         print(

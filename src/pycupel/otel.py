@@ -67,7 +67,12 @@ from pycupel.diagnostics import (
 from pycupel.errors import CollectorStateError, PipelineConfigError, TelemetryUnavailableError
 from pycupel.model import ContextBudget, ContextItem
 from pycupel.pipeline import Pipeline, PipelineResult
-from pycupel.slicers.base import CountRequirementShortfall, PackingStats, SolverStats
+from pycupel.slicers.base import (
+    CountRequirementShortfall,
+    PackingStats,
+    SolverStats,
+    TokenRequirementShortfall,
+)
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
@@ -377,6 +382,7 @@ class StageAndExclusionsCollector(OpenTelemetryTraceCollector):
         included: Sequence[IncludedItem],
         excluded: Sequence[ExcludedItem],
         count_requirement_shortfalls: Sequence[CountRequirementShortfall],
+        token_requirement_shortfalls: Sequence[TokenRequirementShortfall],
         packing: PackingStats | None,
         solver: SolverStats | None,
     ) -> None:

@@ -28,6 +28,11 @@ candidates, Score the scoreable items, Deduplicate the scored items, Slice the s
 (deduplicated) items, Place the merged pinned and sliced items (before any truncation). Item
 events, one per exclusion, precede their stage's event. With no collector, or a disabled one,
 no event, reason or report object is built.
+
+A budget exclusion is blamed on the pinned items (``PinnedOverride``) only when they made the
+item impossible: at Slice, when it is larger than the slicer's effective target yet would fit
+the target of the same budget without pinned items; at Place (TRUNCATE), when it would have
+fit without the pinned tokens. Anything else is ``BudgetExceeded``.
 """
 
 from __future__ import annotations
@@ -69,7 +74,6 @@ from pycupel.errors import (
 from pycupel.model import (
     ContextBudget,
     ContextItem,
-    ContextKind,
     OverflowStrategy,
     ScoredItem,
     compute_effective_budget,
@@ -78,14 +82,17 @@ from pycupel.placers import Placer
 from pycupel.scorers.base import Scorer, as_scorer, check_finite_scores, score_array
 from pycupel.slicers import GreedySlice
 from pycupel.slicers.base import (
+    CapExclusion,
     CountRequirementShortfall,
     PackingStats,
     Slicer,
     SliceResult,
     SolverStats,
+    TokenRequirementShortfall,
 )
 
 if TYPE_CHECKING:
+    from pycupel.policy import Policy
     from pycupel.scorers.base import FloatArray
 
 __all__ = ["DryRunResult", "Pipeline", "PipelineResult"]
@@ -105,6 +112,7 @@ class PipelineResult:
         overflow: the overflow event when the strategy is PROCEED and the selection exceeds
             ``target_tokens``; None otherwise.
         shortfalls: count requirements the slicer could not meet.
+        token_shortfalls: token requirements the slicer could not meet.
         packing: the packer's statistics, when the slicer reports them.
         solver: the optimiser's statistics, when the slicer reports them.
     """
@@ -113,6 +121,7 @@ class PipelineResult:
     total_tokens: int
     overflow: OverflowEvent | None
     shortfalls: tuple[CountRequirementShortfall, ...]
+    token_shortfalls: tuple[TokenRequirementShortfall, ...]
     packing: PackingStats | None
     solver: SolverStats | None
 
@@ -200,6 +209,19 @@ class Pipeline:
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"Pipeline is immutable; cannot set {name!r}")
 
+    @classmethod
+    def from_policy(cls, policy: Policy, *, budget: ContextBudget) -> Pipeline:
+        """The pipeline ``policy`` describes, for ``budget``::
+
+        Pipeline.from_policy(presets.chat(), budget=ContextBudget(max_tokens=8000,
+                                                                   target_tokens=6000))
+        """
+        from pycupel.policy import Policy  # noqa: PLC0415 (the policy package builds pipelines)
+
+        if not isinstance(policy, Policy):
+            raise PipelineConfigError("policy", policy, "must be a Policy")
+        return policy.build(budget)
+
     # ------------------------------------------------------------------ configuration
 
     @property
@@ -279,6 +301,7 @@ class Pipeline:
             total_tokens=result.total_tokens,
             overflow=result.overflow,
             shortfalls=result.shortfalls,
+            token_shortfalls=result.token_shortfalls,
             packing=result.packing,
             solver=result.solver,
             report=collector.build_report(),
@@ -353,7 +376,8 @@ class Pipeline:
             started = perf_counter()
         effective = compute_effective_budget(budget, pinned_tokens)
         slice_result = _slice(self._slicer, scored, effective)
-        selected_ids = {id(item) for item in slice_result.selected}
+        selected_ids = set(map(id, slice_result.selected))
+        selected_tokens = sum(map(_TOKENS, slice_result.selected))
         if len(selected_ids) != len(slice_result.selected):
             _check_no_repeats(candidates)
             raise SlicerConfigError(
@@ -377,7 +401,9 @@ class Pipeline:
                     scored,
                     slice_result,
                     selected_ids,
+                    budget=budget,
                     effective_target=effective.target_tokens,
+                    selected_tokens=selected_tokens,
                     pinned=pinned,
                     slicer_name=type(self._slicer).__name__,
                 )
@@ -389,8 +415,7 @@ class Pipeline:
             started = perf_counter()
         merged = [_tuple_new(ScoredItem, (item, _PINNED_SCORE)) for item in pinned]
         merged.extend(chosen)
-        # `chosen` holds exactly the selected items (checked above).
-        merged_tokens = pinned_tokens + sum(map(_TOKENS, slice_result.selected))
+        merged_tokens = pinned_tokens + selected_tokens
         target = budget.target_tokens
         overflow: OverflowEvent | None = None
         truncated: list[tuple[ScoredItem, int]] = []
@@ -407,7 +432,8 @@ class Pipeline:
         merged_count = len(merged) + len(truncated)
         to_place = tuple(merged)
         placed = self._place(to_place)
-        total_tokens = sum(map(_TOKENS, placed))
+        # The placer only reorders: the total is that of the (possibly truncated) merge.
+        total_tokens = merged_tokens - sum(entry.item.tokens for entry, _ in truncated)
         if trace is not None:
             ended = perf_counter()
             if trace.decisions:
@@ -416,9 +442,10 @@ class Pipeline:
             trace.stage(PipelineStage.PLACE, started, ended, merged_count)
             if trace.recorder is not None:
                 trace.recorder(
-                    included=_included(placed, to_place),
+                    included=_included(placed, to_place, len(pinned)),
                     excluded=trace.excluded,
                     count_requirement_shortfalls=slice_result.shortfalls,
+                    token_requirement_shortfalls=slice_result.token_shortfalls,
                     packing=slice_result.packing,
                     solver=slice_result.solver,
                 )
@@ -428,6 +455,7 @@ class Pipeline:
             total_tokens=total_tokens,
             overflow=overflow,
             shortfalls=tuple(slice_result.shortfalls),
+            token_shortfalls=tuple(slice_result.token_shortfalls),
             packing=slice_result.packing,
             solver=slice_result.solver,
         )
@@ -570,10 +598,29 @@ def _largest(pinned: Sequence[ContextItem]) -> ContextItem | None:
     return best
 
 
-def _budget_reason(
+def _slice_budget_reason(
+    tokens: int,
+    available: int,
+    effective_target: int,
+    unpinned_target: int,
+    displaced_by: ContextItem | None,
+) -> ExclusionReason:
+    """Why the slicer left out an item of ``tokens`` tokens that no count cap removed."""
+    # The slicer's target already lacks the pinned tokens, and ``available`` also lacks what the
+    # other scored items took. The pinned items are to blame only when they made the item
+    # impossible: too big for the slicer's target, but not for the target the same budget gives
+    # without pinned items. Losing room to better-scored items is ordinary competition.
+    if displaced_by is not None and effective_target < tokens <= unpinned_target:
+        return PinnedOverride(displaced_by.content)
+    return BudgetExceeded(tokens, available)
+
+
+def _truncation_budget_reason(
     tokens: int, available: int, pinned_tokens: int, displaced_by: ContextItem | None
 ) -> ExclusionReason:
-    # Blamed on the pinned items only when it would have fit without them.
+    """Why TRUNCATE dropped an item of ``tokens`` tokens with ``available`` tokens left."""
+    # The kept tokens counted against the original target include the pinned ones (TRUNCATE
+    # never drops those): the pinned items are to blame when the item would have fit without.
     if (
         displaced_by is not None
         and pinned_tokens > 0
@@ -589,35 +636,33 @@ def _cap_reasons(
     scored: tuple[ScoredItem, ...],
     slicer_name: str,
 ) -> dict[int, ExclusionReason]:
-    """QuotaCapExceeded for the items a count cap removed.
+    """QuotaCapExceeded for the items a count cap removed, from the slicer's own records.
 
-    A count cap removes an item only when its kind is already at the cap, and the kind then
-    stays at the cap; so ``cap`` is the number of selected items of the kind and ``actual`` that
-    plus the number of items of the kind the cap removed.
+    Only the slicer that enforced the cap knows its numbers (the configured cap and how many
+    items of the kind it would have taken without it), so they are used as recorded. Each
+    record must name an item of the slicer's input that it did not select, once.
     """
-    if not result.cap_excluded:
+    if not result.cap_exclusions:
         return {}
     input_ids = {id(entry.item) for entry in scored}
-    removed_per_kind: dict[ContextKind, int] = {}
-    for item in result.cap_excluded:
+    reasons: dict[int, ExclusionReason] = {}
+    # Records with equal numbers share one immutable reason.
+    shared: dict[tuple[str, int, int], ExclusionReason] = {}
+    for index, record in enumerate(result.cap_exclusions):
+        field = f"{slicer_name}.slice().cap_exclusions[{index}]"
+        if not isinstance(record, CapExclusion):
+            raise SlicerConfigError(field, record, "must be a CapExclusion")
+        item = record.item
         if id(item) not in input_ids or id(item) in selected_ids:
             raise SlicerConfigError(
-                f"{slicer_name}.slice",
-                item,
-                "cap_excluded must list input items that were not selected",
+                field, item, "must name an item of the slicer's input that it did not select"
             )
-        removed_per_kind[item.kind] = removed_per_kind.get(item.kind, 0) + 1
-    selected_per_kind: dict[ContextKind, int] = {}
-    for item in result.selected:
-        selected_per_kind[item.kind] = selected_per_kind.get(item.kind, 0) + 1
-    reasons: dict[int, ExclusionReason] = {}
-    per_kind: dict[ContextKind, ExclusionReason] = {}
-    for item in result.cap_excluded:
-        reason = per_kind.get(item.kind)
+        if id(item) in reasons:
+            raise SlicerConfigError(field, item, "must not name an item a second time")
+        key = (record.kind.value, record.cap, record.actual)
+        reason = shared.get(key)
         if reason is None:
-            cap = selected_per_kind.get(item.kind, 0)
-            reason = QuotaCapExceeded(item.kind.value, cap, cap + removed_per_kind[item.kind])
-            per_kind[item.kind] = reason
+            reason = shared[key] = QuotaCapExceeded(*key)
         reasons[id(item)] = reason
     return reasons
 
@@ -628,20 +673,33 @@ def _explain_slice(
     result: SliceResult,
     selected_ids: set[int],
     *,
+    budget: ContextBudget,
     effective_target: int,
+    selected_tokens: int,
     pinned: list[ContextItem],
     slicer_name: str,
 ) -> None:
-    # D025: what was left of the slicer's target once everything it chose is counted.
-    available = effective_target - sum(map(_TOKENS, result.selected))
-    pinned_tokens = sum(map(_TOKENS, pinned))
+    """Reasons for the sorted items the slicer left out.
+
+    An item a count cap removed gets the slicer's :class:`QuotaCapExceeded`. Any other item
+    gets :class:`PinnedOverride` (naming the largest pinned item) when it is larger than the
+    slicer's effective target but no larger than the target the budget gives without pinned
+    items, and :class:`BudgetExceeded` otherwise, whose ``available_tokens`` is the effective
+    target minus the tokens of everything the slicer selected (the specification's D025
+    definition), the same for every item of the stage.
+    """
     displaced_by = _largest(pinned)
+    unpinned_target = effective_target
+    if displaced_by is not None:
+        unpinned_target = compute_effective_budget(budget, 0).target_tokens
     caps = _cap_reasons(result, selected_ids, scored, slicer_name)
     rejected = [entry for entry in scored if id(entry[0]) not in selected_ids]
     items = [entry[0] for entry in rejected]
     scores = [entry[1] for entry in rejected]
     # Reasons are immutable: items with the same token count share one.
-    by_tokens = _ReasonsByTokens(available, pinned_tokens, displaced_by)
+    by_tokens = _ReasonsByTokens(
+        effective_target - selected_tokens, effective_target, unpinned_target, displaced_by
+    )
     if caps:
         reasons = [caps.get(id(item)) or by_tokens[item.tokens] for item in items]
     else:
@@ -650,16 +708,25 @@ def _explain_slice(
 
 
 class _ReasonsByTokens(dict[int, ExclusionReason]):
-    """The budget reason for an item of a given token count, built on first use."""
+    """The slice-stage budget reason for an item of a given token count, built on first use."""
 
-    def __init__(self, available: int, pinned_tokens: int, displaced_by: ContextItem | None):
+    def __init__(
+        self,
+        available: int,
+        effective_target: int,
+        unpinned_target: int,
+        displaced_by: ContextItem | None,
+    ) -> None:
         super().__init__()
         self.available = available
-        self.pinned_tokens = pinned_tokens
+        self.effective_target = effective_target
+        self.unpinned_target = unpinned_target
         self.displaced_by = displaced_by
 
     def __missing__(self, tokens: int) -> ExclusionReason:
-        reason = _budget_reason(tokens, self.available, self.pinned_tokens, self.displaced_by)
+        reason = _slice_budget_reason(
+            tokens, self.available, self.effective_target, self.unpinned_target, self.displaced_by
+        )
         self[tokens] = reason
         return reason
 
@@ -682,30 +749,32 @@ def _explain_truncation(
     pinned_tokens: int,
     pinned: list[ContextItem],
 ) -> None:
+    """Reasons for the items TRUNCATE dropped; see :func:`_truncation_budget_reason`."""
     if not truncated:
         return
     displaced_by = _largest(pinned)
     for entry, kept_tokens in truncated:
-        reason = _budget_reason(
+        reason = _truncation_budget_reason(
             entry.item.tokens, target - kept_tokens, pinned_tokens, displaced_by
         )
         trace.exclude(entry.item, entry.score, reason)
 
 
 def _included(
-    placed: tuple[ContextItem, ...], merged: tuple[ScoredItem, ...]
+    placed: tuple[ContextItem, ...], merged: tuple[ScoredItem, ...], pinned_count: int
 ) -> list[IncludedItem]:
-    score_of = {id(item): score for item, score in merged}
-    scores = [score_of[id(item)] for item in placed]
-    reasons = [
-        InclusionReason.PINNED
-        if item.pinned
-        else InclusionReason.ZERO_TOKEN
-        if item.tokens == 0
-        else InclusionReason.SCORED
-        for item in placed
-    ]
-    return list(map(_tuple_new, repeat(IncludedItem), zip(placed, scores, reasons, strict=True)))
+    """The placed items with their scores and inclusion reasons, in placed order."""
+    items = [entry[0] for entry in merged]
+    scores = [entry[1] for entry in merged]
+    # Pinned items lead the merge; the others are free when they cost nothing.
+    reasons = [InclusionReason.PINNED] * pinned_count
+    reasons.extend(
+        InclusionReason.ZERO_TOKEN if tokens == 0 else InclusionReason.SCORED
+        for tokens in map(_TOKENS, items[pinned_count:])
+    )
+    entries = map(_tuple_new, repeat(IncludedItem), zip(items, scores, reasons, strict=True))
+    by_id = dict(zip(map(id, items), entries, strict=True))
+    return list(map(by_id.__getitem__, map(id, placed)))
 
 
 class _Trace:

@@ -171,11 +171,11 @@ def by_name(name: str) -> Policy:
         PipelineConfigError: no preset has that name (the message suggests the closest).
     """
     if not isinstance(name, str):
-        raise PipelineConfigError("name", name, "must be a preset name (a string)")
+        raise PipelineConfigError("preset", name, "must be a preset name (a string)")
     squashed = _squash(name)
     by_squashed = {_squash(preset): preset for preset in _PRESETS}
     if squashed in by_squashed:
         return _PRESETS[by_squashed[squashed]]()
     close = difflib.get_close_matches(squashed, list(by_squashed), n=1, cutoff=0.6)
     hint = f" (did you mean {by_squashed[close[0]]!r}?)" if close else ""
-    raise PipelineConfigError("name", name, f"must be one of: {', '.join(_PRESETS)}{hint}")
+    raise PipelineConfigError("preset", name, f"must be one of: {', '.join(_PRESETS)}{hint}")

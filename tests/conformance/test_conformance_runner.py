@@ -30,7 +30,7 @@ from pycupel.conformance import (
 )
 from pycupel.errors import ConformanceVectorError, ScorerConfigError, SlicerConfigError
 from pycupel.model import ContextBudget, ContextItem, OverflowStrategy, ScoredItem
-from pycupel.slicers.base import CountRequirementShortfall, SliceResult
+from pycupel.slicers.base import CapExclusion, CountRequirementShortfall, SliceResult
 
 
 def write(directory: Path, name: str, text: str) -> Path:
@@ -669,7 +669,7 @@ def test_slicing_counts_are_compared(tmp_path: Path, fake_slicers: Any) -> None:
         return SliceResult(
             selected=(keep,),
             shortfalls=(CountRequirementShortfall(keep.kind, 3, 1),),
-            cap_excluded=(items[1].item,),
+            cap_exclusions=(CapExclusion(items[1].item, items[1].item.kind, 0, 1),),
         )
 
     fake_slicers.GreedySlice.slice = slice_

@@ -85,6 +85,7 @@ def test_a_collector_records_one_run() -> None:
         "included": [],
         "excluded": [],
         "count_requirement_shortfalls": [],
+        "token_requirement_shortfalls": [],
         "packing": None,
         "solver": None,
     }

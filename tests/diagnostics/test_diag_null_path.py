@@ -9,7 +9,7 @@ from diag_helpers import CustomSlice, item, make_pipeline
 
 import pycupel.pipeline as pipeline_module
 from pycupel.diagnostics import DiagnosticTraceCollector, NullTraceCollector
-from pycupel.slicers.base import SliceResult
+from pycupel.slicers.base import CapExclusion, SliceResult
 
 # Every diagnostic constructor and helper the pipeline module can reach.
 DIAGNOSTIC_NAMES = [
@@ -63,7 +63,8 @@ def test_disabled_runs_touch_no_diagnostics(collector: NullTraceCollector | None
     items = _busy_items()
     capped = CustomSlice(
         lambda entries, b: SliceResult(
-            tuple(e.item for e in entries[1:4]), cap_excluded=(entries[0].item,)
+            tuple(e.item for e in entries[1:4]),
+            cap_exclusions=(CapExclusion(entries[0].item, entries[0].item.kind, 0, 1),),
         )
     )
     for pipeline in (

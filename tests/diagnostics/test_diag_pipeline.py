@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 from diag_helpers import CustomSlice, item, make_pipeline
@@ -27,8 +28,8 @@ from pycupel.errors import (
     NonFiniteScoreError,
     SlicerConfigError,
 )
-from pycupel.model import ContextItem
-from pycupel.slicers.base import SliceResult
+from pycupel.model import ContextBudget, ContextItem
+from pycupel.slicers.base import CapExclusion, SliceResult
 
 STAGES = [
     PipelineStage.CLASSIFY,
@@ -120,14 +121,15 @@ def test_reasons_scores_and_report_order() -> None:
     big = item("big", 600, 7)
     mid = item("mid", 300, 5)
     small = item("small", 100, 4)
+    wide = item("wide", 450, 3)
     zero = item("zero", 0, 1)
     report = (
         make_pipeline(target=500)
-        .dry_run([pin, neg, dup_low, dup_high, big, mid, small, zero])
+        .dry_run([pin, neg, dup_low, dup_high, big, mid, small, wide, zero])
         .report
     )
     # Effective target 400: in score order big (600) no, dup (40) yes, mid (300) yes,
-    # small (100) no (60 left), zero yes. Available after slicing: 400 - 340 = 60.
+    # small (100) no (60 left), wide (450) no, zero yes. Available after slicing: 400 - 340 = 60.
     assert [(e.item, e.score, e.reason) for e in report.included] == [
         (pin, 1.0, InclusionReason.PINNED),
         (dup_high, 0.6, InclusionReason.SCORED),
@@ -136,12 +138,13 @@ def test_reasons_scores_and_report_order() -> None:
     ]
     assert [(e.item, e.score, e.reason) for e in report.excluded] == [
         (big, 0.7, BudgetExceeded(600, 60)),
-        (small, 0.4, PinnedOverride("pin")),  # 100 > 60 but <= 60 + 100 pinned
+        (small, 0.4, BudgetExceeded(100, 60)),  # fits 400: lost to better-scored items
+        (wide, 0.3, PinnedOverride("pin")),  # 400 < 450 <= 500, the target without pinned
         (dup_low, 0.2, Deduplicated("dup")),
         (neg, 0.0, NegativeTokens(-5)),
     ]
-    assert report.total_candidates == 8
-    assert report.total_tokens_considered == 100 - 5 + 40 + 40 + 600 + 300 + 100 + 0
+    assert report.total_candidates == 9
+    assert report.total_tokens_considered == 100 - 5 + 40 + 40 + 600 + 300 + 100 + 450 + 0
 
 
 def test_excluded_ties_keep_exclusion_order() -> None:
@@ -185,6 +188,44 @@ def test_pinned_override_only_when_it_would_have_fit_without_pinned() -> None:
     assert report.excluded[0].reason == BudgetExceeded(500, 250)
 
 
+def test_losing_to_scored_items_is_not_blamed_on_the_pinned_items() -> None:
+    # Target 300 less 50 pinned: the slicer has 250. "a" takes 200, leaving 50 for "b" (100),
+    # which 50 + 50 pinned tokens would hold, yet "b" fits the 250 on its own: "a" beat it.
+    items = [item("p", 50, pinned=True), item("a", 200, 9), item("b", 100, 5)]
+    report = make_pipeline(target=300).dry_run(items).report
+    assert [(e.item.content, e.reason) for e in report.excluded] == [
+        ("b", BudgetExceeded(100, 50)),
+    ]
+
+
+def test_pinned_override_when_only_the_pinned_items_make_an_item_impossible() -> None:
+    # Target 300 less 200 pinned: the slicer has 100. "x" (150) can never fit that, but would
+    # fit the 300 of the same budget without pinned items; "y" loses to "w" as usual.
+    items = [
+        item("p", 200, pinned=True),
+        item("x", 150, 9),
+        item("w", 60, 8),
+        item("y", 60, 7),
+    ]
+    report = make_pipeline(target=300).dry_run(items).report
+    assert [(e.item.content, e.reason) for e in report.excluded] == [
+        ("x", PinnedOverride("p")),
+        ("y", BudgetExceeded(60, 40)),
+    ]
+
+
+def test_the_unpinned_target_is_the_same_budget_with_no_pinned_tokens() -> None:
+    # max 300, reserve 100: without pinned items the slicer would get min(300, 200) = 200, with
+    # 50 pinned it gets min(250, 150) = 150. 180 fits only the former; 250 fits neither.
+    budget = ContextBudget(max_tokens=300, target_tokens=300, output_reserve=100)
+    items = [item("p", 50, pinned=True), item("mid", 180, 9), item("huge", 250, 8)]
+    report = make_pipeline(budget=budget).dry_run(items).report
+    assert [(e.item.content, e.reason) for e in report.excluded] == [
+        ("mid", PinnedOverride("p")),
+        ("huge", BudgetExceeded(250, 150)),
+    ]
+
+
 def test_truncation_reasons() -> None:
     take_all = CustomSlice(lambda items, b: SliceResult(tuple(e.item for e in items)))
     items = [item("p", 150, pinned=True), item("a", 100, 9), item("b", 200, 8), item("c", 400, 7)]
@@ -208,34 +249,55 @@ def test_throw_records_events_up_to_the_failure_only() -> None:
     assert [e.stage for e in collector.events] == STAGES[:4]
 
 
-def test_quota_cap_exclusions_carry_cap_and_actual() -> None:
+def test_quota_cap_exclusions_carry_the_slicers_numbers() -> None:
     tools = [item(f"t{n}", 10, 9 - n, kind="ToolOutput") for n in range(5)]
     msg = item("m", 10, 1)
+    kind = tools[0].kind
 
     def capped(entries: object, budget: object) -> SliceResult:
         chosen = (tools[0], tools[1], msg)
-        return SliceResult(chosen, cap_excluded=(tools[2], tools[3]))
+        # The numbers are the slicer's: nothing in the selection could tell cap 3 or actual 6.
+        records = (CapExclusion(tools[2], kind, 3, 6), CapExclusion(tools[3], kind, 3, 6))
+        return SliceResult(chosen, cap_exclusions=records)
 
     report = make_pipeline(slicer=CustomSlice(capped)).dry_run([*tools, msg]).report  # type: ignore[arg-type]
     reasons = {e.item.content: e.reason for e in report.excluded}
-    assert reasons["t2"] == QuotaCapExceeded("ToolOutput", 2, 4)
-    assert reasons["t3"] == QuotaCapExceeded("ToolOutput", 2, 4)
+    assert reasons["t2"] == QuotaCapExceeded("ToolOutput", 3, 6)
+    assert reasons["t3"] == QuotaCapExceeded("ToolOutput", 3, 6)
     assert isinstance(reasons["t4"], BudgetExceeded)  # not capped: the slicer just left it
 
 
-def test_cap_excluded_must_be_unselected_input() -> None:
+@pytest.mark.parametrize(
+    ("records", "rule"),
+    [
+        (lambda a, b: (CapExclusion(a, a.kind, 1, 2),), "that it did not select"),
+        (
+            lambda a, b: (CapExclusion(item("alien", 10, 1), a.kind, 1, 2),),
+            "of the slicer's input",
+        ),
+        (
+            lambda a, b: (CapExclusion(b, b.kind, 1, 2), CapExclusion(b, b.kind, 1, 2)),
+            "a second time",
+        ),
+        (lambda a, b: (b,), "must be a CapExclusion"),
+    ],
+)
+def test_cap_exclusions_must_be_unselected_input_items(records: Any, rule: str) -> None:
     a = item("a", 10, 5)
+    b = item("b", 10, 4)
 
     def bad(entries: object, budget: object) -> SliceResult:
-        return SliceResult((a,), cap_excluded=(a,))
+        return SliceResult((a,), cap_exclusions=records(a, b))
 
-    with pytest.raises(SlicerConfigError, match="cap_excluded"):
-        make_pipeline(slicer=CustomSlice(bad)).dry_run([a])  # type: ignore[arg-type]
+    with pytest.raises(SlicerConfigError, match="cap_exclusions") as info:
+        make_pipeline(slicer=CustomSlice(bad)).dry_run([a, b])  # type: ignore[arg-type]
+    assert rule in str(info.value)
 
 
 def test_dry_run_result_matches_run() -> None:
     items = [item(f"i{n}", 37 * n % 200, n % 7) for n in range(40)]
     items.append(item("p", 30, pinned=True))
+    items.append(item("wide", 590, 3))  # over the 570 the pinned item leaves, within 600
     pipeline = make_pipeline(target=600)
     run = pipeline.run(items)
     dry = pipeline.dry_run(items)
@@ -338,3 +400,50 @@ def test_count_quota_cap_exclusions_from_the_real_slicer() -> None:
         ("tool-3", QuotaCapExceeded("ToolOutput", 3, 5)),
         ("tool-4", QuotaCapExceeded("ToolOutput", 3, 5)),
     ]
+
+
+def test_nested_caps_on_one_kind_keep_each_slicers_numbers() -> None:
+    from pycupel.slicers import CountQuotaEntry, CountQuotaSlice
+
+    tools = [item(f"tool-{n}", 10, 9 - n, kind="ToolOutput") for n in range(4)]
+    inner = CountQuotaSlice([CountQuotaEntry("ToolOutput", cap_count=2)])
+    outer = CountQuotaSlice([CountQuotaEntry("ToolOutput", cap_count=1)], inner=inner)
+    result = make_pipeline(target=1000, slicer=outer).dry_run(tools)
+    assert [i.content for i in result.items] == ["tool-0"]
+    # The inner cap removed two of four; the outer one removed one of the two it was handed.
+    # Counting the final selection would have given every item cap 1 and actual 4.
+    assert [(e.item.content, e.reason) for e in result.report.excluded] == [
+        ("tool-1", QuotaCapExceeded("ToolOutput", 1, 2)),
+        ("tool-2", QuotaCapExceeded("ToolOutput", 2, 4)),
+        ("tool-3", QuotaCapExceeded("ToolOutput", 2, 4)),
+    ]
+
+
+def test_optimal_slice_token_shortfalls_reach_the_result_report_and_json() -> None:
+    from pycupel.slicers import OptimalSlice, QuotaEntry, TokenRequirementShortfall
+
+    # Half of the 200-token target must be Document, but there are only 30 Document tokens.
+    items = [
+        item("doc", 30, 5, kind="Document"),
+        item("m1", 60, 9),
+        item("m2", 60, 8),
+        item("m3", 60, 7),
+    ]
+    slicer = OptimalSlice(quotas=[QuotaEntry("Document", require=50)], scarcity="degrade")
+    pipeline = make_pipeline(target=200, slicer=slicer)
+    expected = (TokenRequirementShortfall(items[0].kind, 100, 30),)
+
+    assert pipeline.run(items).token_shortfalls == expected
+    result = pipeline.dry_run(items)
+    # The missing Document tokens are kept as few as possible (doc is taken), then the score.
+    assert [i.content for i in result.items] == ["m1", "m2", "doc"]
+    assert result.token_shortfalls == expected
+    assert result.shortfalls == ()
+    assert result.report.token_requirement_shortfalls == expected
+    data = result.report.to_dict()
+    assert data["token_requirement_shortfalls"] == [
+        {"kind": "Document", "required_tokens": 100, "satisfied_tokens": 30}
+    ]
+    assert "count_requirement_shortfalls" not in data
+    back = SelectionReport.from_json(result.report.to_json())
+    assert back.token_requirement_shortfalls == expected

@@ -8,8 +8,8 @@ from diag_helpers import AsGivenPlacer, InOrderSlice, by_priority
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pycupel.diagnostics import InclusionReason
-from pycupel.model import ContextBudget, ContextItem, OverflowStrategy
+from pycupel.diagnostics import BudgetExceeded, InclusionReason, NegativeTokens, PinnedOverride
+from pycupel.model import ContextBudget, ContextItem, OverflowStrategy, compute_effective_budget
 from pycupel.pipeline import Pipeline
 
 items_strategy = st.lists(
@@ -86,3 +86,40 @@ def test_report_accounts_for_every_item(
 
     # The disabled path gives the same selection.
     assert pipeline.run(items).items == result.items
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    items=items_strategy,
+    target=st.integers(0, 400),
+    reserve=st.integers(0, 150),
+)
+def test_slice_exclusions_blame_the_pinned_items_only_when_they_made_the_item_impossible(
+    items: list[ContextItem], target: int, reserve: int
+) -> None:
+    pinned = sum(i.tokens for i in items if i.pinned and i.tokens >= 0)
+    budget = ContextBudget(
+        max_tokens=target + reserve, target_tokens=target, output_reserve=reserve
+    )
+    if pinned > target:
+        return  # then TRUNCATE could drop items at Place; this property is about Slice
+    pipeline = Pipeline(
+        budget=budget,
+        scorer=by_priority,
+        slicer=InOrderSlice(),
+        placer=AsGivenPlacer(),
+        deduplicate=False,
+        overflow_strategy=OverflowStrategy.TRUNCATE,
+    )
+    report = pipeline.dry_run(items).report
+    effective = compute_effective_budget(budget, pinned).target_tokens
+    unpinned = compute_effective_budget(budget, 0).target_tokens
+    for entry in report.excluded:
+        impossible_only_with_pinned = pinned > 0 and effective < entry.item.tokens <= unpinned
+        if isinstance(entry.reason, PinnedOverride):
+            assert impossible_only_with_pinned
+        elif isinstance(entry.reason, BudgetExceeded):
+            assert not impossible_only_with_pinned
+            assert entry.reason.item_tokens == entry.item.tokens
+        else:
+            assert isinstance(entry.reason, NegativeTokens)

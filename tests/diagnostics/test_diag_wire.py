@@ -31,7 +31,13 @@ from pycupel.diagnostics import (
 )
 from pycupel.errors import InputFormatError
 from pycupel.model import ContextBudget, ContextItem, ContextKind
-from pycupel.slicers.base import CountRequirementShortfall, PackingStats, SliceResult, SolverStats
+from pycupel.slicers.base import (
+    CountRequirementShortfall,
+    PackingStats,
+    SliceResult,
+    SolverStats,
+    TokenRequirementShortfall,
+)
 
 ALL_REASONS = [
     BudgetExceeded(2048, 512),
@@ -94,6 +100,10 @@ def full_report() -> SelectionReport:
         total_candidates=13,
         total_tokens_considered=999,
         count_requirement_shortfalls=(CountRequirementShortfall(ContextKind("ToolOutput"), 2, 1),),
+        token_requirement_shortfalls=(
+            TokenRequirementShortfall(ContextKind("Document"), 800, 512),
+            TokenRequirementShortfall(ContextKind("Memory"), 100, 0),
+        ),
         packing=PackingStats(3, 84, 2.02, 4, True, False),
         solver=SolverStats("time_limit", 2.02, 2.5, 0.19, 0.5, "stopped at the time limit"),
     )
@@ -111,6 +121,7 @@ def test_round_trip_gives_equal_data() -> None:
     assert back.included[1].item.timestamp == report.included[1].item.timestamp
     assert back.included[1].item.metadata == report.included[1].item.metadata
     assert back.count_requirement_shortfalls == report.count_requirement_shortfalls
+    assert back.token_requirement_shortfalls == report.token_requirement_shortfalls
     assert (back.packing, back.solver) == (report.packing, report.solver)
 
 
@@ -160,8 +171,21 @@ def test_spec_shapes() -> None:
     assert data["count_requirement_shortfalls"] == [
         {"kind": "ToolOutput", "required_count": 2, "satisfied_count": 1}
     ]
+    assert data["token_requirement_shortfalls"] == [
+        {"kind": "Document", "required_tokens": 800, "satisfied_tokens": 512},
+        {"kind": "Memory", "required_tokens": 100, "satisfied_tokens": 0},
+    ]
     assert data["solver"]["gap"] == 0.19
     json.loads(json.dumps(data, allow_nan=False))  # strict JSON
+
+
+def test_reports_without_optional_parts_read_as_empty() -> None:
+    data = full_report().to_dict()
+    for key in ("count_requirement_shortfalls", "token_requirement_shortfalls"):
+        del data[key]
+    back = SelectionReport.from_dict(data)
+    assert back.count_requirement_shortfalls == ()
+    assert back.token_requirement_shortfalls == ()
 
 
 def test_optional_report_parts_are_omitted() -> None:
@@ -275,6 +299,21 @@ def test_budget_other_fields_when_set() -> None:
             "must be true or false",
         ),
         (lambda d: d["solver"].pop("status"), "solver.status", "is required"),
+        (
+            lambda d: d["token_requirement_shortfalls"][1].pop("satisfied_tokens"),
+            "token_requirement_shortfalls[1].satisfied_tokens",
+            "is required",
+        ),
+        (
+            lambda d: d["token_requirement_shortfalls"][0].update(kind=" "),
+            "token_requirement_shortfalls[0].kind",
+            "must be a non-blank string",
+        ),
+        (
+            lambda d: d.update(token_requirement_shortfalls={}),
+            "token_requirement_shortfalls",
+            "must be an array",
+        ),
     ],
 )
 def test_malformed_reports_name_the_place(mutate: Any, location: str, detail: str) -> None:

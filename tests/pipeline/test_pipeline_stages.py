@@ -26,7 +26,12 @@ from pycupel.errors import (
 )
 from pycupel.model import ContextBudget, ContextItem, OverflowStrategy, ScoredItem
 from pycupel.pipeline import Pipeline, PipelineResult
-from pycupel.slicers.base import CountRequirementShortfall, PackingStats, SliceResult
+from pycupel.slicers.base import (
+    CountRequirementShortfall,
+    PackingStats,
+    SliceResult,
+    TokenRequirementShortfall,
+)
 
 
 def item(content: str, tokens: int = 10, priority: int | None = None, **kw: object) -> ContextItem:
@@ -112,7 +117,7 @@ def test_partitions_keep_input_order() -> None:
 def test_empty_input() -> None:
     scorer = CountingScorer()
     result = pipeline(scorer=scorer).run([])
-    assert result == PipelineResult((), 0, None, (), None, None)
+    assert result == PipelineResult((), 0, None, (), (), None, None)
     assert scorer.calls == []
 
 
@@ -254,12 +259,19 @@ def test_buggy_slicer_is_caught(pick: object, message: str) -> None:
 
 def test_slice_result_facts_reach_the_result() -> None:
     shortfall = CountRequirementShortfall(kind=item("x").kind, required_count=2, satisfied_count=1)
+    token_shortfall = TokenRequirementShortfall(item("x").kind, 40, 10)
     packing = PackingStats(1, 10, 0.5, 1, True, False)
     slicer = FunctionSlice(
-        lambda items, b: SliceResult((items[0].item,), shortfalls=(shortfall,), packing=packing)
+        lambda items, b: SliceResult(
+            (items[0].item,),
+            shortfalls=(shortfall,),
+            token_shortfalls=(token_shortfall,),
+            packing=packing,
+        )
     )
     result = pipeline(slicer=slicer).run([item("a", 10, 5), item("b", 10, 1)])
     assert result.shortfalls == (shortfall,)
+    assert result.token_shortfalls == (token_shortfall,)
     assert result.packing is packing
     assert result.solver is None
 

@@ -110,6 +110,7 @@ def test_canonical_names_are_what_the_registry_declares() -> None:
         "quota",
         "count_quota",
         "count_constrained_knapsack",
+        "optimal",
         "packer",
     )
     assert PLACERS.names == ("chronological", "u-shaped")

@@ -27,6 +27,7 @@ from pycupel.pipeline import Pipeline
 from pycupel.render._view import allocate, preview, reason_detail, view_report
 from pycupel.render.console import BudgetBar, ItemTable, render_report
 from pycupel.scorers import PriorityScorer
+from pycupel.slicers import CountRequirementShortfall, TokenRequirementShortfall
 
 
 def text_of(renderable: RenderableType, width: int = 120) -> str:
@@ -215,3 +216,19 @@ def test_allocate_matches_the_rounded_share(values: list[int], total: int, cells
 def test_preview_collapses_whitespace_and_clips() -> None:
     assert preview("a\n\n  b\tc", 10) == "a b c"
     assert preview("x" * 50, 10) == "x" * 9 + "…"
+
+
+def test_unmet_requirements_are_listed_after_the_table() -> None:
+    kind = item("x", 1, "Document").kind
+    report = SelectionReport.build(
+        events=(),
+        included=(),
+        excluded=(),
+        count_requirement_shortfalls=[CountRequirementShortfall(kind, 3, 1)],
+        token_requirement_shortfalls=[TokenRequirementShortfall(kind, 1200, 450)],
+    )
+    text = " ".join(
+        text_of(render_report(report, ContextBudget(max_tokens=10, target_tokens=10))).split()
+    )
+    assert "Unmet count requirements: Document: 1 of 3 required." in text
+    assert "Unmet token requirements: Document: 450 of 1,200 tokens required." in text

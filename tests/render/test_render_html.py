@@ -276,3 +276,22 @@ def test_view_counts_kinds_and_reasons() -> None:
     assert view.excluded_tokens == 1275
     assert view.target_share == pytest.approx(700 / 800)
     assert item("x", 1).kind.value == "Message"
+
+
+def test_unmet_requirements_are_listed_under_the_reasons() -> None:
+    from pycupel.slicers import CountRequirementShortfall, TokenRequirementShortfall
+
+    report, budget = hand_report()
+    kind = report.excluded[0].item.kind
+    with_shortfalls = SelectionReport.build(
+        events=report.events,
+        included=report.included,
+        excluded=report.excluded,
+        count_requirement_shortfalls=[CountRequirementShortfall(kind, 2, 0)],
+        token_requirement_shortfalls=[TokenRequirementShortfall(kind, 400, 0)],
+    )
+    page = report_html(with_shortfalls, budget)
+    assert_well_formed(page)
+    assert "<strong>Unmet count requirements:</strong></p><ul><li>Document: 0 of 2 required" in page
+    assert "<strong>Unmet token requirements:</strong></p><ul><li>Document: 0 of 400 tokens" in page
+    assert "Unmet" not in report_html(report, budget)

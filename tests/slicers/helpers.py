@@ -30,6 +30,16 @@ def selected(result: SliceResult) -> list[str]:
     return names(result.selected)
 
 
+def capped(result: SliceResult) -> list[str]:
+    """Contents of the items a count cap removed, in the order reported."""
+    return [record.item.content for record in result.cap_exclusions]
+
+
+def cap_records(result: SliceResult) -> list[tuple[str, int, int]]:
+    """(content, cap, uncapped count) of every cap exclusion, in the order reported."""
+    return [(record.item.content, record.cap, record.actual) for record in result.cap_exclusions]
+
+
 def ranked(items: Sequence[ScoredItem]) -> list[ScoredItem]:
     """``items`` in the pipeline's order: score descending, input order on ties."""
     return sorted(items, key=lambda s: -s.score)

@@ -122,10 +122,11 @@ def literal_count_quota(
     inner: Callable[[list[ScoredItem], int], list[ContextItem]],
     *,
     resort: bool,
-) -> tuple[list[ContextItem], list[tuple[str, int, int]], list[ContextItem]]:
+) -> tuple[list[ContextItem], list[tuple[str, int, int]], list[tuple[str, int, int]]]:
     """COUNT-QUOTA-SLICE / COUNT-KNAPSACK-CAP, line by line.
 
-    Returns (selected, shortfalls as (kind, required, satisfied), cap-excluded items).
+    Returns (selected, shortfalls as (kind, required, satisfied), cap exclusions as
+    (content, cap, count the kind would have reached without its cap)).
     ``resort`` re-sorts the inner picks by score descending (input order on ties).
     """
     if not items or target <= 0:
@@ -160,13 +161,17 @@ def literal_count_quota(
         position = {id(s.item): (i, s.score) for i, s in enumerate(residual)}
         picks = sorted(picks, key=lambda it: (_desc(position[id(it)][1]), position[id(it)][0]))
     result = list(committed)
+    # Without caps every pick would stay, on top of the commitments.
+    uncapped = dict(selected_count)
+    for item in picks:
+        uncapped[item.kind.key] = uncapped.get(item.kind.key, 0) + 1
     excluded = []
     for item in picks:
         key = item.kind.key
         count = selected_count.get(key, 0)
         cap = entry_by_kind[key][1] if key in entry_by_kind else None
         if cap is not None and count >= cap:
-            excluded.append(item)
+            excluded.append((item.content, cap, uncapped[key]))
         else:
             result.append(item)
             selected_count[key] = count + 1

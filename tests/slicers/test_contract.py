@@ -95,7 +95,13 @@ def test_contract(name: str, items: list[ScoredItem], target: int) -> None:
     chosen = [id(item) for item in result.selected]
     assert set(chosen) <= pool
     assert len(chosen) == len(set(chosen))
-    assert {id(item) for item in result.cap_excluded}.isdisjoint(chosen)
+    capped = [id(record.item) for record in result.cap_exclusions]
+    assert set(capped) <= pool
+    assert len(capped) == len(set(capped))
+    assert set(capped).isdisjoint(chosen)
+    for record in result.cap_exclusions:
+        assert record.kind == record.item.kind
+        assert record.actual > record.cap >= 0
     if not items or target == 0:
         assert result.selected == ()
     if name in BUDGET_COMPLIANT:

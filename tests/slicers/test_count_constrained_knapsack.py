@@ -22,7 +22,7 @@ from pycupel.slicers import (
     SliceResult,
 )
 
-from .helpers import budget, names, scored, selected
+from .helpers import budget, cap_records, capped, names, scored, selected
 from .strategies import entries_strategy, literal_count_quota, literal_knapsack, scored_lists
 
 
@@ -60,7 +60,7 @@ def test_phase_two_output_is_resorted_by_score_before_the_cap() -> None:
     assert selected(KnapsackSlice().slice(items, budget(1000))) == ["tool-b", "tool-a"]
     result = slicer.slice(items, budget(1000))
     assert selected(result) == ["tool-a"]
-    assert names(result.cap_excluded) == ["tool-b"]
+    assert cap_records(result) == [("tool-b", 1, 2)]
 
 
 def test_resort_puts_the_result_in_score_order_with_input_order_on_ties() -> None:
@@ -81,7 +81,8 @@ def test_caps_count_phase_one_commitments() -> None:
     items = [scored(name, 100, score, "tool") for name, score in scores.items()]
     result = slicer.slice(items, budget(600))
     assert selected(result) == ["tool-a", "tool-b"]
-    assert names(result.cap_excluded) == ["tool-c", "tool-d"]
+    # tool-a committed plus three knapsack picks: four without the cap.
+    assert cap_records(result) == [("tool-c", 2, 4), ("tool-d", 2, 4)]
 
 
 def test_degrade_and_throw() -> None:
@@ -120,7 +121,8 @@ def test_nan_scores_rank_last_in_the_resort() -> None:
     items = [scored("z-nan", 0, math.nan, "tool"), scored("t", 0, 0.1, "tool")]
     result = slicer.slice(items, budget(10))
     assert selected(result) == ["t"]
-    assert names(result.cap_excluded) == ["z-nan"]
+    assert capped(result) == ["z-nan"]
+    assert result.cap_exclusions[0].kind == ContextKind("tool")
 
 
 @settings(max_examples=250, deadline=None)
@@ -156,4 +158,4 @@ def test_matches_the_literal_pseudocode(
     assert [(s.kind.value, s.required_count, s.satisfied_count) for s in result.shortfalls] == (
         shortfalls
     )
-    assert names(result.cap_excluded) == names(excluded)
+    assert cap_records(result) == excluded

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from pycupel.errors import CountRequirementError, SlicerConfigError
 from pycupel.model import ContextBudget, ContextKind, ScoredItem
 from pycupel.slicers import (
+    CapExclusion,
     CountQuotaEntry,
     CountQuotaSlice,
     CountRequirementShortfall,
@@ -23,7 +24,7 @@ from pycupel.slicers import (
     SliceResult,
 )
 
-from .helpers import budget, names, scored, selected
+from .helpers import budget, cap_records, names, scored, selected
 from .strategies import entries_strategy, literal_count_quota, literal_greedy, scored_lists
 
 
@@ -178,7 +179,7 @@ def test_phase_one_ties_keep_input_order() -> None:
     items = [scored("first", 10, 0.5, "tool"), scored("second", 10, 0.5, "tool")]
     result = slicer.slice(items, budget(100))
     assert selected(result) == ["first"]
-    assert names(result.cap_excluded) == ["second"]
+    assert cap_records(result) == [("second", 1, 2)]
 
 
 def test_commitments_ignore_the_budget_and_phase_two_gets_zero() -> None:
@@ -207,8 +208,9 @@ def test_cap_applies_in_inner_output_order_with_counts_seeded_by_phase_one() -> 
     result = slicer.slice(items, budget(100))
     # Inner order is reversed: m1, t3, t2. Count starts at 1 (t1): t3 passes, t2 is capped.
     assert selected(result) == ["t1", "m1", "t3"]
-    assert names(result.cap_excluded) == ["t2"]
-    assert result.cap_excluded[0] is items[1].item
+    # Without the cap the kind would have had all three: t1 committed, t3 and t2 picked.
+    assert result.cap_exclusions == (CapExclusion(items[1].item, ContextKind("tool"), 2, 3),)
+    assert result.cap_exclusions[0].item is items[1].item
 
 
 def test_uncapped_entry_only_requires() -> None:
@@ -216,7 +218,7 @@ def test_uncapped_entry_only_requires() -> None:
     items = [scored(f"t{k}", 10, 1 - k / 10, "tool") for k in range(5)]
     result = slicer.slice(items, budget(100))
     assert len(result.selected) == 5
-    assert result.cap_excluded == ()
+    assert result.cap_exclusions == ()
 
 
 # --------------------------------------------------------------------------- scarcity
@@ -274,7 +276,7 @@ def test_require_equals_cap_blocks_phase_two_for_the_kind() -> None:
     items = [scored(f"t{k}", 100, 0.9 - k / 10, "tool") for k in range(4)]
     result = slicer.slice(items, budget(1000))
     assert selected(result) == ["t0", "t1"]
-    assert names(result.cap_excluded) == ["t2", "t3"]
+    assert cap_records(result) == [("t2", 2, 4), ("t3", 2, 4)]
 
 
 def test_require_zero_with_cap_only_caps() -> None:
@@ -282,7 +284,7 @@ def test_require_zero_with_cap_only_caps() -> None:
     items = [scored(f"t{k}", 100, 0.9 - k / 10, "tool") for k in range(3)]
     result = slicer.slice(items, budget(1000))
     assert selected(result) == ["t0"]
-    assert len(result.cap_excluded) == 2
+    assert cap_records(result) == [("t1", 1, 3), ("t2", 1, 3)]
 
 
 # --------------------------------------------------------------------------- pass-through
@@ -308,7 +310,8 @@ def test_nested_count_slicer_results_are_merged() -> None:
     result = slicer.slice(items, budget(100))
     assert selected(result) == ["t", "m1"]
     assert [s.kind.value for s in result.shortfalls] == ["tool"]
-    assert names(result.cap_excluded) == ["m2"]
+    # The inner slicer's own record travels up unchanged.
+    assert result.cap_exclusions == (CapExclusion(items[2].item, ContextKind.MEMORY, 1, 2),)
 
 
 # --------------------------------------------------------------------------- oracle
@@ -332,7 +335,7 @@ def test_matches_the_literal_pseudocode(
     assert [(s.kind.value, s.required_count, s.satisfied_count) for s in result.shortfalls] == (
         shortfalls
     )
-    assert names(result.cap_excluded) == names(excluded)
+    assert cap_records(result) == excluded
 
 
 @settings(max_examples=200, deadline=None)
@@ -356,4 +359,4 @@ def test_unsorted_input_matches_the_literal_pseudocode(
     )
     assert names(result.selected) == names(expected)
     assert len(result.shortfalls) == len(shortfalls)
-    assert names(result.cap_excluded) == names(excluded)
+    assert cap_records(result) == excluded

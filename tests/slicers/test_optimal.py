@@ -26,12 +26,16 @@ from pycupel.errors import (
 from pycupel.model import ContextBudget, ContextItem, ScoredItem
 from pycupel.slicers import (
     CountQuotaEntry,
+    CountQuotaSlice,
     CountRequirementShortfall,
     GreedySlice,
     KnapsackSlice,
     QuotaEntry,
+    QuotaSlice,
     ScarcityBehavior,
     Slicer,
+    SliceResult,
+    TokenRequirementShortfall,
     _milp,
 )
 from pycupel.slicers._selection_problem import (
@@ -40,12 +44,7 @@ from pycupel.slicers._selection_problem import (
     dominance_pairs,
     evaluate,
 )
-from pycupel.slicers.optimal import (
-    OptimalSlice,
-    OptimalSliceResult,
-    TokenRequirementShortfall,
-    quantize_scores,
-)
+from pycupel.slicers.optimal import OptimalSlice, quantize_scores
 
 from .helpers import budget, ranked, selected
 from .optimal_oracle import GROUP, VERSION, best_selections, rounded_scores
@@ -68,7 +67,7 @@ def item(
     return ScoredItem(ContextItem(content, tokens=tokens, kind=kind, metadata=metadata), score)
 
 
-def positions(result: OptimalSliceResult, items: Sequence[ScoredItem]) -> frozenset[int]:
+def positions(result: SliceResult, items: Sequence[ScoredItem]) -> frozenset[int]:
     chosen = {id(i) for i in result.selected}
     return frozenset(p for p, s in enumerate(items) if id(s.item) in chosen)
 
@@ -239,7 +238,10 @@ def test_count_cap_and_require() -> None:
         [item(f"t{k}", 2, 0.9 - k / 10, "tool") for k in range(4)] + [item("m", 8, 0.05)]
     )
     slicer = OptimalSlice(count_quotas=[CountQuotaEntry("TOOL", 0, 2)])
-    assert selected(slicer.slice(items, budget(12))) == ["t0", "t1", "m"]
+    capped = slicer.slice(items, budget(12))
+    assert selected(capped) == ["t0", "t1", "m"]
+    # The cap is a constraint of the model, not a filter after it: nothing is cap-excluded.
+    assert capped.cap_exclusions == ()
     needs_message = OptimalSlice(count_quotas=[CountQuotaEntry("message", 1)])
     assert selected(needs_message.slice(items, budget(12))) == ["t0", "t1", "m"]
     assert selected(needs_message.slice(items, budget(9))) == ["m"]
@@ -260,6 +262,22 @@ def test_degrade_records_count_and_token_shortfalls() -> None:
     assert result.token_shortfalls == (TokenRequirementShortfall(result.selected[1].kind, 8, 5),)
     assert result.solver is not None
     assert result.solver.status == "optimal"
+
+
+def test_token_shortfalls_pass_through_wrapping_slicers() -> None:
+    items = ranked([item("t", 4, 0.9, "tool"), item("d", 3, 0.5, "Document")])
+    optimal = OptimalSlice(quotas=[QuotaEntry("Document", require=80)])
+    document = items[1].item.kind
+    # t is committed (4 tokens): OptimalSlice gets target 6, needs floor(4.8) = 4, has 3.
+    counted = CountQuotaSlice([CountQuotaEntry("tool", 1)], optimal).slice(items, budget(10))
+    assert counted.token_shortfalls == (TokenRequirementShortfall(document, 4, 3),)
+    # QuotaSlice runs OptimalSlice per kind, tool first: targets floor(20 * 4/7) = 11 and
+    # floor(20 * 3/7) = 8, so Document needs 8 (none in the tool run) and 6 (3 there).
+    quota = QuotaSlice([], optimal).slice(items, budget(20))
+    assert quota.token_shortfalls == (
+        TokenRequirementShortfall(document, 8, 0),
+        TokenRequirementShortfall(document, 6, 3),
+    )
 
 
 def test_degrade_relaxes_as_little_as_possible_counts_first() -> None:

@@ -203,6 +203,7 @@ def _with_exclusions(
         included=[entry for entry in report.included if entry.item not in removed],
         excluded=[*report.excluded, *extra],
         count_requirement_shortfalls=report.count_requirement_shortfalls,
+        token_requirement_shortfalls=report.token_requirement_shortfalls,
         packing=report.packing,
         solver=report.solver,
     )

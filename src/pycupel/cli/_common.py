@@ -1,5 +1,5 @@
-"""What the pipeline commands share: reading items, the budget options, the pipeline they run,
-error reporting and the progress display.
+"""What the pipeline commands share: the budget and input options, the pipeline they run,
+error reporting and the progress display (reading the input is :mod:`pycupel.cli._input`).
 
 Errors: every expected failure (a :class:`~pycupel.errors.CupelError`, an unreadable or
 unwritable file) becomes one line on stderr and exit status 1; usage errors exit with 2
@@ -8,7 +8,7 @@ unwritable file) becomes one line on stderr and exit status 1; usage errors exit
 
 from __future__ import annotations
 
-import sys
+import dataclasses
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,11 +19,12 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
 
+from pycupel.cli._input import FORMATS
 from pycupel.errors import CupelError
-from pycupel.itemio import parse_items, read_items
-from pycupel.model import ContextBudget, ContextItem
+from pycupel.model import ContextBudget
 from pycupel.pipeline import Pipeline
 from pycupel.placers import ChronologicalPlacer, Placer, UShapedPlacer
+from pycupel.policy import Policy, load_policy
 from pycupel.scorers import (
     CompositeScorer,
     FrequencyScorer,
@@ -42,11 +43,14 @@ __all__ = [
     "build_pipeline",
     "cli_errors",
     "default_scorer",
+    "describe_scorer",
+    "format_option",
     "items_argument",
-    "load_items",
     "make_budget",
     "placer_option",
+    "policy_options",
     "progress_option",
+    "resolve_policy",
     "stderr_console",
     "wants_progress",
     "write_text",
@@ -77,23 +81,62 @@ def default_scorer() -> Scorer:
     )
 
 
-def build_pipeline(budget: ContextBudget, placer: str = "chronological") -> Pipeline:
-    """The pipeline the commands run: default scorer, greedy slicing, the chosen placer."""
-    chosen: Placer = PLACERS[placer]()
-    return Pipeline(budget=budget, scorer=default_scorer(), slicer=GreedySlice(), placer=chosen)
+def build_pipeline(
+    budget: ContextBudget,
+    placer: str | None = None,
+    *,
+    deduplicate: bool = True,
+    policy: Policy | None = None,
+) -> Pipeline:
+    """The pipeline the commands run.
+
+    Without a policy: the default scorer (:func:`default_scorer`), greedy slicing and the chosen
+    placer (chronological by default). With a policy (``--preset``/``--policy``): the policy's
+    pipeline, with ``placer`` overriding the policy's placer when given. Message histories run
+    without deduplication (the adapters' rule: two "ok" turns at different points of a chat
+    are not duplicates), whatever the policy says.
+    """
+    if policy is not None:
+        changed = dataclasses.replace(
+            policy,
+            placer=placer or policy.placer,
+            deduplicate=policy.deduplicate and deduplicate,
+        )
+        return changed.build(budget)
+    chosen: Placer = PLACERS[placer or "chronological"]()
+    return Pipeline(
+        budget=budget,
+        scorer=default_scorer(),
+        slicer=GreedySlice(),
+        placer=chosen,
+        deduplicate=deduplicate,
+    )
 
 
-def load_items(path: str) -> list[ContextItem]:
-    """Items from a JSON array or JSON Lines file; ``-`` reads standard input.
+def describe_scorer(policy: Policy | None) -> str:
+    """One line naming the scorer a command runs (for reports)."""
+    if policy is None:
+        return "composite: recency ×3, priority ×2, kind ×1, frequency ×1"
+    parts = ", ".join(f"{spec.type} ×{spec.weight:g}" for spec in policy.scorers)
+    return f"{policy.name}: {parts}"
+
+
+def resolve_policy(preset: str | None, policy_path: str | None) -> Policy | None:
+    """The policy chosen with ``--preset`` or ``--policy`` (at most one), or None.
 
     Raises:
-        InputFormatError: unreadable file, invalid JSON or an invalid item.
+        click.BadParameter: both options were given.
+        CupelError: unknown preset name, or an invalid policy file (every problem listed).
     """
-    if path == "-":
-        stream = sys.stdin
-        data = stream.buffer.read() if hasattr(stream, "buffer") else stream.read()
-        return parse_items(data, source="<stdin>")
-    return read_items(path)
+    if preset is not None and policy_path is not None:
+        raise click.BadParameter("give --preset or --policy, not both", param_hint="--preset")
+    if preset is not None:
+        from pycupel import presets  # noqa: PLC0415 (only when asked for)
+
+        return presets.by_name(preset)
+    if policy_path is not None:
+        return load_policy(policy_path)
+    return None
 
 
 def make_budget(max_tokens: int, target: int | None, output_reserve: int) -> ContextBudget:
@@ -154,9 +197,44 @@ def placer_option(function: F) -> F:
     return click.option(
         "--placer",
         type=click.Choice(sorted(PLACERS)),
-        default="chronological",
+        default=None,
+        help="Order of the selected items in the window "
+        "(default: the policy's placer, else chronological).",
+    )(function)
+
+
+def policy_options(function: F) -> F:
+    """``--preset NAME`` and ``--policy FILE``: run a named preset or a policy file."""
+    function = click.option(
+        "--policy",
+        "policy_path",
+        type=click.Path(dir_okay=False, exists=True),
+        default=None,
+        help="Run the pipeline a policy file (JSON or TOML) describes.",
+    )(function)
+    return click.option(
+        "--preset",
+        default=None,
+        metavar="NAME",
+        help="Run a named preset: Chat, CodeReview, Rag, DocumentQa, ToolUse, LongRunning, "
+        "Debugging (case and - or _ do not matter). Default: recency ×3, priority ×2, kind ×1, "
+        "frequency ×1 with greedy slicing.",
+    )(function)
+
+
+def format_option(function: F) -> F:
+    """``--format``: items, an OpenAI or an Anthropic message history, or auto-detected."""
+    return click.option(
+        "--format",
+        "input_format",
+        type=click.Choice(FORMATS),
+        default="auto",
         show_default=True,
-        help="Order of the selected items in the window.",
+        help=(
+            "What ITEMS holds: an items file, or an OpenAI or Anthropic message history "
+            "(a messages array, or a request body with 'messages'). auto tells them apart "
+            "and asks for --format when a history is valid for both providers."
+        ),
     )(function)
 
 

@@ -14,27 +14,42 @@ from pycupel.cli._common import (
     budget_options,
     build_pipeline,
     cli_errors,
+    describe_scorer,
+    format_option,
     items_argument,
-    load_items,
     make_budget,
     placer_option,
+    policy_options,
     progress_option,
+    resolve_policy,
     stderr_console,
     wants_progress,
     write_text,
 )
+from pycupel.cli._input import Candidates, read_candidates
 from pycupel.diagnostics.wire import budget_to_dict
 from pycupel.itemio import item_to_dict
 from pycupel.model import ContextBudget
 from pycupel.pipeline import DryRunResult, Pipeline
+from pycupel.policy import Policy
 from pycupel.render.console import render_report
 from pycupel.render.html import report_html
 
 __all__ = ["explain", "run_settings"]
 
+_FORMAT_NAMES = {
+    "items": "items",
+    "openai": "OpenAI chat messages",
+    "anthropic": "Anthropic messages",
+}
+
 
 def run_settings(
-    items_path: str, budget: ContextBudget, pipeline: Pipeline, placer: str
+    items_path: str,
+    budget: ContextBudget,
+    pipeline: Pipeline,
+    input_format: str,
+    policy: Policy | None = None,
 ) -> dict[str, str]:
     """How the run was configured, for the HTML page's "Run" list."""
     text = (
@@ -43,10 +58,11 @@ def run_settings(
     )
     return {
         "items": "standard input" if items_path == "-" else items_path,
+        "format": _FORMAT_NAMES[input_format],
         "budget": text,
-        "scorer": "composite: recency ×3, priority ×2, kind ×1, frequency ×1",
+        "scorer": describe_scorer(policy),
         "slicer": type(pipeline.slicer).__name__,
-        "placer": placer,
+        "placer": type(pipeline.placer).__name__,
         "deduplicate": "on" if pipeline.deduplicate else "off",
         "overflow strategy": pipeline.overflow_strategy.value,
     }
@@ -56,6 +72,8 @@ def run_settings(
 @items_argument
 @budget_options
 @placer_option
+@policy_options
+@format_option
 @click.option(
     "--html",
     "html_path",
@@ -78,7 +96,10 @@ def explain(
     max_tokens: int,
     target: int | None,
     output_reserve: int,
-    placer: str,
+    placer: str | None,
+    preset: str | None,
+    policy_path: str | None,
+    input_format: str,
     html_path: str | None,
     as_json: bool,
     rows: int,
@@ -86,15 +107,20 @@ def explain(
 ) -> None:
     """Explain a selection: which items of ITEMS go in, which stay out, and why.
 
-    ITEMS is a JSON array or JSON Lines file of items (- reads stdin). Prints a table of the
-    included items (in context-window order) and the excluded ones (highest score first)
-    with kind, tokens, score and reason, and a bar of the budget used per kind.
+    ITEMS is a JSON array or JSON Lines file of items, or an OpenAI or Anthropic message
+    history (see --format); - reads stdin. Prints a table of the included items (in
+    context-window order) and the excluded ones (highest score first) with kind, tokens,
+    score and reason, and a bar of the budget used per kind.
     """
     budget = make_budget(max_tokens, target, output_reserve)
     errors = stderr_console()
     with cli_errors():
-        items = load_items(items_path)
-        pipeline = build_pipeline(budget, placer)
+        policy = resolve_policy(preset, policy_path)
+        candidates = read_candidates(items_path, input_format)
+        items = candidates.items
+        pipeline = build_pipeline(
+            budget, placer, deduplicate=not candidates.is_history, policy=policy
+        )
         show = wants_progress(progress, work=len(items), as_json=as_json, console=errors)
         with ProgressDisplay(show, errors) as display:
             display.task(f"Selecting from {len(items):,} items", None)
@@ -108,12 +134,13 @@ def explain(
                     subtitle=(
                         f"{len(items):,} candidate items, budget {budget.max_tokens:,} tokens"
                     ),
-                    settings=run_settings(items_path, budget, pipeline, placer),
+                    settings=run_settings(items_path, budget, pipeline, candidates.format, policy),
                 )
                 write_text(html_path, page)
 
     if as_json:
-        click.echo(json.dumps(_as_json(result, budget), indent=2, ensure_ascii=False))
+        data = _as_json(result, budget, candidates)
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
         return
     console = Console(highlight=False)
     console.print(render_report(result.report, budget, max_rows=rows or None))
@@ -125,10 +152,14 @@ def _name(items_path: str) -> str:
     return "standard input" if items_path == "-" else Path(items_path).name
 
 
-def _as_json(result: DryRunResult, budget: ContextBudget) -> dict[str, Any]:
-    return {
+def _as_json(result: DryRunResult, budget: ContextBudget, candidates: Candidates) -> dict[str, Any]:
+    data: dict[str, Any] = {
         "budget": budget_to_dict(budget),
         "total_tokens": result.total_tokens,
         "items": [item_to_dict(item) for item in result.items],
         "report": result.report.to_dict(),
     }
+    if candidates.is_history:
+        # The kept part of the history, as the provider's messages, ready to send.
+        data["history"] = candidates.fitted(result.items)
+    return data

@@ -16,11 +16,14 @@ from pycupel.cli._common import (
     build_pipeline,
     cli_errors,
     default_scorer,
+    format_option,
     items_argument,
-    load_items,
     make_budget,
     placer_option,
+    policy_options,
+    resolve_policy,
 )
+from pycupel.cli._input import Candidates, read_candidates
 from pycupel.diagnostics import (
     Deduplicated,
     ExclusionReason,
@@ -50,6 +53,8 @@ _SHOWN_EXCLUSIONS = 5
 @items_argument
 @budget_options
 @placer_option
+@policy_options
+@format_option
 @click.option("--json", "as_json", is_flag=True, help="Print the selection and report as JSON.")
 def select(
     *,
@@ -57,31 +62,43 @@ def select(
     max_tokens: int,
     target: int | None,
     output_reserve: int,
-    placer: str,
+    placer: str | None,
+    preset: str | None,
+    policy_path: str | None,
+    input_format: str,
     as_json: bool,
 ) -> None:
-    """Select items from ITEMS (a JSON array or JSON Lines file; - for stdin) for a budget.
+    """Select items from ITEMS (a JSON array or JSON Lines file, or an OpenAI or Anthropic
+    message history, see --format; - for stdin) for a budget.
 
     Prints the selected items in context-window order with their scores, then a summary of
     what was left out and why.
     """
     budget = make_budget(max_tokens, target, output_reserve)
     with cli_errors():
-        items = load_items(items_path)
-        result = build_pipeline(budget, placer).dry_run(items)
+        policy = resolve_policy(preset, policy_path)
+        candidates = read_candidates(items_path, input_format)
+        pipeline = build_pipeline(
+            budget, placer, deduplicate=not candidates.is_history, policy=policy
+        )
+        result = pipeline.dry_run(candidates.items)
 
     if as_json:
-        click.echo(json.dumps(_as_json(result), indent=2, ensure_ascii=False))
+        click.echo(json.dumps(_as_json(result, candidates), indent=2, ensure_ascii=False))
     else:
         _print(result, budget, Console(highlight=False, soft_wrap=False))
 
 
-def _as_json(result: DryRunResult) -> dict[str, Any]:
-    return {
+def _as_json(result: DryRunResult, candidates: Candidates) -> dict[str, Any]:
+    data: dict[str, Any] = {
         "items": [item_to_dict(item) for item in result.items],
         "total_tokens": result.total_tokens,
         "report": result.report.to_dict(),
     }
+    if candidates.is_history:
+        # The kept part of the history, as the provider's messages, ready to send.
+        data["history"] = candidates.fitted(result.items)
+    return data
 
 
 def _preview(text: str, limit: int) -> str:
@@ -94,7 +111,7 @@ def _reason_text(reason: ExclusionReason) -> str:
     if isinstance(reason, Deduplicated):
         return "Deduplicated: identical to a kept item"
     if isinstance(reason, PinnedOverride):
-        return "PinnedOverride: would fit without the pinned items"
+        return "PinnedOverride: the pinned items leave too little room"
     return str(reason)
 
 

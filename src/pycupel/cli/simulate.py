@@ -4,27 +4,29 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import click
 from rich.console import Console
 
+from pycupel.analytics.simulation import sweep_budgets
 from pycupel.cli._common import (
     ProgressDisplay,
     build_pipeline,
     cli_errors,
+    describe_scorer,
+    format_option,
     items_argument,
-    load_items,
+    policy_options,
     progress_option,
+    resolve_policy,
     stderr_console,
     wants_progress,
     write_text,
 )
-from pycupel.errors import PinnedBudgetError
+from pycupel.cli._input import read_candidates
 from pycupel.model import ContextBudget, ContextItem
-from pycupel.pipeline import Pipeline
 from pycupel.render.html import sweep_html
 from pycupel.render.sweep import SweepPointLike, SweepRow, sweep_chart, sweep_rows, sweep_table
 
@@ -96,33 +98,6 @@ def _count(field: str, entry: str) -> int:
     return value
 
 
-@dataclass(frozen=True, slots=True)
-class _Point:
-    budget: ContextBudget
-    selected: tuple[ContextItem, ...]
-    tokens_used: int
-    total_score: float
-    feasible: bool
-
-
-def _sweep_point(pipeline: Pipeline, items: Sequence[ContextItem], tokens: int) -> SweepPointLike:
-    """One run of the sweep, at ``max_tokens = target_tokens = tokens`` with the pipeline's
-    output reserve (a run where the pinned items alone do not fit selects nothing)."""
-    budget = pipeline.budget.replace(max_tokens=tokens, target_tokens=tokens)
-    try:
-        report = pipeline.dry_run(items, budget=budget).report
-    except PinnedBudgetError:
-        return _Point(budget, (), 0, 0.0, False)
-    selected = tuple(entry.item for entry in report.included)
-    return _Point(
-        budget,
-        selected,
-        sum(item.tokens for item in selected),
-        sum(entry.score for entry in report.included),
-        True,
-    )
-
-
 @click.command("simulate")
 @items_argument
 @click.option(
@@ -154,6 +129,8 @@ def _sweep_point(pipeline: Pipeline, items: Sequence[ContextItem], tokens: int) 
     default=None,
     help="Also write the sweep's line charts as a standalone SVG file.",
 )
+@policy_options
+@format_option
 @click.option("--json", "as_json", is_flag=True, help="Print the sweep as JSON.")
 @progress_option
 def simulate(
@@ -163,12 +140,16 @@ def simulate(
     output_reserve: int,
     html_path: str | None,
     svg_path: str | None,
+    preset: str | None,
+    policy_path: str | None,
+    input_format: str,
     as_json: bool,
     progress: bool | None,
 ) -> None:
     """Run the pipeline on ITEMS at each budget and compare the selections.
 
-    ITEMS is a JSON array or JSON Lines file of items (- reads stdin). Each budget B runs
+    ITEMS is a JSON array or JSON Lines file of items, or an OpenAI or Anthropic message
+    history (see --format); - reads stdin. Each budget B runs
     with max_tokens = target_tokens = B. The table shows, per budget, the items selected,
     the tokens they use, the utilisation (tokens used / B), their total score and how many
     items it added to the previous budget's selection (and dropped, if any).
@@ -182,18 +163,21 @@ def simulate(
         )
     errors = stderr_console()
     with cli_errors():
-        items = load_items(items_path)
+        policy = resolve_policy(preset, policy_path)
+        candidates = read_candidates(items_path, input_format)
+        items = candidates.items
         base = ContextBudget(
             max_tokens=budgets[-1], target_tokens=budgets[-1], output_reserve=output_reserve
         )
-        pipeline = build_pipeline(base)
+        pipeline = build_pipeline(base, deduplicate=not candidates.is_history, policy=policy)
         work = len(items) * len(budgets)
         show = wants_progress(progress, work=work, as_json=as_json, console=errors)
         points: list[SweepPointLike] = []
         with ProgressDisplay(show, errors) as display:
             advance = display.task(f"Sweeping {len(items):,} items", len(budgets))
             for tokens in budgets:
-                points.append(_sweep_point(pipeline, items, tokens))
+                # One run at a time, so that progress can advance between them.
+                points.extend(sweep_budgets(pipeline, items, [tokens]))
                 advance()
         rows = sweep_rows(points)
         title = f"Budget sweep: {_name(items_path)}"
@@ -202,7 +186,7 @@ def simulate(
                 "items": "standard input" if items_path == "-" else items_path,
                 "budgets": ", ".join(f"{budget:,}" for budget in budgets),
                 "output reserve": f"{output_reserve:,}",
-                "scorer": "composite: recency ×3, priority ×2, kind ×1, frequency ×1",
+                "scorer": describe_scorer(policy),
                 "slicer": type(pipeline.slicer).__name__,
             }
             subtitle = f"{len(items):,} candidate items, {len(budgets):,} budgets"

@@ -252,9 +252,9 @@ def _check_slicing(vector: SlicingVector) -> Callable[[tuple[Any, Any]], list[st
                     f"({_show_list(result.shortfalls)})"
                 )
         if expected.cap_excluded_count is not None:
-            actual = len(result.cap_excluded)
+            actual = len(result.cap_exclusions)
             if actual != expected.cap_excluded_count:
-                excluded = [item.content for item in result.cap_excluded]
+                excluded = [record.item.content for record in result.cap_exclusions]
                 problems.append(
                     f"cap_excluded_count: expected {expected.cap_excluded_count}, got {actual} "
                     f"({_show_list(excluded)})"

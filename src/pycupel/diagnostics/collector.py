@@ -26,7 +26,12 @@ from typing import Protocol, runtime_checkable
 from pycupel.diagnostics.events import TraceEvent
 from pycupel.diagnostics.report import ExcludedItem, IncludedItem, SelectionReport
 from pycupel.errors import CollectorStateError, PipelineConfigError
-from pycupel.slicers.base import CountRequirementShortfall, PackingStats, SolverStats
+from pycupel.slicers.base import (
+    CountRequirementShortfall,
+    PackingStats,
+    SolverStats,
+    TokenRequirementShortfall,
+)
 
 __all__ = [
     "DiagnosticTraceCollector",
@@ -74,6 +79,7 @@ class SelectionRecorder(Protocol):
         included: Sequence[IncludedItem],
         excluded: Sequence[ExcludedItem],
         count_requirement_shortfalls: Sequence[CountRequirementShortfall],
+        token_requirement_shortfalls: Sequence[TokenRequirementShortfall],
         packing: PackingStats | None,
         solver: SolverStats | None,
     ) -> None:
@@ -105,6 +111,7 @@ class _Selection:
     included: tuple[IncludedItem, ...]
     excluded: tuple[ExcludedItem, ...]
     shortfalls: tuple[CountRequirementShortfall, ...]
+    token_shortfalls: tuple[TokenRequirementShortfall, ...]
     packing: PackingStats | None
     solver: SolverStats | None
 
@@ -184,13 +191,19 @@ class DiagnosticTraceCollector:
         included: Sequence[IncludedItem],
         excluded: Sequence[ExcludedItem],
         count_requirement_shortfalls: Sequence[CountRequirementShortfall],
+        token_requirement_shortfalls: Sequence[TokenRequirementShortfall],
         packing: PackingStats | None,
         solver: SolverStats | None,
     ) -> None:
         """Receive the run's decisions (called by the pipeline at the end of a run)."""
         self._check_open()
         self._selection = _Selection(
-            tuple(included), tuple(excluded), tuple(count_requirement_shortfalls), packing, solver
+            tuple(included),
+            tuple(excluded),
+            tuple(count_requirement_shortfalls),
+            tuple(token_requirement_shortfalls),
+            packing,
+            solver,
         )
 
     def _check_open(self) -> None:
@@ -219,6 +232,7 @@ class DiagnosticTraceCollector:
             included=selection.included,
             excluded=selection.excluded,
             count_requirement_shortfalls=selection.shortfalls,
+            token_requirement_shortfalls=selection.token_shortfalls,
             packing=selection.packing,
             solver=selection.solver,
         )

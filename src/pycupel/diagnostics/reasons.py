@@ -131,7 +131,13 @@ class NegativeTokens(ExclusionReason):
 
 @dataclass(frozen=True, slots=True)
 class PinnedOverride(ExclusionReason):
-    """The item would have fit had pinned items not taken the budget."""
+    """The pinned items left too little room for the item.
+
+    At the Slice stage: the item is larger than the slicer's effective target (the budget less
+    the pinned tokens) but no larger than the target the budget would give with no pinned
+    items; an item that merely lost out to better-scored items is ``BudgetExceeded`` instead.
+    When TRUNCATE drops it: it would have fit in the original target without the pinned items.
+    """
 
     displaced_by: str
     """The content of the pinned item that displaced it (the largest one)."""

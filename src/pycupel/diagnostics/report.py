@@ -19,7 +19,12 @@ import numpy as np
 from pycupel.diagnostics.events import TraceEvent
 from pycupel.diagnostics.reasons import ExclusionReason, InclusionReason
 from pycupel.model import ContextItem
-from pycupel.slicers.base import CountRequirementShortfall, PackingStats, SolverStats
+from pycupel.slicers.base import (
+    CountRequirementShortfall,
+    PackingStats,
+    SolverStats,
+    TokenRequirementShortfall,
+)
 
 __all__ = ["ExcludedItem", "IncludedItem", "SelectionReport"]
 
@@ -59,6 +64,7 @@ class SelectionReport:
         total_candidates: ``len(included) + len(excluded)``: every input item.
         total_tokens_considered: sum of ``tokens`` over included and excluded items.
         count_requirement_shortfalls: count requirements the slicer could not meet.
+        token_requirement_shortfalls: token requirements the slicer could not meet.
         packing: the packer's statistics, when the slicer reported them.
         solver: the optimiser's statistics, when the slicer reported them.
     """
@@ -69,6 +75,7 @@ class SelectionReport:
     total_candidates: int
     total_tokens_considered: int
     count_requirement_shortfalls: tuple[CountRequirementShortfall, ...] = ()
+    token_requirement_shortfalls: tuple[TokenRequirementShortfall, ...] = ()
     packing: PackingStats | None = None
     solver: SolverStats | None = None
 
@@ -80,6 +87,7 @@ class SelectionReport:
         included: Iterable[IncludedItem],
         excluded: Iterable[ExcludedItem],
         count_requirement_shortfalls: Iterable[CountRequirementShortfall] = (),
+        token_requirement_shortfalls: Iterable[TokenRequirementShortfall] = (),
         packing: PackingStats | None = None,
         solver: SolverStats | None = None,
     ) -> SelectionReport:
@@ -96,6 +104,7 @@ class SelectionReport:
             total_candidates=len(included_tuple) + len(excluded_tuple),
             total_tokens_considered=tokens,
             count_requirement_shortfalls=tuple(count_requirement_shortfalls),
+            token_requirement_shortfalls=tuple(token_requirement_shortfalls),
             packing=packing,
             solver=solver,
         )
@@ -143,4 +152,4 @@ def _sort_by_score(excluded: Sequence[ExcludedItem]) -> tuple[ExcludedItem, ...]
     # Negating puts the highest score first; a stable sort keeps exclusion order on ties and
     # sorts NaN (which has no place in a descending order) after every number.
     order = np.argsort(-scores, kind="stable")
-    return tuple(excluded[index] for index in order.tolist())
+    return tuple([excluded[index] for index in order.tolist()])

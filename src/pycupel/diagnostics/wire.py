@@ -48,7 +48,12 @@ from pycupel.itemio import (
     loads_json,
 )
 from pycupel.model import ContextBudget, ContextItem, ContextKind
-from pycupel.slicers.base import CountRequirementShortfall, PackingStats, SolverStats
+from pycupel.slicers.base import (
+    CountRequirementShortfall,
+    PackingStats,
+    SolverStats,
+    TokenRequirementShortfall,
+)
 
 __all__ = [
     "budget_from_dict",
@@ -168,6 +173,14 @@ def _shortfall_to_dict(shortfall: CountRequirementShortfall) -> dict[str, Any]:
     }
 
 
+def _token_shortfall_to_dict(shortfall: TokenRequirementShortfall) -> dict[str, Any]:
+    return {
+        "kind": shortfall.kind.value,
+        "required_tokens": shortfall.required_tokens,
+        "satisfied_tokens": shortfall.satisfied_tokens,
+    }
+
+
 def _packing_to_dict(stats: PackingStats) -> dict[str, Any]:
     return {
         "selected_count": stats.selected_count,
@@ -203,6 +216,10 @@ def report_to_dict(report: SelectionReport) -> dict[str, Any]:
     if report.count_requirement_shortfalls:
         data["count_requirement_shortfalls"] = [
             _shortfall_to_dict(s) for s in report.count_requirement_shortfalls
+        ]
+    if report.token_requirement_shortfalls:
+        data["token_requirement_shortfalls"] = [
+            _token_shortfall_to_dict(s) for s in report.token_requirement_shortfalls
         ]
     if report.packing is not None:
         data["packing"] = _packing_to_dict(report.packing)
@@ -416,6 +433,25 @@ def _shortfall_from_dict(data: object, source: str, location: str) -> CountRequi
     )
 
 
+def _token_shortfall_from_dict(
+    data: object, source: str, location: str
+) -> TokenRequirementShortfall:
+    reader = _Reader(
+        data,
+        source=source,
+        location=location,
+        required=("kind", "required_tokens", "satisfied_tokens"),
+    )
+    kind_name = reader.get_str("kind")
+    if not kind_name.strip():
+        reader.fail("kind", "must be a non-blank string")
+    return TokenRequirementShortfall(
+        ContextKind(kind_name),
+        reader.get_int("required_tokens"),
+        reader.get_int("satisfied_tokens"),
+    )
+
+
 def _packing_from_dict(data: object, source: str, location: str) -> PackingStats:
     reader = _Reader(
         data,
@@ -469,7 +505,12 @@ def report_from_dict(data: object, *, source: str = "<report>") -> SelectionRepo
         source=source,
         location="",
         required=("events", "included", "excluded", "total_candidates", "total_tokens_considered"),
-        optional=("count_requirement_shortfalls", "packing", "solver"),
+        optional=(
+            "count_requirement_shortfalls",
+            "token_requirement_shortfalls",
+            "packing",
+            "solver",
+        ),
     )
     events = tuple(
         event_from_dict(entry, source=source, location=f"events[{i}]")
@@ -489,6 +530,12 @@ def report_from_dict(data: object, *, source: str = "<report>") -> SelectionRepo
             _shortfall_from_dict(entry, source, f"count_requirement_shortfalls[{i}]")
             for i, entry in enumerate(reader.get_list("count_requirement_shortfalls"))
         )
+    token_shortfalls: tuple[TokenRequirementShortfall, ...] = ()
+    if reader.has("token_requirement_shortfalls"):
+        token_shortfalls = tuple(
+            _token_shortfall_from_dict(entry, source, f"token_requirement_shortfalls[{i}]")
+            for i, entry in enumerate(reader.get_list("token_requirement_shortfalls"))
+        )
     packing = (
         _packing_from_dict(reader.data["packing"], source, "packing")
         if reader.has("packing")
@@ -504,6 +551,7 @@ def report_from_dict(data: object, *, source: str = "<report>") -> SelectionRepo
         total_candidates=reader.get_int("total_candidates"),
         total_tokens_considered=reader.get_int("total_tokens_considered"),
         count_requirement_shortfalls=shortfalls,
+        token_requirement_shortfalls=token_shortfalls,
         packing=packing,
         solver=solver,
     )

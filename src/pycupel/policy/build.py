@@ -212,10 +212,10 @@ def _scarcity(spec: SlicerSpec) -> ScarcityBehavior:
     return ScarcityBehavior.parse(str(_option(spec, "scarcity")))
 
 
-def _count_entries(spec: SlicerSpec) -> list[CountQuotaEntry]:
+def _count_entries(spec: SlicerSpec, option: str = "entries") -> list[CountQuotaEntry]:
     return [
         CountQuotaEntry(entry.kind, require_count=entry.require_count, cap_count=entry.cap_count)
-        for entry in _option(spec, "entries")
+        for entry in _option(spec, option)
     ]
 
 
@@ -239,6 +239,22 @@ def _count_constrained_knapsack(spec: SlicerSpec) -> Slicer:
     )
 
 
+def _optimal(spec: SlicerSpec) -> Slicer:
+    from pycupel.slicers.optimal import OptimalSlice  # noqa: PLC0415 (SciPy loads on demand)
+
+    return OptimalSlice(
+        quotas=[
+            QuotaEntry(entry.kind, require=entry.require, cap=entry.cap)
+            for entry in _option(spec, "quotas")
+        ],
+        count_quotas=_count_entries(spec, "count_quotas"),
+        scarcity=_scarcity(spec),
+        group_key=_option(spec, "group_key"),
+        variant_key=_option(spec, "variant_key"),
+        time_limit=_option(spec, "time_limit"),
+    )
+
+
 def _packer(spec: SlicerSpec) -> Slicer:
     skips = _option(spec, "max_consecutive_skips")
     return PackerSlice(max_consecutive_skips=None if skips == "unlimited" else skips)
@@ -251,6 +267,7 @@ SLICER_BUILDERS: Final[Mapping[str, Callable[[SlicerSpec], Slicer]]] = MappingPr
         "quota": _quota,
         "count_quota": _count_quota,
         "count_constrained_knapsack": _count_constrained_knapsack,
+        "optimal": _optimal,
         "packer": _packer,
     }
 )

@@ -161,7 +161,7 @@ class ScorerSpec:
 @dataclass(frozen=True, slots=True)
 class SlicerSpec:
     """The slicer of a policy: ``greedy``, ``knapsack``, ``quota``, ``count_quota``,
-    ``count_constrained_knapsack`` or ``packer`` (see :mod:`pycupel.policy.registry` for the
+    ``count_constrained_knapsack``, ``optimal`` or ``packer`` (see :mod:`pycupel.policy.registry` for the
     options of each)."""
 
     type: str

@@ -436,6 +436,11 @@ def _check_count_entries(options: Mapping[str, Any], path: str, problems: Proble
     _check_unique_kinds("entries")(options, path, problems)
 
 
+def _check_optimal(options: Mapping[str, Any], path: str, problems: Problems) -> None:
+    _check_quotas(options, path, problems)
+    _check_unique_kinds("count_quotas")(options, path, problems)
+
+
 def _check_quota_entry(values: Mapping[str, Any], path: str, problems: Problems) -> None:
     require = values.get("require", 0.0)
     cap = values.get("cap", 100.0)
@@ -763,6 +768,52 @@ SLICERS: Final = Category(
                 ),
             ),
             _check_count_entries,
+        ),
+        ComponentDef(
+            "optimal",
+            ("optimal",),
+            "The best total score under the budget, token and count quotas, all-or-none "
+            "groups and alternative versions at once (mixed-integer program; needs SciPy).",
+            (
+                OptionDef(
+                    "quotas",
+                    RecordList(lambda: QUOTA_ENTRY),
+                    "Per-kind require/cap token percentages (sum of requires <= 100).",
+                    default=(),
+                ),
+                OptionDef(
+                    "count_quotas",
+                    RecordList(lambda: COUNT_ENTRY),
+                    "Per-kind require_count / cap_count.",
+                    default=(),
+                ),
+                OptionDef(
+                    "scarcity",
+                    _SCARCITY,
+                    "When a requirement cannot be met: degrade (record a shortfall) or throw.",
+                    default="degrade",
+                ),
+                OptionDef(
+                    "group_key",
+                    Text(non_blank=True, max_length=1000),
+                    "Metadata key naming all-or-none groups of items.",
+                    default="cupel:group",
+                ),
+                OptionDef(
+                    "variant_key",
+                    Text(non_blank=True, max_length=1000),
+                    "Metadata key naming versions of one item, at most one of which is taken.",
+                    default="cupel:variant-of",
+                ),
+                OptionDef(
+                    "time_limit",
+                    Number(exclusive_minimum=0.0, maximum=3600.0),
+                    "Seconds the solver may spend per selection (> 0); the best selection "
+                    "found is returned with its optimality gap.",
+                    default=0.2,
+                ),
+            ),
+            _check_optimal,
         ),
         ComponentDef(
             "packer",

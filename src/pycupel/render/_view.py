@@ -172,6 +172,7 @@ class ReportView:
         total_tokens_considered: tokens of every input item.
         excluded_tokens: tokens of the excluded items.
         shortfalls: unmet count requirements, as sentences.
+        token_shortfalls: unmet token requirements, as sentences.
     """
 
     budget: ContextBudget
@@ -184,6 +185,7 @@ class ReportView:
     total_tokens_considered: int
     excluded_tokens: int
     shortfalls: tuple[str, ...]
+    token_shortfalls: tuple[str, ...]
 
     @property
     def target_share(self) -> float | None:
@@ -220,6 +222,11 @@ def view_report(report: SelectionReport, budget: ContextBudget) -> ReportView:
         f"{shortfall.kind}: {shortfall.satisfied_count} of {shortfall.required_count} required"
         for shortfall in report.count_requirement_shortfalls
     )
+    token_shortfalls = tuple(
+        f"{shortfall.kind}: {shortfall.satisfied_tokens:,} of "
+        f"{shortfall.required_tokens:,} tokens required"
+        for shortfall in report.token_requirement_shortfalls
+    )
     return ReportView(
         budget=budget,
         used_tokens=used,
@@ -231,6 +238,7 @@ def view_report(report: SelectionReport, budget: ContextBudget) -> ReportView:
         total_tokens_considered=report.total_tokens_considered,
         excluded_tokens=excluded_tokens,
         shortfalls=shortfalls,
+        token_shortfalls=token_shortfalls,
     )
 
 

@@ -278,4 +278,11 @@ def render_report(
         parts.append(
             Text("Unmet count requirements: " + "; ".join(view.shortfalls) + ".", style="bold")
         )
+    if view.token_shortfalls:
+        parts.append(
+            Text(
+                "Unmet token requirements: " + "; ".join(view.token_shortfalls) + ".",
+                style="bold",
+            )
+        )
     return Group(*parts)

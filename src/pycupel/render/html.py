@@ -276,6 +276,9 @@ def _reasons_section(view: ReportView) -> str:
     if view.shortfalls:
         items = "".join(f"<li>{_e(text)}</li>" for text in view.shortfalls)
         body += f"<p><strong>Unmet count requirements:</strong></p><ul>{items}</ul>"
+    if view.token_shortfalls:
+        items = "".join(f"<li>{_e(text)}</li>" for text in view.token_shortfalls)
+        body += f"<p><strong>Unmet token requirements:</strong></p><ul>{items}</ul>"
     return (
         '<section aria-labelledby="reasons-h"><h2 id="reasons-h">Why items were left out</h2>'
         f"{body}</section>"

@@ -11,22 +11,25 @@
 """
 
 from pycupel.slicers.base import (
+    CapExclusion,
     CountRequirementShortfall,
     PackingStats,
     Slicer,
     SliceResult,
     SolverStats,
+    TokenRequirementShortfall,
 )
 from pycupel.slicers.count_constrained_knapsack import CountConstrainedKnapsackSlice
 from pycupel.slicers.count_quota import CountQuotaEntry, CountQuotaSlice, ScarcityBehavior
 from pycupel.slicers.greedy import GreedySlice
 from pycupel.slicers.knapsack import DEFAULT_MAX_TABLE_BYTES, KnapsackSlice
-from pycupel.slicers.optimal import OptimalSlice, OptimalSliceResult, TokenRequirementShortfall
+from pycupel.slicers.optimal import OptimalSlice
 from pycupel.slicers.packer import PackerSlice, PackResult, pack
 from pycupel.slicers.quota import QuotaEntry, QuotaSlice
 
 __all__ = [
     "DEFAULT_MAX_TABLE_BYTES",
+    "CapExclusion",
     "CountConstrainedKnapsackSlice",
     "CountQuotaEntry",
     "CountQuotaSlice",
@@ -34,7 +37,6 @@ __all__ = [
     "GreedySlice",
     "KnapsackSlice",
     "OptimalSlice",
-    "OptimalSliceResult",
     "PackResult",
     "PackerSlice",
     "PackingStats",

@@ -17,7 +17,7 @@ import numpy as np
 from pycupel.errors import CountRequirementError, SlicerConfigError
 from pycupel.model import ContextBudget, ContextItem, ContextKind, ScoredItem
 from pycupel.slicers._common import negative_tokens_error, score_desc_key, scores_of
-from pycupel.slicers.base import CountRequirementShortfall
+from pycupel.slicers.base import CapExclusion, CountRequirementShortfall
 
 if TYPE_CHECKING:
     from pycupel.slicers.count_quota import CountQuotaEntry
@@ -40,8 +40,8 @@ class CountPolicy:
     entries: tuple[CountQuotaEntry, ...]
     required: tuple[tuple[str, ContextKind, int], ...]
     """(folded kind, kind, require_count) of the entries with ``require_count > 0``, in order."""
-    caps: Mapping[str, int]
-    """cap_count of every entry that has one, by folded kind."""
+    caps: Mapping[str, tuple[ContextKind, int]]
+    """(kind, cap_count) of every entry that has a cap, by folded kind."""
 
     def __init__(self, entries: Iterable[CountQuotaEntry], entry_type: type[object]) -> None:
         if isinstance(entries, str | bytes | Mapping) or not isinstance(entries, Iterable):
@@ -62,7 +62,7 @@ class CountPolicy:
         self.required = tuple(
             (e.kind.key, e.kind, e.require_count) for e in checked if e.require_count > 0
         )
-        self.caps = {e.kind.key: e.cap_count for e in checked if e.cap_count is not None}
+        self.caps = {e.kind.key: (e.kind, e.cap_count) for e in checked if e.cap_count is not None}
 
 
 class CountSatisfied:
@@ -176,24 +176,36 @@ def residual_budget(budget: ContextBudget, state: CountSatisfied) -> ContextBudg
 
 def enforce_caps(
     picks: Iterable[ContextItem], policy: CountPolicy, state: CountSatisfied
-) -> tuple[list[ContextItem], list[ContextItem]]:
+) -> tuple[list[ContextItem], list[CapExclusion]]:
     """Phase 3: keep phase-2 picks while their kind is under its cap; return (kept, excluded).
 
-    Counts start from the phase-1 commitments, which are never removed themselves.
+    Counts start from the phase-1 commitments, which are never removed themselves. Each
+    excluded pick comes with its kind's cap and the count the kind would have reached without
+    the cap (commitments plus every phase-2 pick of the kind), known only here.
     """
     caps = policy.caps
     if not caps:
         return list(picks), []
     counts = state.counts
+    # Without the cap every pick would stay: the kind's uncapped total is the commitments
+    # plus all of its picks.
+    uncapped = {key: counts.get(key, 0) for key in caps}
     kept: list[ContextItem] = []
-    excluded: list[ContextItem] = []
+    over: list[ContextItem] = []
     for item in picks:
         key = item.kind.key
-        cap = caps.get(key)
+        capped = caps.get(key)
         count = counts.get(key, 0)
-        if cap is not None and count >= cap:
-            excluded.append(item)
-        else:
-            kept.append(item)
-            counts[key] = count + 1
+        if capped is not None:
+            uncapped[key] += 1
+            if count >= capped[1]:
+                over.append(item)
+                continue
+        kept.append(item)
+        counts[key] = count + 1
+    excluded: list[CapExclusion] = []
+    for item in over:
+        key = item.kind.key
+        kind, cap = caps[key]
+        excluded.append(CapExclusion(item, kind, cap, uncapped[key]))
     return kept, excluded

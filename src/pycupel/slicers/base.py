@@ -2,9 +2,9 @@
 
 A slicer receives the scored items sorted by score descending (original index ascending on
 ties) and the *effective* budget, and returns the subset it selects as a :class:`SliceResult`.
-Facts about one run (count-requirement shortfalls, items dropped by a count cap, packing or
-solver statistics) travel in the result, never on the slicer: a slicer instance holds only
-configuration and is safe to share between concurrent runs.
+Facts about one run (count- and token-requirement shortfalls, items dropped by a count cap,
+packing or solver statistics) travel in the result, never on the slicer: a slicer instance
+holds only configuration and is safe to share between concurrent runs.
 """
 
 from __future__ import annotations
@@ -16,11 +16,13 @@ from typing import Protocol, runtime_checkable
 from pycupel.model import ContextBudget, ContextItem, ContextKind, ScoredItem
 
 __all__ = [
+    "CapExclusion",
     "CountRequirementShortfall",
     "PackingStats",
     "SliceResult",
     "Slicer",
     "SolverStats",
+    "TokenRequirementShortfall",
 ]
 
 
@@ -31,6 +33,35 @@ class CountRequirementShortfall:
     kind: ContextKind
     required_count: int
     satisfied_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class TokenRequirementShortfall:
+    """A kind whose token requirement could not be met (scarcity behaviour DEGRADE)."""
+
+    kind: ContextKind
+    required_tokens: int
+    """``floor(require / 100 * target_tokens)``."""
+    satisfied_tokens: int
+    """Tokens of this kind in the selection."""
+
+
+@dataclass(frozen=True, slots=True)
+class CapExclusion:
+    """An item a per-kind count cap removed from the selection, with the numbers behind it.
+
+    The slicer that enforces the cap records these facts where it knows them; the pipeline turns
+    each record into a :class:`~pycupel.diagnostics.QuotaCapExceeded` reason as it is.
+    """
+
+    item: ContextItem
+    kind: ContextKind
+    """The capped kind (the configured entry's kind)."""
+    cap: int
+    """The kind's configured ``cap_count``."""
+    actual: int
+    """Items of the kind the slicer would have selected without the cap: the ones it committed
+    before the cap applied plus every item of the kind its inner selection chose."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +101,10 @@ class SliceResult:
 
     selected: tuple[ContextItem, ...]
     shortfalls: tuple[CountRequirementShortfall, ...] = ()
-    cap_excluded: tuple[ContextItem, ...] = ()
+    """Count requirements the slicer could not meet."""
+    token_shortfalls: tuple[TokenRequirementShortfall, ...] = ()
+    """Token requirements the slicer could not meet (slicers with token requirements)."""
+    cap_exclusions: tuple[CapExclusion, ...] = ()
     """Items the slicer's inner selection chose but a per-kind count cap then removed."""
     packing: PackingStats | None = None
     solver: SolverStats | None = None

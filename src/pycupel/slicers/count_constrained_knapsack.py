@@ -33,7 +33,8 @@ class CountConstrainedKnapsackSlice(Frozen):
        keep their input order, so the result does not depend on the DP's internal
        reconstruction order;
     3. *cap enforcement*: per-kind counts start from the phase-1 commitments; picks over a
-       kind's ``cap_count`` are dropped and reported in ``SliceResult.cap_excluded``.
+       kind's ``cap_count`` are dropped and reported as
+       :class:`~pycupel.slicers.CapExclusion` records in ``SliceResult.cap_exclusions``.
 
     The result lists the commitments, then the surviving picks in score order. A knapsack
     table over the memory cap raises :class:`~pycupel.errors.TableTooLargeError`.
@@ -102,7 +103,7 @@ class CountConstrainedKnapsackSlice(Frozen):
         return SliceResult(
             tuple(state.committed + kept),
             shortfalls=tuple(state.shortfalls),
-            cap_excluded=tuple(excluded),
+            cap_exclusions=tuple(excluded),
         )
 
     def __repr__(self) -> str:

@@ -131,12 +131,12 @@ class CountQuotaSlice(Frozen):
     2. *budget-distribute*: ``inner`` slices the remaining candidates with
        ``target_tokens = min(max(0, target - pre_allocated), max_tokens)``;
     3. *cap enforcement*: walking ``inner``'s picks in its order, a pick whose kind already
-       has ``cap_count`` items (phase-1 commitments included) is dropped and reported in
-       ``SliceResult.cap_excluded``.
+       has ``cap_count`` items (phase-1 commitments included) is dropped and reported as a
+       :class:`~pycupel.slicers.CapExclusion` in ``SliceResult.cap_exclusions``.
 
-    The result lists the commitments, then the surviving picks. Shortfalls and cap exclusions
-    reported by ``inner`` are passed on, as are its packing or solver statistics (which
-    describe the phase-2 run).
+    The result lists the commitments, then the surviving picks. Shortfalls (count and token)
+    and cap exclusions reported by ``inner`` are passed on, as are its packing or solver
+    statistics (which describe the phase-2 run).
 
     KnapsackSlice cannot be the inner slicer (the specification forbids it; use
     :class:`~pycupel.slicers.CountConstrainedKnapsackSlice`).
@@ -209,7 +209,8 @@ class CountQuotaSlice(Frozen):
         return SliceResult(
             tuple(state.committed + kept),
             shortfalls=(*state.shortfalls, *inner.shortfalls),
-            cap_excluded=(*excluded, *inner.cap_excluded),
+            token_shortfalls=inner.token_shortfalls,
+            cap_exclusions=(*excluded, *inner.cap_exclusions),
             packing=inner.packing,
             solver=inner.solver,
         )

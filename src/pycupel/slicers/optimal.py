@@ -72,7 +72,7 @@ the total number of missing items over all count requirements is minimised, then
 missing tokens over all token requirements, then the score is maximised — and the result
 reports a :class:`~pycupel.slicers.CountRequirementShortfall` per short count requirement
 (``SliceResult.shortfalls``) and a :class:`TokenRequirementShortfall` per short token
-requirement (``OptimalSliceResult.token_shortfalls``). With ``ScarcityBehavior.THROW``, too few
+requirement (``SliceResult.token_shortfalls``). With ``ScarcityBehavior.THROW``, too few
 candidates raise :class:`~pycupel.errors.CountRequirementError` (count requirements) and
 everything else raises :class:`~pycupel.errors.RequirementUnreachableError`. Groups are not
 requirements: a group that cannot fit is simply not taken.
@@ -125,7 +125,12 @@ from pycupel.slicers._common import (
     scores_of,
     tokens_of,
 )
-from pycupel.slicers.base import CountRequirementShortfall, SliceResult, SolverStats
+from pycupel.slicers.base import (
+    CountRequirementShortfall,
+    SliceResult,
+    SolverStats,
+    TokenRequirementShortfall,
+)
 from pycupel.slicers.count_quota import CountQuotaEntry, ScarcityBehavior
 from pycupel.slicers.quota import QuotaEntry
 
@@ -139,8 +144,6 @@ __all__ = [
     "DEFAULT_VARIANT_KEY",
     "SCORE_BITS",
     "OptimalSlice",
-    "OptimalSliceResult",
-    "TokenRequirementShortfall",
     "quantize_scores",
 ]
 
@@ -159,24 +162,6 @@ _PROBLEM_MODULE = "pycupel.slicers._selection_problem"
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
-
-
-@dataclass(frozen=True, slots=True)
-class TokenRequirementShortfall:
-    """A kind whose token requirement could not be met (scarcity behaviour DEGRADE)."""
-
-    kind: ContextKind
-    required_tokens: int
-    """``floor(require / 100 * target_tokens)``."""
-    satisfied_tokens: int
-    """Tokens of this kind in the selection."""
-
-
-@dataclass(frozen=True, slots=True)
-class OptimalSliceResult(SliceResult):
-    """A :class:`~pycupel.slicers.SliceResult` that also reports token-requirement shortfalls."""
-
-    token_shortfalls: tuple[TokenRequirementShortfall, ...] = ()
 
 
 class OptimalSlice(Frozen):
@@ -285,12 +270,12 @@ class OptimalSlice(Frozen):
         """False: an exact optimum can drop an item when the budget grows (module docs)."""
         return False
 
-    def slice(self, items: Sequence[ScoredItem], budget: ContextBudget) -> OptimalSliceResult:
+    def slice(self, items: Sequence[ScoredItem], budget: ContextBudget) -> SliceResult:
         """Select from ``items`` (score-sorted) the best subset that meets every constraint."""
         started = time.perf_counter()
         target = check_budget(budget).target_tokens
         if not items or target <= 0:
-            return OptimalSliceResult((), solver=_trivial_stats(started))
+            return SliceResult((), solver=_trivial_stats(started))
         if target >= TOKEN_TOTAL_LIMIT:
             # The budget rows are int64 like the token counts: refuse, never wrap.
             raise SliceInputError(
@@ -312,11 +297,11 @@ class OptimalSlice(Frozen):
         chosen = setup.chosen_items(outcome.selected)
         if throw:
             setup.raise_if_unmet(chosen)
-        return OptimalSliceResult(
+        return SliceResult(
             tuple(items[i].item for i in np.flatnonzero(chosen).tolist()),
             shortfalls=setup.count_shortfalls(chosen),
-            solver=setup.stats(outcome, chosen, started),
             token_shortfalls=setup.token_shortfalls(chosen),
+            solver=setup.stats(outcome, chosen, started),
         )
 
     def __repr__(self) -> str:

@@ -16,7 +16,13 @@ from pycupel.slicers._common import (
     config_kind,
     negative_tokens_error,
 )
-from pycupel.slicers.base import CountRequirementShortfall, Slicer, SliceResult
+from pycupel.slicers.base import (
+    CapExclusion,
+    CountRequirementShortfall,
+    Slicer,
+    SliceResult,
+    TokenRequirementShortfall,
+)
 from pycupel.slicers.greedy import GreedySlice
 
 __all__ = ["QuotaEntry", "QuotaSlice"]
@@ -92,8 +98,9 @@ class QuotaSlice(Frozen):
        the selections in partition order.
 
     Every percentage-to-token conversion is floored, so the kind budgets may sum to less than
-    the target. Shortfalls and cap-excluded items reported by ``inner`` are passed on in the
-    result; ``inner``'s packing or solver statistics are not (they describe per-kind runs).
+    the target. Shortfalls (count and token) and cap exclusions reported by ``inner`` are passed
+    on in the result; ``inner``'s packing or solver statistics are not (they describe per-kind
+    runs).
 
     Args:
         quotas: one :class:`QuotaEntry` per configured kind (no kind twice, requires summing to
@@ -169,7 +176,8 @@ class QuotaSlice(Frozen):
 
         selected: list[ContextItem] = []
         shortfalls: list[CountRequirementShortfall] = []
-        cap_excluded: list[ContextItem] = []
+        token_shortfalls: list[TokenRequirementShortfall] = []
+        cap_exclusions: list[CapExclusion] = []
         inner = self._inner
         for key, group in partitions.items():
             kind_budget = budgets[key]
@@ -182,8 +190,14 @@ class QuotaSlice(Frozen):
             )
             selected.extend(result.selected)
             shortfalls.extend(result.shortfalls)
-            cap_excluded.extend(result.cap_excluded)
-        return SliceResult(tuple(selected), tuple(shortfalls), tuple(cap_excluded))
+            token_shortfalls.extend(result.token_shortfalls)
+            cap_exclusions.extend(result.cap_exclusions)
+        return SliceResult(
+            tuple(selected),
+            shortfalls=tuple(shortfalls),
+            token_shortfalls=tuple(token_shortfalls),
+            cap_exclusions=tuple(cap_exclusions),
+        )
 
     def _distribute(self, partitions: dict[str, _Partition], target: int) -> dict[str, int]:
         """DISTRIBUTE-BUDGET: the token budget of every partitioned kind."""
