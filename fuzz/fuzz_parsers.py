@@ -6,8 +6,8 @@ Usage (from the repository root, with ``pip install atheris``)::
     python fuzz/fuzz_parsers.py items /tmp/corpus-items -max_total_time=600 -timeout=10
 
 TARGET is one of: policy_json, policy_toml, items, report, vector, messages_openai,
-messages_anthropic (see ``tests/fuzz/fuzz_targets.py``). The corpus folder is created and
-seeded with valid documents when it is empty. Any exception that is not a ``CupelError``
+messages_anthropic, candidates_file (see ``tests/fuzz/fuzz_targets.py``). The corpus folder is
+created and seeded with valid documents when it is empty. Any exception that is not a ``CupelError``
 (or a ``CupelError`` with an empty message) is a crash; libFuzzer writes the input to
 ``crash-*`` and stops. ``-timeout`` turns a hang into a crash too.
 """

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import functools
 import json
+import os
+import tempfile
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -79,6 +81,19 @@ def messages_anthropic(data: bytes) -> None:
         anthropic.from_messages(tree)
 
 
+def candidates_file(data: bytes) -> None:
+    """The command line's reader: items or a message history, format detected."""
+    from pycupel.cli._input import read_candidates
+
+    handle, path = tempfile.mkstemp(suffix=".json")
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(data)
+        read_candidates(path, "auto")
+    finally:
+        os.unlink(path)
+
+
 TARGETS: dict[str, Callable[[bytes], None]] = {
     "policy_json": policy_json,
     "policy_toml": policy_toml,
@@ -87,6 +102,7 @@ TARGETS: dict[str, Callable[[bytes], None]] = {
     "vector": vector,
     "messages_openai": messages_openai,
     "messages_anthropic": messages_anthropic,
+    "candidates_file": candidates_file,
 }
 
 
@@ -199,4 +215,10 @@ def _seeds(target: str) -> list[bytes]:
         return [json.dumps(openai_seed()).encode()]
     if target == "messages_anthropic":
         return [json.dumps(anthropic_seed()).encode()]
+    if target == "candidates_file":
+        return [
+            json.dumps(openai_seed()).encode(),
+            json.dumps(anthropic_seed()).encode(),
+            *_seeds("items"),
+        ]
     raise KeyError(target)

@@ -125,7 +125,8 @@ def byte_mutations(draw: st.DrawFn, name: str) -> bytes:
 @st.composite
 def tree_mutations(draw: st.DrawFn, name: str) -> bytes:
     # The JSON Lines seed of "items" is not one tree: mutate the array and maybe split it.
-    documents = [seed for seed in seeds(name) if name != "items" or seed.startswith(b"[")]
+    documents = [seed for seed in seeds(name) if seed.lstrip().startswith((b"[", b'{"system'))]
+    documents = documents or list(seeds(name))
     tree = _decode(name, draw(st.sampled_from(documents)))
     for _ in range(draw(st.integers(1, 3))):
         path = draw(st.sampled_from(_paths(tree)))
@@ -231,6 +232,14 @@ FOUND_BY_FUZZING = [
     ),
     pytest.param(
         "messages_openai", b'[{"role": ["user"], "content": "hi"}]', id="openai-list-role"
+    ),
+    pytest.param(
+        "candidates_file", b'[{"role": {"k": 0}, "content": "x"}]', id="cli-detect-object-role"
+    ),
+    pytest.param(
+        "candidates_file",
+        b'[{"role": "user", "content": [{"type": ["text"], "text": "x"}]}]',
+        id="cli-detect-list-part-type",
     ),
 ]
 
