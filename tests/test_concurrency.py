@@ -244,7 +244,8 @@ MUTABLE = (dict, list, set, bytearray)
 def _all_modules() -> list[types.ModuleType]:
     modules = [pycupel]
     for info in pkgutil.walk_packages(pycupel.__path__, "pycupel."):
-        modules.append(importlib.import_module(info.name))
+        if not info.name.endswith(".__main__"):  # importing it runs the command line
+            modules.append(importlib.import_module(info.name))
     return modules
 
 

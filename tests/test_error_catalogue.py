@@ -206,6 +206,8 @@ def _component_unavailable() -> CupelError:
 def _all_error_classes() -> set[type[CupelError]]:
     classes: set[type[CupelError]] = set()
     for info in pkgutil.walk_packages(pycupel.__path__, "pycupel."):
+        if info.name.endswith(".__main__"):  # importing it runs the command line
+            continue
         module = importlib.import_module(info.name)
         for value in vars(module).values():
             if isinstance(value, type) and issubclass(value, CupelError):
