@@ -161,8 +161,8 @@ class ScorerSpec:
 @dataclass(frozen=True, slots=True)
 class SlicerSpec:
     """The slicer of a policy: ``greedy``, ``knapsack``, ``quota``, ``count_quota``,
-    ``count_constrained_knapsack``, ``optimal`` or ``packer`` (see :mod:`pycupel.policy.registry` for the
-    options of each)."""
+    ``count_constrained_knapsack``, ``optimal`` or ``packer`` (see
+    :mod:`pycupel.policy.registry` for the options of each)."""
 
     type: str
     options: Mapping[str, Any] = _NO_OPTIONS
