@@ -95,3 +95,35 @@ def test_read_items_stops_reading_at_the_limit(tmp_path: Path) -> None:
 def test_limits_are_validated(argument: str, value: object) -> None:
     with pytest.raises(PipelineConfigError, match=argument):
         parse_items("[]", **{argument: value})  # type: ignore[arg-type]
+
+
+def test_report_reader_max_bytes_and_argument_types() -> None:
+    from pycupel.diagnostics import SelectionReport
+
+    text = '{"events": [], "included": [], "excluded": [], "total_candidates": 0, '
+    text += '"total_tokens_considered": 0}'
+    assert SelectionReport.from_json(text, max_bytes=len(text)).total_candidates == 0
+    with pytest.raises(InputFormatError, match="max_bytes"):
+        SelectionReport.from_json(text, max_bytes=len(text) - 1)
+    with pytest.raises(InputFormatError, match="max_bytes"):
+        SelectionReport.from_json(text.encode(), max_bytes=10)
+    with pytest.raises(PipelineConfigError, match="text"):
+        SelectionReport.from_json(123)  # type: ignore[arg-type]
+
+
+def test_vector_documents_have_a_size_limit(tmp_path: Path) -> None:
+    from pycupel.conformance.vectors import (
+        DEFAULT_MAX_VECTOR_BYTES,
+        parse_document,
+        read_document,
+    )
+    from pycupel.errors import ConformanceVectorError
+
+    assert DEFAULT_MAX_VECTOR_BYTES >= 1024 * 1024
+    path = tmp_path / "v.toml"
+    path.write_text("[test]\nname = 'x'\n")
+    assert read_document(path)["test"]["name"] == "x"
+    with pytest.raises(ConformanceVectorError, match="max_bytes"):
+        read_document(path, max_bytes=5)
+    with pytest.raises(ConformanceVectorError, match="max_bytes"):
+        parse_document(b"a = 1\n" * 10, max_bytes=20)

@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, NoReturn
 
+from pycupel._checks import check_int
 from pycupel.diagnostics.events import OverflowEvent, PipelineStage, TraceEvent
 from pycupel.diagnostics.reasons import (
     BudgetExceeded,
@@ -38,8 +39,9 @@ from pycupel.diagnostics.reasons import (
     UnknownExclusionReason,
 )
 from pycupel.diagnostics.report import ExcludedItem, IncludedItem, SelectionReport
-from pycupel.errors import InputFormatError, InvalidValueError
+from pycupel.errors import InputFormatError, InvalidValueError, PipelineConfigError
 from pycupel.itemio import (
+    DEFAULT_MAX_BYTES,
     decode_float,
     dumps_json,
     encode_float,
@@ -98,8 +100,28 @@ def dumps(value: object, *, indent: int | None = None) -> str:
     return dumps_json(value, indent=indent)
 
 
-def loads(text: str | bytes, *, source: str = "<report>") -> Any:
-    """Parse strict JSON text (duplicate keys and NaN literals are errors)."""
+def loads(
+    text: str | bytes, *, source: str = "<report>", max_bytes: int = DEFAULT_MAX_BYTES
+) -> Any:
+    """Parse strict JSON text (duplicate keys and NaN literals are errors).
+
+    At most ``max_bytes`` bytes (UTF-8; default 256 MiB) and 64 levels of nesting are read.
+
+    Raises:
+        InputFormatError: not JSON, over a limit.
+        PipelineConfigError: ``text`` is not a str or bytes, or ``max_bytes`` is not positive.
+    """
+    limit = check_int(PipelineConfigError, "max_bytes", max_bytes, minimum=1)
+    if isinstance(text, str):
+        too_large = len(text) > limit or len(text.encode("utf-8", "surrogatepass")) > limit
+    elif isinstance(text, bytes):
+        too_large = len(text) > limit
+    else:
+        raise PipelineConfigError("text", text, "must be a str or bytes")
+    if too_large:
+        raise InputFormatError(
+            source, "", f"the input is larger than {limit} bytes (the max_bytes limit)"
+        )
     return loads_json(text, source=source)
 
 
