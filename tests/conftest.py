@@ -57,3 +57,41 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize(
             "own_vector", _vector_params(OWN_VECTORS_DIR, f"no vectors under {OWN_VECTORS_DIR}")
         )
+
+
+# --------------------------------------------------------------------------- hypothesis profiles
+# "ci" (the default) keeps the suite fast and deterministic: hypothesis' usual 100 examples for
+# tests that do not choose their own count, no deadline (a 2-core CI machine has noisy timings)
+# and derandomised generation, so every run draws the same examples. "long" is for soak runs:
+#     HYPOTHESIS_PROFILE=long python -m pytest tests/properties tests/fuzz
+# The reliability suites take their counts from ``reliability_examples(n)``: n under "ci", the
+# profile's 5,000 under "long".
+
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+HYPOTHESIS_PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
+
+settings.register_profile(
+    "ci",
+    max_examples=100,
+    deadline=None,
+    derandomize=True,
+    print_blob=True,
+    suppress_health_check=(HealthCheck.too_slow,),
+)
+settings.register_profile(
+    "long",
+    max_examples=5000,
+    deadline=None,
+    derandomize=False,
+    print_blob=True,
+    suppress_health_check=(HealthCheck.too_slow, HealthCheck.data_too_large),
+)
+settings.load_profile(HYPOTHESIS_PROFILE)
+
+
+def reliability_examples(ci_examples: int) -> int:
+    """Examples per property: ``ci_examples`` by default, the profile's count otherwise."""
+    if HYPOTHESIS_PROFILE == "ci":
+        return ci_examples
+    return max(ci_examples, settings.default.max_examples)

@@ -23,6 +23,7 @@ __all__ = [
     "InvalidValueError",
     "ItemValidationError",
     "MessageFormatError",
+    "NonFiniteScoreError",
     "NonMonotonicSlicerError",
     "PinnedBudgetError",
     "PipelineConfigError",
@@ -98,6 +99,33 @@ class BudgetSimulationError(InvalidValueError):
 class SliceInputError(InvalidValueError):
     """A slicer was called with input it cannot use: an item with a negative token count, a
     score the knapsack cannot scale to an integer, a token counter returning a non-integer."""
+
+
+class NonFiniteScoreError(ScorerConfigError):
+    """A scorer gave an item NaN or an infinite score; the pipeline refuses to sort, slice or
+    place such scores.
+
+    Attributes:
+        scorer: the scorer's class name.
+        index: the item's position in the list the scorer was given (the pipeline passes the
+            non-pinned, non-negative candidates in input order).
+        score: the non-finite score.
+        content: the item's content, to tell which item it was.
+    """
+
+    def __init__(self, scorer: str, index: int, score: float, content: str) -> None:
+        super().__init__(
+            f"{scorer}.score_all(items)[{index}]",
+            score,
+            f"must be a finite number (the score of item {_show(content)})",
+        )
+        self.scorer = scorer
+        self.index = index
+        self.score = score
+        self.content = content
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.scorer, self.index, self.score, self.content))
 
 
 # --------------------------------------------------------------------------- run-time failures

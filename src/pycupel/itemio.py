@@ -9,9 +9,14 @@ The item object uses the specification's field names::
 Only ``content`` and ``tokens`` are required. ``futureRelevanceHint`` and ``originalTokens`` are
 also accepted in snake case. Reading is strict: an unknown or duplicated field, a wrong type or a
 timestamp without a UTC offset is an :class:`~pycupel.errors.InputFormatError` that names the
-place (``items[3].tokens``, or ``line 4: items[3].tokens`` in JSON Lines). Writing omits fields
-that are unset (never null), writes timestamps as ISO 8601 UTC (``...Z``) and non-finite floats
-as the strings ``"NaN"``, ``"Infinity"`` and ``"-Infinity"`` (JSON has no such numbers).
+place (``items[3].tokens``, or ``line 4: items[3].tokens`` in JSON Lines). Reading is also
+bounded: at most :data:`DEFAULT_MAX_BYTES` of input, :data:`DEFAULT_MAX_ITEMS` items and
+:data:`DEFAULT_MAX_DEPTH` levels of JSON nesting unless the caller passes other limits (an
+input over a limit is an InputFormatError, never a slow parse or a ``RecursionError``).
+
+Writing omits fields that are unset (never null), writes timestamps as ISO 8601 UTC (``...Z``)
+and non-finite floats as the strings ``"NaN"``, ``"Infinity"`` and ``"-Infinity"`` (JSON has no
+such numbers).
 """
 
 from __future__ import annotations
@@ -21,13 +26,22 @@ import math
 import os
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import Any, NoReturn
+from types import MappingProxyType
+from typing import Any, Final, NoReturn
 
-from pycupel.errors import InputFormatError, InvalidValueError, ItemValidationError
+from pycupel._checks import check_int
+from pycupel.errors import (
+    InputFormatError,
+    InvalidValueError,
+    ItemValidationError,
+    PipelineConfigError,
+)
 from pycupel.model import ContextItem, ContextSource
 
 __all__ = [
+    "DEFAULT_MAX_BYTES",
+    "DEFAULT_MAX_DEPTH",
+    "DEFAULT_MAX_ITEMS",
     "decode_float",
     "encode_float",
     "format_timestamp",
@@ -54,11 +68,23 @@ _FIELDS = (
     "pinned",
     "originalTokens",
 )
-_ALIASES = {
-    "future_relevance_hint": "futureRelevanceHint",
-    "original_tokens": "originalTokens",
-}
-_NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+_ALIASES = MappingProxyType(
+    {
+        "future_relevance_hint": "futureRelevanceHint",
+        "original_tokens": "originalTokens",
+    }
+)
+_NON_FINITE: Final = MappingProxyType(
+    {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+)
+
+DEFAULT_MAX_BYTES: Final = 256 * 1024 * 1024
+"""Largest items document read by default (256 MiB); pass ``max_bytes`` to change it."""
+DEFAULT_MAX_ITEMS: Final = 1_000_000
+"""Most items read from one document by default; pass ``max_items`` to change it."""
+DEFAULT_MAX_DEPTH: Final = 64
+"""Deepest JSON nesting read by default (an item object is level 1 of a JSON Lines record,
+level 2 of an array); pass ``max_depth`` to change it."""
 
 
 # --------------------------------------------------------------------------- writing
@@ -147,18 +173,31 @@ def _reject_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not valid JSON (write non-finite numbers as strings)")
 
 
-def loads_json(text: str | bytes, *, source: str, location: str = "", first_line: int = 1) -> Any:
+def loads_json(
+    text: str | bytes,
+    *,
+    source: str,
+    location: str = "",
+    first_line: int = 1,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+) -> Any:
     """Parse strict JSON: duplicate keys and NaN/Infinity literals are errors.
 
     ``first_line`` is the line number of the text's first line in its file (for JSON Lines).
+    Arrays and objects nested more than ``max_depth`` levels deep are refused.
 
     Raises:
-        InputFormatError: the text is not valid JSON.
+        InputFormatError: the text is not valid JSON, or is nested too deeply.
     """
     try:
-        return json.loads(
+        value = json.loads(
             text, object_pairs_hook=_object_without_duplicates, parse_constant=_reject_constant
         )
+    except RecursionError:
+        # The C scanner recurses once per level: far deeper input than any limit lands here.
+        raise InputFormatError(
+            source, location, f"nested more than {max_depth} levels deep (the max_depth limit)"
+        ) from None
     except _DuplicateKeyError as exc:
         raise InputFormatError(source, location, f"duplicate key {exc.key!r} in an object") from exc
     except json.JSONDecodeError as exc:
@@ -168,53 +207,128 @@ def loads_json(text: str | bytes, *, source: str, location: str = "", first_line
         raise InputFormatError(source, location, f"not UTF-8 text: {exc.reason}") from exc
     except ValueError as exc:
         raise InputFormatError(source, location, str(exc)) from exc
+    if _deeper_than(value, max_depth):
+        raise InputFormatError(
+            source, location, f"nested more than {max_depth} levels deep (the max_depth limit)"
+        )
+    return value
 
 
-def read_items(path: str | os.PathLike[str]) -> list[ContextItem]:
+def _deeper_than(value: object, limit: int) -> bool:
+    """Whether JSON ``value`` nests arrays/objects more than ``limit`` levels (iteratively)."""
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            children: Iterable[object] = node.values()
+        elif isinstance(node, list):
+            children = node
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
+
+
+def _check_limits(max_bytes: object, max_items: object, max_depth: object) -> tuple[int, int, int]:
+    return (
+        check_int(PipelineConfigError, "max_bytes", max_bytes, minimum=1),
+        check_int(PipelineConfigError, "max_items", max_items, minimum=0),
+        check_int(PipelineConfigError, "max_depth", max_depth, minimum=1),
+    )
+
+
+def _too_large(source: str, limit: int) -> InputFormatError:
+    return InputFormatError(
+        source, "", f"the input is larger than {limit} bytes (the max_bytes limit)"
+    )
+
+
+def read_items(
+    path: str | os.PathLike[str],
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_items: int = DEFAULT_MAX_ITEMS,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+) -> list[ContextItem]:
     """Read items from a file holding a JSON array or JSON Lines.
 
+    The limits are those of :func:`parse_items`; a file over ``max_bytes`` is refused
+    without being read whole.
+
     Raises:
-        InputFormatError: the file cannot be read, is not UTF-8 JSON, or an item is invalid.
+        InputFormatError: the file cannot be read, is over a limit, is not UTF-8 JSON, or an
+            item is invalid.
+        PipelineConfigError: a limit is not a positive integer.
     """
     source = os.fspath(path)
+    byte_limit, _, _ = _check_limits(max_bytes, max_items, max_depth)
     try:
-        data = Path(source).read_bytes()
+        with open(source, "rb") as handle:
+            data = handle.read(byte_limit + 1)
     except OSError as exc:
         raise InputFormatError(source, "", f"cannot read file: {exc.strerror or exc}") from exc
-    return parse_items(data, source=source)
+    if len(data) > byte_limit:
+        raise _too_large(source, byte_limit)
+    return parse_items(
+        data, source=source, max_bytes=max_bytes, max_items=max_items, max_depth=max_depth
+    )
 
 
-def parse_items(text: str | bytes, *, source: str = "<string>") -> list[ContextItem]:
+def parse_items(
+    text: str | bytes,
+    *,
+    source: str = "<string>",
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_items: int = DEFAULT_MAX_ITEMS,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+) -> list[ContextItem]:
     """Parse items from a JSON array of objects or from JSON Lines (one object per line).
 
     The format is told by the first non-blank character: ``[`` for an array, ``{`` for JSON
     Lines (a single object, even spread over several lines, is one item). Empty input gives
     no items.
 
+    Limits: the input may hold at most ``max_bytes`` bytes (UTF-8), ``max_items`` items and
+    ``max_depth`` levels of JSON nesting (defaults :data:`DEFAULT_MAX_BYTES`,
+    :data:`DEFAULT_MAX_ITEMS`, :data:`DEFAULT_MAX_DEPTH`).
+
     Raises:
-        InputFormatError: naming the place of the first problem found.
+        InputFormatError: naming the place of the first problem found, or the limit exceeded.
+        PipelineConfigError: ``text`` is not a str or bytes, or a limit is not a positive
+            integer.
     """
+    byte_limit, item_limit, depth_limit = _check_limits(max_bytes, max_items, max_depth)
     if isinstance(text, bytes):
+        if len(text) > byte_limit:
+            raise _too_large(source, byte_limit)
         try:
             text = text.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             raise InputFormatError(
                 source, f"byte {exc.start}", f"not UTF-8 text: {exc.reason}"
             ) from exc
+    elif not isinstance(text, str):
+        raise PipelineConfigError("text", text, "must be a str or bytes")
+    elif len(text) > byte_limit or len(text.encode("utf-8", "surrogatepass")) > byte_limit:
+        raise _too_large(source, byte_limit)
     text = text.removeprefix("\ufeff")
     stripped = text.lstrip(" \t\r\n")
     if not stripped:
         return []
     if stripped[0] == "[":
-        value = loads_json(stripped, source=source)
+        value = loads_json(stripped, source=source, max_depth=depth_limit)
         if not isinstance(value, list):  # pragma: no cover - '[' always parses to a list
             raise InputFormatError(source, "", "expected a JSON array of item objects")
+        if len(value) > item_limit:
+            raise _too_many(source, item_limit)
         return [
             item_from_dict(entry, source=source, location=f"items[{index}]")
             for index, entry in enumerate(value)
         ]
     if stripped[0] == "{":
-        return _parse_json_lines(text, source)
+        return _parse_json_lines(text, source, item_limit, depth_limit)
     raise InputFormatError(
         source,
         "",
@@ -223,30 +337,40 @@ def parse_items(text: str | bytes, *, source: str = "<string>") -> list[ContextI
     )
 
 
-def _parse_json_lines(text: str, source: str) -> list[ContextItem]:
+def _too_many(source: str, limit: int) -> InputFormatError:
+    return InputFormatError(source, "", f"more than {limit} items (the max_items limit)")
+
+
+def _parse_json_lines(
+    text: str, source: str, item_limit: int, depth_limit: int
+) -> list[ContextItem]:
     items: list[ContextItem] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         location = f"line {number}"
         try:
-            value = loads_json(line, source=source, location=location, first_line=number)
+            value = loads_json(
+                line, source=source, location=location, first_line=number, max_depth=depth_limit
+            )
         except InputFormatError:
             if not items:
                 # Perhaps one object spread over several lines: accept it as one item.
-                whole = _try_single_object(text, source)
+                whole = _try_single_object(text, source, depth_limit)
                 if whole is not None:
                     return [whole]
             raise
         index = len(items)
+        if index >= item_limit:
+            raise _too_many(source, item_limit)
         items.append(item_from_dict(value, source=source, location=f"{location}: items[{index}]"))
     return items
 
 
-def _try_single_object(text: str, source: str) -> ContextItem | None:
+def _try_single_object(text: str, source: str, depth_limit: int) -> ContextItem | None:
     try:
-        value = json.loads(text, object_pairs_hook=_object_without_duplicates)
-    except ValueError:
+        value = loads_json(text, source=source, max_depth=depth_limit)
+    except InputFormatError:
         return None
     if not isinstance(value, dict):
         return None

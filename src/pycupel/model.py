@@ -47,7 +47,7 @@ __all__ = [
     "compute_effective_budget",
 ]
 
-_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+_ASCII_LOWER = MappingProxyType(str.maketrans(string.ascii_uppercase, string.ascii_lowercase))
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ONE_MICROSECOND = timedelta(microseconds=1)
 _EMPTY_METADATA: Mapping[str, Any] = MappingProxyType({})

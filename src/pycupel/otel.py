@@ -50,8 +50,9 @@ from __future__ import annotations
 
 import enum
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pycupel import __version__
@@ -440,11 +441,13 @@ class FullCollector(StageAndExclusionsCollector):
             )
 
 
-_COLLECTORS: dict[CupelVerbosity, type[OpenTelemetryTraceCollector]] = {
-    CupelVerbosity.STAGE_ONLY: StageOnlyCollector,
-    CupelVerbosity.STAGE_AND_EXCLUSIONS: StageAndExclusionsCollector,
-    CupelVerbosity.FULL: FullCollector,
-}
+_COLLECTORS: Mapping[CupelVerbosity, type[OpenTelemetryTraceCollector]] = MappingProxyType(
+    {
+        CupelVerbosity.STAGE_ONLY: StageOnlyCollector,
+        CupelVerbosity.STAGE_AND_EXCLUSIONS: StageAndExclusionsCollector,
+        CupelVerbosity.FULL: FullCollector,
+    }
+)
 
 
 def create_collector(

@@ -9,10 +9,11 @@ Stages, in the specification's fixed order:
 1. **Classify** — items with negative ``tokens`` are excluded first (even pinned ones); the rest
    split into pinned and scoreable, keeping input order. Pinned tokens above
    ``max_tokens - output_reserve`` raise :class:`~pycupel.errors.PinnedBudgetError`.
-2. **Score** — the scorer scores the scoreable items (the batch form, once per run).
+2. **Score** — the scorer scores the scoreable items (the batch form, once per run). A NaN or
+   infinite score raises :class:`~pycupel.errors.NonFiniteScoreError`.
 3. **Deduplicate** — byte-exact duplicate contents keep their best-scored item (the earliest on
    ties); survivors keep input order. On by default.
-4. **Sort** — score descending, input order on ties (stable); NaN scores sort last.
+4. **Sort** — score descending, input order on ties (stable).
 5. **Slice** — the slicer chooses from the sorted items within the effective budget
    (:func:`~pycupel.model.compute_effective_budget`).
 6. **Place** — pinned items (score 1.0) then the sliced items in the slicer's output order (with
@@ -80,9 +81,9 @@ from pycupel.model import (
     compute_effective_budget,
 )
 from pycupel.placers import ColumnPlacer, Placer
-from pycupel.scorers.base import Scorer, as_scorer, score_array
+from pycupel.scorers.base import Scorer, as_scorer, check_finite_scores, score_array
 from pycupel.slicers import GreedySlice
-from pycupel.slicers._common import ColumnSlicer
+from pycupel.slicers._common import ColumnSlicer, token_column
 from pycupel.slicers.base import (
     CapExclusion,
     CountRequirementShortfall,
@@ -399,9 +400,7 @@ class Pipeline:
         if columnar is not None:
             positions = []
             if sorted_items and effective.target_tokens > 0:
-                tokens = np.fromiter(
-                    map(_TOKENS, sorted_items), dtype=np.int64, count=len(sorted_items)
-                )
+                tokens = token_column(list(map(_TOKENS, sorted_items)))
                 positions = columnar.select_positions(tokens, sorted_score_array, effective)
             slice_result = SliceResult(tuple(map(sorted_items.__getitem__, positions)))
         else:
@@ -534,6 +533,7 @@ class Pipeline:
                 f"array of shape {scores.shape}",
                 f"must return exactly one score per item ({len(items)})",
             )
+        check_finite_scores(self._scorer, items, scores)
         return scores
 
     def _place(self, merged: tuple[ScoredItem, ...]) -> tuple[ContextItem, ...]:

@@ -14,6 +14,7 @@ Both derive from :class:`ColumnPlacer`, which lets the pipeline hand them plain 
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from operator import attrgetter, itemgetter
@@ -93,7 +94,8 @@ class ChronologicalPlacer(ColumnPlacer):
 class UShapedPlacer(ColumnPlacer):
     """Puts the highest-scored items at both edges and the lowest in the middle.
 
-    Items are ranked by score descending (input index ascending on ties). Even ranks fill the
+    Items are ranked by score descending (input index ascending on ties; a NaN score ranks
+    lowest, tied with ``-inf``, as in the pipeline's sort). Even ranks fill the
     window from the left edge inwards, odd ranks from the right edge inwards, so rank 0 opens
     the window and rank 1 closes it. Pinned items arrive with score 1.0 and so land at the edges.
     """
@@ -102,6 +104,8 @@ class UShapedPlacer(ColumnPlacer):
 
     def order_positions(self, items: Sequence[ContextItem], scores: Sequence[float]) -> list[int]:
         """Positions in U-shaped order (strongest at the edges)."""
+        if any(map(math.isnan, scores)):  # NaN compares false both ways: rank it last
+            scores = [-math.inf if math.isnan(score) else score for score in scores]
         # Python's sort stays stable with reverse=True: score descending, index ascending.
         ranked = sorted(range(len(scores)), key=scores.__getitem__, reverse=True)
         left = ranked[0::2]  # ranks 0, 2, 4, ... fill positions 0, 1, 2, ...

@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Final
 
 from pycupel.errors import PipelineConfigError
@@ -140,15 +141,17 @@ def debugging() -> Policy:
     )
 
 
-_PRESETS: Final[dict[str, Callable[[], Policy]]] = {
-    "Chat": chat,
-    "CodeReview": code_review,
-    "Rag": rag,
-    "DocumentQa": document_qa,
-    "ToolUse": tool_use,
-    "LongRunning": long_running,
-    "Debugging": debugging,
-}
+_PRESETS: Final[Mapping[str, Callable[[], Policy]]] = MappingProxyType(
+    {
+        "Chat": chat,
+        "CodeReview": code_review,
+        "Rag": rag,
+        "DocumentQa": document_qa,
+        "ToolUse": tool_use,
+        "LongRunning": long_running,
+        "Debugging": debugging,
+    }
+)
 
 
 def names() -> tuple[str, ...]:

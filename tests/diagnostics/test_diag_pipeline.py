@@ -12,6 +12,7 @@ from pycupel.diagnostics import (
     BudgetExceeded,
     Deduplicated,
     DiagnosticTraceCollector,
+    ExcludedItem,
     InclusionReason,
     NegativeTokens,
     PinnedOverride,
@@ -21,7 +22,12 @@ from pycupel.diagnostics import (
     TraceDetailLevel,
     TraceEvent,
 )
-from pycupel.errors import BudgetOverflowError, CollectorStateError, SlicerConfigError
+from pycupel.errors import (
+    BudgetOverflowError,
+    CollectorStateError,
+    NonFiniteScoreError,
+    SlicerConfigError,
+)
 from pycupel.model import ContextBudget, ContextItem
 from pycupel.slicers.base import CapExclusion, SliceResult
 
@@ -153,13 +159,16 @@ def test_excluded_ties_keep_exclusion_order() -> None:
 
 
 def test_nan_scores_are_reported_last() -> None:
+    # The pipeline refuses NaN scores (NonFiniteScoreError); a report assembled elsewhere
+    # still lists them last.
     scores = {"a": 0.2, "b": math.nan, "c": 0.9}
-    report = (
-        make_pipeline(target=0, scorer=lambda i: scores[i.content])
-        .dry_run([item(c, 10) for c in scores])
-        .report
-    )
+    excluded = [ExcludedItem(item(c, 10), s, BudgetExceeded(10, 0)) for c, s in scores.items()]
+    report = SelectionReport.build(events=(), included=(), excluded=excluded)
     assert [e.item.content for e in report.excluded] == ["c", "a", "b"]
+    with pytest.raises(NonFiniteScoreError):
+        make_pipeline(target=0, scorer=lambda i: scores[i.content]).dry_run(
+            [item(c, 10) for c in scores]
+        )
 
 
 def test_pinned_override_names_the_largest_pinned_item_earliest_on_ties() -> None:

@@ -18,6 +18,7 @@ from pipeline_fakes import (
 
 from pycupel.errors import (
     BudgetOverflowError,
+    NonFiniteScoreError,
     PinnedBudgetError,
     PlacerConfigError,
     ScorerConfigError,
@@ -196,11 +197,13 @@ def test_sort_is_score_descending_and_stable() -> None:
     assert all(isinstance(e, ScoredItem) for e in slicer.seen[0][0])
 
 
-def test_nan_scores_sort_last() -> None:
+def test_nan_scores_are_refused_before_sorting() -> None:
     values = {"a": 0.1, "b": math.nan, "c": 0.7}
     slicer = InOrderSlice()
-    pipeline(scorer=lambda i: values[i.content], slicer=slicer).run([item(c) for c in values])
-    assert [e.item.content for e in slicer.seen[0][0]] == ["c", "a", "b"]
+    with pytest.raises(NonFiniteScoreError) as caught:
+        pipeline(scorer=lambda i: values[i.content], slicer=slicer).run([item(c) for c in values])
+    assert (caught.value.index, caught.value.content) == (1, "b")
+    assert not slicer.seen
 
 
 # --------------------------------------------------------------------------- slice

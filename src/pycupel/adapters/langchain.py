@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from types import ModuleType
+from types import MappingProxyType, ModuleType
 from typing import TYPE_CHECKING, Any, Literal
 
 from pycupel.adapters._fit import FitResult, allows_unanswered, fit_units, resolve_counter
@@ -71,14 +71,16 @@ __all__ = [
 
 SOURCE = "langchain messages"
 
-_CHAT_ROLES: Mapping[str, tuple[str, Category]] = {
-    "system": ("system", "system"),
-    "developer": ("developer", "system"),
-    "user": ("human", "user"),
-    "human": ("human", "user"),
-    "assistant": ("ai", "assistant"),
-    "ai": ("ai", "assistant"),
-}
+_CHAT_ROLES: Mapping[str, tuple[str, Category]] = MappingProxyType(
+    {
+        "system": ("system", "system"),
+        "developer": ("developer", "system"),
+        "user": ("human", "user"),
+        "human": ("human", "user"),
+        "assistant": ("ai", "assistant"),
+        "ai": ("ai", "assistant"),
+    }
+)
 _IMAGE_BLOCKS = frozenset({"image", "image_url"})
 _AUDIO_BLOCKS = frozenset({"audio", "input_audio"})
 _FILE_BLOCKS = frozenset({"file", "document"})

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
+from types import MappingProxyType
 from typing import Any, Literal
 
 from pycupel.adapters._fit import FitResult, allows_unanswered, fit_units, resolve_counter
@@ -74,14 +75,16 @@ DEFAULT_OVERHEAD = MessageOverhead(
 
 OpenAIMessage = Mapping[str, Any]
 
-_CATEGORIES: Mapping[str, Category] = {
-    "system": "system",
-    "developer": "system",
-    "user": "user",
-    "assistant": "assistant",
-    "tool": "tool",
-    "function": "tool",
-}
+_CATEGORIES: Mapping[str, Category] = MappingProxyType(
+    {
+        "system": "system",
+        "developer": "system",
+        "user": "user",
+        "assistant": "assistant",
+        "tool": "tool",
+        "function": "tool",
+    }
+)
 
 
 def from_messages(
@@ -244,7 +247,8 @@ def _parse_message(
     where = f"messages[{index}]"
     message = expect_mapping(SOURCE, where, raw)
     role = message.get("role")
-    if role not in _CATEGORIES:
+    # A non-string role (a JSON object or array) is unhashable: test the type first.
+    if not isinstance(role, str) or role not in _CATEGORIES:
         fail(SOURCE, f"{where}.role", f"must be one of {', '.join(_CATEGORIES)}", role)
     assert isinstance(role, str)
     name = expect_optional_str(SOURCE, f"{where}.name", message.get("name"))

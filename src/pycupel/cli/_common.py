@@ -9,9 +9,10 @@ unwritable file) becomes one line on stderr and exit status 1; usage errors exit
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, TypeVar
 
 import click
@@ -57,10 +58,12 @@ __all__ = [
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-PLACERS: dict[str, type[ChronologicalPlacer] | type[UShapedPlacer]] = {
-    "chronological": ChronologicalPlacer,
-    "u-shaped": UShapedPlacer,
-}
+PLACERS: Mapping[str, type[ChronologicalPlacer] | type[UShapedPlacer]] = MappingProxyType(
+    {
+        "chronological": ChronologicalPlacer,
+        "u-shaped": UShapedPlacer,
+    }
+)
 
 PROGRESS_THRESHOLD = 50_000
 """Show progress (on a terminal) when items x pipeline runs exceeds this."""

@@ -28,6 +28,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from pycupel.adapters import MessageUnits
@@ -41,7 +42,7 @@ __all__ = ["FORMATS", "Candidates", "detect_format", "read_candidates"]
 
 FORMATS = ("auto", "items", "openai", "anthropic")
 
-_PROVIDER_NAMES = {"openai": "an OpenAI", "anthropic": "an Anthropic"}
+_PROVIDER_NAMES = MappingProxyType({"openai": "an OpenAI", "anthropic": "an Anthropic"})
 _OPENAI_ROLES = frozenset({"system", "developer", "tool", "function"})
 _OPENAI_KEYS = frozenset({"tool_calls", "tool_call_id", "function_call"})
 _OPENAI_PARTS = frozenset({"image_url", "input_audio", "file", "refusal"})
@@ -168,7 +169,10 @@ def _signs(messages: object) -> tuple[bool, bool]:
     for message in messages:
         if not isinstance(message, Mapping):
             continue
-        if message.get("role") in _OPENAI_ROLES or _OPENAI_KEYS & message.keys():
+        # A malformed role or type (an object, an array) is unhashable: only strings are
+        # looked up; the adapter reports the malformed value.
+        role = message.get("role")
+        if (isinstance(role, str) and role in _OPENAI_ROLES) or _OPENAI_KEYS & message.keys():
             openai = True
         content = message.get("content")
         if not isinstance(content, list):
@@ -177,6 +181,8 @@ def _signs(messages: object) -> tuple[bool, bool]:
             if not isinstance(block, Mapping):
                 continue
             kind = block.get("type")
+            if not isinstance(kind, str):
+                continue
             if kind in _OPENAI_PARTS:
                 openai = True
             elif kind in _ANTHROPIC_BLOCKS or (kind == "image" and "source" in block):

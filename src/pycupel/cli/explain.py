@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import click
@@ -37,11 +38,13 @@ from pycupel.render.html import report_html
 
 __all__ = ["explain", "run_settings"]
 
-_FORMAT_NAMES = {
-    "items": "items",
-    "openai": "OpenAI chat messages",
-    "anthropic": "Anthropic messages",
-}
+_FORMAT_NAMES = MappingProxyType(
+    {
+        "items": "items",
+        "openai": "OpenAI chat messages",
+        "anthropic": "Anthropic messages",
+    }
+)
 
 
 def run_settings(

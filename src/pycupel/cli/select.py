@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from types import MappingProxyType
 from typing import Any
 
 import click
@@ -38,11 +39,13 @@ __all__ = ["build_pipeline", "default_scorer", "select"]
 
 _MIN_CONTENT = 16
 _OTHER_COLUMNS = 50  # widths of #, kind, tokens, score and why, with the table's borders
-_WHY = {
-    InclusionReason.PINNED: "pinned",
-    InclusionReason.SCORED: "scored",
-    InclusionReason.ZERO_TOKEN: "free",
-}
+_WHY = MappingProxyType(
+    {
+        InclusionReason.PINNED: "pinned",
+        InclusionReason.SCORED: "scored",
+        InclusionReason.ZERO_TOKEN: "free",
+    }
+)
 _SHOWN_EXCLUSIONS = 5
 
 

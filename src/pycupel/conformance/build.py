@@ -10,6 +10,7 @@ expect.
 from __future__ import annotations
 
 import importlib
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from pycupel.conformance.vectors import (
@@ -37,6 +38,7 @@ from pycupel.conformance.vectors import (
     TagScorerSpec,
     WindowCurveSpec,
 )
+from pycupel.errors import CupelError
 from pycupel.model import ContextBudget
 from pycupel.placers import ChronologicalPlacer, Placer, UShapedPlacer
 
@@ -58,20 +60,35 @@ __all__ = [
 _SCORERS = "pycupel.scorers"
 _SLICERS = "pycupel.slicers"
 
-_SIMPLE_SCORER_CLASSES = {
-    "recency": "RecencyScorer",
-    "priority": "PriorityScorer",
-    "frequency": "FrequencyScorer",
-    "reflexive": "ReflexiveScorer",
-}
+_SIMPLE_SCORER_CLASSES = MappingProxyType(
+    {
+        "recency": "RecencyScorer",
+        "priority": "PriorityScorer",
+        "frequency": "FrequencyScorer",
+        "reflexive": "ReflexiveScorer",
+    }
+)
 
 
-class ComponentUnavailableError(Exception):
+class ComponentUnavailableError(CupelError):
     """A scorer, slicer, placer or pipeline part that a vector needs is missing from this build.
 
-    Not a :class:`~pycupel.errors.CupelError`: nothing about the input is wrong. The runner turns
-    it into a failed result for that vector only.
+    Nothing about the vector is wrong: the runner turns it into a failed result for that vector
+    only (it is caught before other CupelErrors, so it never counts as an expected
+    construction error).
+
+    Attributes:
+        component: what is missing (``"scorer 'recency'"``).
+        detail: why it is unavailable.
     """
+
+    def __init__(self, component: str, detail: str) -> None:
+        self.component = component
+        self.detail = detail
+        super().__init__(f"{component} is not available: {detail}")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.component, self.detail))
 
 
 def _component(module_name: str, attribute: str, what: str) -> Any:
@@ -80,14 +97,12 @@ def _component(module_name: str, attribute: str, what: str) -> Any:
         module = importlib.import_module(module_name)
     except Exception as exc:  # any import-time failure makes the component unavailable
         raise ComponentUnavailableError(
-            f"{what} is not available: cannot import {module_name} ({type(exc).__name__}: {exc})"
+            what, f"cannot import {module_name} ({type(exc).__name__}: {exc})"
         ) from exc
     try:
         return getattr(module, attribute)
     except AttributeError:
-        raise ComponentUnavailableError(
-            f"{what} is not available: {module_name} has no {attribute}"
-        ) from None
+        raise ComponentUnavailableError(what, f"{module_name} has no {attribute}") from None
 
 
 # --------------------------------------------------------------------------- scorers
@@ -213,7 +228,7 @@ def _scarcity(name: str, what: str) -> object:
         member: object = getattr(behavior, name.upper())
     except AttributeError:
         raise ComponentUnavailableError(
-            f"{what} is not available: ScarcityBehavior has no member {name.upper()}"
+            what, f"ScarcityBehavior has no member {name.upper()}"
         ) from None
     return member
 

@@ -78,6 +78,7 @@ from pycupel.errors import ConformanceVectorError, InvalidValueError
 from pycupel.model import ContextItem, OverflowStrategy, ScoredItem, ascii_fold
 
 __all__ = [
+    "DEFAULT_MAX_VECTOR_BYTES",
     "DEFAULT_SCORE_EPSILON",
     "PLACER_TYPES",
     "SCARCITY_BEHAVIORS",
@@ -120,10 +121,14 @@ __all__ = [
     "WeightedScorerSpec",
     "WindowCurveSpec",
     "load_vector",
+    "parse_document",
     "parse_vector",
     "read_document",
     "read_header",
 ]
+
+DEFAULT_MAX_VECTOR_BYTES: Final = 4 * 1024 * 1024
+"""Largest vector file read by default (4 MiB); vectors are a few kilobytes."""
 
 DEFAULT_SCORE_EPSILON: Final = 1e-9
 STAGES: Final = ("scoring", "slicing", "placing", "pipeline")
@@ -481,21 +486,39 @@ Vector: TypeAlias = ScoringVector | SlicingVector | PlacingVector | PipelineVect
 # =========================================================================== entry points
 
 
-def read_document(path: Path) -> dict[str, Any]:
-    """Parse ``path`` as TOML 1.1; unreadable or invalid files raise ConformanceVectorError."""
+def read_document(path: Path, *, max_bytes: int = DEFAULT_MAX_VECTOR_BYTES) -> dict[str, Any]:
+    """Parse ``path`` as TOML 1.1; unreadable, oversized or invalid files raise
+    ConformanceVectorError (a vector is a few kilobytes; ``max_bytes`` caps what is read)."""
     source = str(path)
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as handle:
+            data = handle.read(max_bytes + 1)
     except OSError as exc:
         raise ConformanceVectorError(
             source, "", f"cannot read file: {exc.strerror or exc}"
         ) from exc
+    return parse_document(data, source=source, max_bytes=max_bytes)
+
+
+def parse_document(
+    data: bytes, *, source: str = "<vector>", max_bytes: int = DEFAULT_MAX_VECTOR_BYTES
+) -> dict[str, Any]:
+    """Parse the bytes of a vector file as TOML 1.1 (see :func:`read_document`)."""
+    if len(data) > max_bytes:
+        raise ConformanceVectorError(
+            source, "", f"larger than {max_bytes} bytes (the max_bytes limit)"
+        )
     try:
         return tomli.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise ConformanceVectorError(source, "", f"not valid UTF-8: {exc.reason}") from exc
     except tomli.TOMLDecodeError as exc:
         raise ConformanceVectorError(source, "", f"invalid TOML: {exc}") from exc
+    except RecursionError:
+        # tomli refuses inline arrays/tables nested more than a few hundred levels.
+        raise ConformanceVectorError(source, "", "invalid TOML: nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer literal longer than Python's digit limit
+        raise ConformanceVectorError(source, "", f"invalid TOML: {exc}") from None
 
 
 def read_header(document: Mapping[str, Any]) -> tuple[str | None, str | None]:

@@ -138,11 +138,18 @@ class SelectionReport:
         return wire.report_from_dict(data, source=source)
 
     @classmethod
-    def from_json(cls, text: str | bytes, *, source: str = "<report>") -> SelectionReport:
-        """Read a report from a JSON document (see :meth:`from_dict`)."""
+    def from_json(
+        cls, text: str | bytes, *, source: str = "<report>", max_bytes: int | None = None
+    ) -> SelectionReport:
+        """Read a report from a JSON document (see :meth:`from_dict`).
+
+        ``max_bytes`` caps the document's size (default 256 MiB); the nesting depth is capped
+        at 64 levels. Over a limit is an :class:`~pycupel.errors.InputFormatError`.
+        """
         from pycupel.diagnostics import wire  # noqa: PLC0415  (wire imports this module)
 
-        return wire.report_from_dict(wire.loads(text, source=source), source=source)
+        limits = {} if max_bytes is None else {"max_bytes": max_bytes}
+        return wire.report_from_dict(wire.loads(text, source=source, **limits), source=source)
 
 
 def _sort_by_score(excluded: Sequence[ExcludedItem]) -> tuple[ExcludedItem, ...]:

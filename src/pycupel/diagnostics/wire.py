@@ -20,8 +20,10 @@ stage is kept as its string.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any, NoReturn
 
+from pycupel._checks import check_int
 from pycupel.diagnostics.events import OverflowEvent, PipelineStage, TraceEvent
 from pycupel.diagnostics.reasons import (
     BudgetExceeded,
@@ -37,8 +39,9 @@ from pycupel.diagnostics.reasons import (
     UnknownExclusionReason,
 )
 from pycupel.diagnostics.report import ExcludedItem, IncludedItem, SelectionReport
-from pycupel.errors import InputFormatError, InvalidValueError
+from pycupel.errors import InputFormatError, InvalidValueError, PipelineConfigError
 from pycupel.itemio import (
+    DEFAULT_MAX_BYTES,
     decode_float,
     dumps_json,
     encode_float,
@@ -74,18 +77,22 @@ __all__ = [
 ]
 
 # Field names and JSON types of each known exclusion reason, in wire order.
-_REASON_FIELDS: dict[str, tuple[type[ExclusionReason], tuple[tuple[str, type], ...]]] = {
-    "BudgetExceeded": (BudgetExceeded, (("item_tokens", int), ("available_tokens", int))),
-    "ScoredTooLow": (ScoredTooLow, (("score", float), ("threshold", float))),
-    "Deduplicated": (Deduplicated, (("deduplicated_against", str),)),
-    "QuotaCapExceeded": (QuotaCapExceeded, (("kind", str), ("cap", int), ("actual", int))),
-    "QuotaRequireDisplaced": (QuotaRequireDisplaced, (("displaced_by_kind", str),)),
-    "NegativeTokens": (NegativeTokens, (("tokens", int),)),
-    "PinnedOverride": (PinnedOverride, (("displaced_by", str),)),
-    "Filtered": (Filtered, (("filter_name", str),)),
-}
-_STAGES = {stage.value: stage for stage in PipelineStage}
-_INCLUSION = {reason.value: reason for reason in InclusionReason}
+_REASON_FIELDS: Mapping[str, tuple[type[ExclusionReason], tuple[tuple[str, type], ...]]] = (
+    MappingProxyType(
+        {
+            "BudgetExceeded": (BudgetExceeded, (("item_tokens", int), ("available_tokens", int))),
+            "ScoredTooLow": (ScoredTooLow, (("score", float), ("threshold", float))),
+            "Deduplicated": (Deduplicated, (("deduplicated_against", str),)),
+            "QuotaCapExceeded": (QuotaCapExceeded, (("kind", str), ("cap", int), ("actual", int))),
+            "QuotaRequireDisplaced": (QuotaRequireDisplaced, (("displaced_by_kind", str),)),
+            "NegativeTokens": (NegativeTokens, (("tokens", int),)),
+            "PinnedOverride": (PinnedOverride, (("displaced_by", str),)),
+            "Filtered": (Filtered, (("filter_name", str),)),
+        }
+    )
+)
+_STAGES = MappingProxyType({stage.value: stage for stage in PipelineStage})
+_INCLUSION = MappingProxyType({reason.value: reason for reason in InclusionReason})
 
 
 def dumps(value: object, *, indent: int | None = None) -> str:
@@ -93,8 +100,28 @@ def dumps(value: object, *, indent: int | None = None) -> str:
     return dumps_json(value, indent=indent)
 
 
-def loads(text: str | bytes, *, source: str = "<report>") -> Any:
-    """Parse strict JSON text (duplicate keys and NaN literals are errors)."""
+def loads(
+    text: str | bytes, *, source: str = "<report>", max_bytes: int = DEFAULT_MAX_BYTES
+) -> Any:
+    """Parse strict JSON text (duplicate keys and NaN literals are errors).
+
+    At most ``max_bytes`` bytes (UTF-8; default 256 MiB) and 64 levels of nesting are read.
+
+    Raises:
+        InputFormatError: not JSON, over a limit.
+        PipelineConfigError: ``text`` is not a str or bytes, or ``max_bytes`` is not positive.
+    """
+    limit = check_int(PipelineConfigError, "max_bytes", max_bytes, minimum=1)
+    if isinstance(text, str):
+        too_large = len(text) > limit or len(text.encode("utf-8", "surrogatepass")) > limit
+    elif isinstance(text, bytes):
+        too_large = len(text) > limit
+    else:
+        raise PipelineConfigError("text", text, "must be a str or bytes")
+    if too_large:
+        raise InputFormatError(
+            source, "", f"the input is larger than {limit} bytes (the max_bytes limit)"
+        )
     return loads_json(text, source=source)
 
 

@@ -19,6 +19,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
+from types import MappingProxyType
 from typing import Any, Final, TypeVar
 
 from pycupel.errors import PolicyProblem
@@ -492,13 +493,15 @@ class WeightMap(ValueType):
 
 # --------------------------------------------------------------------------- durations
 
-_UNIT_MICROS: Final = {
-    "d": 86_400_000_000,
-    "h": 3_600_000_000,
-    "m": 60_000_000,
-    "s": 1_000_000,
-    "ms": 1_000,
-}
+_UNIT_MICROS: Final = MappingProxyType(
+    {
+        "d": 86_400_000_000,
+        "h": 3_600_000_000,
+        "m": 60_000_000,
+        "s": 1_000_000,
+        "ms": 1_000,
+    }
+)
 DURATION_PATTERN: Final = r"^(?:[0-9]+(?:\.[0-9]+)?(?:ms|d|h|m|s))+$"
 _DURATION_PART = re.compile(r"([0-9]+(?:\.[0-9]+)?)(ms|d|h|m|s)")
 _MAX_DURATION_MICROS: Final = timedelta.max // timedelta(microseconds=1)

@@ -11,6 +11,7 @@ The pipeline module is referenced as a module (not by name) because it may in tu
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any, Final
 
 from pycupel import pipeline as _pipeline
@@ -136,19 +137,23 @@ def _metadata_key(spec: ScorerSpec, clock: Clock | None) -> Scorer:
     return MetadataKeyScorer(options["key"], options["value"], options["boost"])
 
 
-SCORER_BUILDERS: Final[dict[str, Callable[[ScorerSpec, Clock | None], Scorer]]] = {
-    "recency": _recency,
-    "priority": _priority,
-    "kind": _kind,
-    "tag": _tag,
-    "frequency": _frequency,
-    "reflexive": _reflexive,
-    "scaled": _scaled,
-    "composite": _composite,
-    "decay": _decay,
-    "metadata_trust": _metadata_trust,
-    "metadata_key": _metadata_key,
-}
+SCORER_BUILDERS: Final[Mapping[str, Callable[[ScorerSpec, Clock | None], Scorer]]] = (
+    MappingProxyType(
+        {
+            "recency": _recency,
+            "priority": _priority,
+            "kind": _kind,
+            "tag": _tag,
+            "frequency": _frequency,
+            "reflexive": _reflexive,
+            "scaled": _scaled,
+            "composite": _composite,
+            "decay": _decay,
+            "metadata_trust": _metadata_trust,
+            "metadata_key": _metadata_key,
+        }
+    )
+)
 
 
 def build_scorer(spec: ScorerSpec, *, clock: Clock | None = None) -> Scorer:
@@ -255,15 +260,17 @@ def _packer(spec: SlicerSpec) -> Slicer:
     return PackerSlice(max_consecutive_skips=None if skips == "unlimited" else skips)
 
 
-SLICER_BUILDERS: Final[dict[str, Callable[[SlicerSpec], Slicer]]] = {
-    "greedy": _greedy,
-    "knapsack": _knapsack,
-    "quota": _quota,
-    "count_quota": _count_quota,
-    "count_constrained_knapsack": _count_constrained_knapsack,
-    "optimal": _optimal,
-    "packer": _packer,
-}
+SLICER_BUILDERS: Final[Mapping[str, Callable[[SlicerSpec], Slicer]]] = MappingProxyType(
+    {
+        "greedy": _greedy,
+        "knapsack": _knapsack,
+        "quota": _quota,
+        "count_quota": _count_quota,
+        "count_constrained_knapsack": _count_constrained_knapsack,
+        "optimal": _optimal,
+        "packer": _packer,
+    }
+)
 
 
 def build_slicer(spec: SlicerSpec) -> Slicer:
@@ -284,10 +291,12 @@ def _u_shaped() -> Placer:
     return UShapedPlacer()
 
 
-PLACER_BUILDERS: Final[dict[str, Callable[[], Placer]]] = {
-    "chronological": _chronological,
-    "u-shaped": _u_shaped,
-}
+PLACER_BUILDERS: Final[Mapping[str, Callable[[], Placer]]] = MappingProxyType(
+    {
+        "chronological": _chronological,
+        "u-shaped": _u_shaped,
+    }
+)
 
 
 def build_placer(name: str) -> Placer:

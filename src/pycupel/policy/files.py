@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Final, Literal
 
 import tomli
@@ -46,7 +47,7 @@ DEFAULT_MAX_BYTES: Final = 1024 * 1024
 
 PolicyFormat = Literal["json", "toml"]
 
-_SUFFIXES: Final[dict[str, PolicyFormat]] = {".json": "json", ".toml": "toml"}
+_SUFFIXES: Final[Mapping[str, PolicyFormat]] = MappingProxyType({".json": "json", ".toml": "toml"})
 
 
 def format_for_path(path: str | os.PathLike[str]) -> PolicyFormat:
@@ -161,10 +162,12 @@ def _parse_json(text: str) -> Any:
     return json.loads(text, object_pairs_hook=_pairs_without_duplicates)
 
 
-_PARSERS: Final[dict[PolicyFormat, Callable[[str], Any]]] = {
-    "json": _parse_json,
-    "toml": tomli.loads,
-}
+_PARSERS: Final[Mapping[PolicyFormat, Callable[[str], Any]]] = MappingProxyType(
+    {
+        "json": _parse_json,
+        "toml": tomli.loads,
+    }
+)
 
 
 def _parse(text: str, kind: PolicyFormat, source: str) -> Policy:

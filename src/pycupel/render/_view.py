@@ -10,6 +10,7 @@ import math
 import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from pycupel.diagnostics import (
     BudgetExceeded,
@@ -42,13 +43,15 @@ __all__ = [
 # Colours for the well-known kinds (keyed by the folded name), then a fallback palette for
 # custom kinds. Each colour reads on white and holds white text; one palette serves the
 # terminal (as truecolor styles) and the HTML page.
-_KIND_COLORS = {
-    "message": "#4e79a7",
-    "document": "#59a14f",
-    "tooloutput": "#e8822a",
-    "memory": "#a0629b",
-    "systemprompt": "#5f6b7a",
-}
+_KIND_COLORS = MappingProxyType(
+    {
+        "message": "#4e79a7",
+        "document": "#59a14f",
+        "tooloutput": "#e8822a",
+        "memory": "#a0629b",
+        "systemprompt": "#5f6b7a",
+    }
+)
 _FALLBACK_COLORS = ("#d4574e", "#b8860b", "#2a9d8f", "#9c755f", "#7b68ee", "#c2185b", "#5d8aa8")
 
 

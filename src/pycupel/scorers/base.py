@@ -20,7 +20,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from pycupel.errors import ScorerConfigError
+from pycupel.errors import NonFiniteScoreError, ScorerConfigError
 from pycupel.model import ContextItem
 
 __all__ = [
@@ -30,6 +30,7 @@ __all__ = [
     "ItemScorer",
     "Scorer",
     "as_scorer",
+    "check_finite_scores",
     "score_array",
 ]
 
@@ -152,3 +153,20 @@ def score_array(scorer: Scorer, items: Sequence[ContextItem]) -> FloatArray:
             f"must return exactly one score per item ({len(items)})",
         )
     return array
+
+
+def check_finite_scores(scorer: Scorer, items: Sequence[ContextItem], scores: FloatArray) -> None:
+    """Raise :class:`~pycupel.errors.NonFiniteScoreError` for the first NaN or infinite score.
+
+    The pipeline calls this on its final scores: a NaN has no place in a descending order and
+    no slicer can weigh an infinity, so such scores are refused rather than ranked by a rule
+    that would silently decide the window. (Inner scores inside a ScaledScorer or a
+    CompositeScorer follow those scorers' own rules.)
+    """
+    finite = np.isfinite(scores)
+    if finite.all():
+        return
+    index = int(np.flatnonzero(~finite)[0])
+    raise NonFiniteScoreError(
+        type(scorer).__name__, index, float(scores[index]), items[index].content
+    )

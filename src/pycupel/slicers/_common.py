@@ -22,6 +22,7 @@ from pycupel.model import ContextBudget, ContextKind, KindLike, ScoredItem
 from pycupel.slicers.base import Slicer, SliceResult
 
 __all__ = [
+    "TOKEN_TOTAL_LIMIT",
     "ColumnSlicer",
     "Frozen",
     "check_budget",
@@ -118,13 +119,36 @@ def negative_tokens_error(index: int, tokens: int) -> SliceInputError:
     )
 
 
+TOKEN_TOTAL_LIMIT = 2**62
+"""Token counts handed to a numpy slicer must sum below this, so that every running total
+(a cumulative sum, a remaining budget) is exact in int64 instead of silently wrapping."""
+
+
 def tokens_of(items: Sequence[ScoredItem]) -> IntArray:
-    """Token counts of ``items`` as an int64 array; raises on any negative count."""
-    tokens = np.fromiter(map(_item_tokens, items), dtype=np.int64, count=len(items))
-    if tokens.size and int(tokens.min()) < 0:
-        index = int(np.flatnonzero(tokens < 0)[0])
-        raise negative_tokens_error(index, int(tokens[index]))
-    return tokens
+    """Token counts of ``items`` as an int64 array (see :func:`token_column`)."""
+    return token_column(list(map(_item_tokens, items)))
+
+
+def token_column(counts: list[int]) -> IntArray:
+    """Token counts as an int64 array, checked on the exact Python integers first.
+
+    Raises:
+        SliceInputError: a count is negative, or the counts sum to :data:`TOKEN_TOTAL_LIMIT`
+            (``2**62``) or more (int64 running totals would no longer be exact).
+    """
+    if not counts:
+        return np.zeros(0, dtype=np.int64)
+    if min(counts) < 0:
+        index = next(position for position, count in enumerate(counts) if count < 0)
+        raise negative_tokens_error(index, counts[index])
+    total = sum(counts)
+    if total >= TOKEN_TOTAL_LIMIT:
+        raise SliceInputError(
+            "items[].item.tokens",
+            total,
+            "must sum to less than 2**62 so that int64 token arithmetic is exact",
+        )
+    return np.array(counts, dtype=np.int64)
 
 
 def scores_of(items: Sequence[ScoredItem]) -> FloatArray:

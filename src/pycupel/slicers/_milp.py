@@ -58,6 +58,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 import numpy.typing as npt
@@ -85,7 +86,7 @@ STATUS_FALLBACK = "fallback_greedy"
 _MIN_STAGE_SECONDS = 1e-3
 """The smallest time slice worth handing to HiGHS; with less left, a stage counts as timed out."""
 
-_MILP_OPTIONS = {"mip_rel_gap": 0.0}
+_MILP_OPTIONS = MappingProxyType({"mip_rel_gap": 0.0})
 
 _LP_MIN_UNITS = 48
 """Below this many units HiGHS solves the model faster than the LP bound could shrink it."""

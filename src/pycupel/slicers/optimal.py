@@ -118,7 +118,13 @@ from pycupel.errors import (
     SolverUnavailableError,
 )
 from pycupel.model import ContextBudget, ContextItem, ContextKind, ScoredItem
-from pycupel.slicers._common import Frozen, check_budget, scores_of, tokens_of
+from pycupel.slicers._common import (
+    TOKEN_TOTAL_LIMIT,
+    Frozen,
+    check_budget,
+    scores_of,
+    tokens_of,
+)
 from pycupel.slicers.base import (
     CountRequirementShortfall,
     SliceResult,
@@ -270,6 +276,11 @@ class OptimalSlice(Frozen):
         target = check_budget(budget).target_tokens
         if not items or target <= 0:
             return SliceResult((), solver=_trivial_stats(started))
+        if target >= TOKEN_TOTAL_LIMIT:
+            # The budget rows are int64 like the token counts: refuse, never wrap.
+            raise SliceInputError(
+                "budget.target_tokens", target, "must be less than 2**62 for OptimalSlice"
+            )
         tokens = tokens_of(items)
         scores = scores_of(items)
         _check_scores(scores)
