@@ -70,8 +70,8 @@ DELIBERATE: dict[str, tuple[tuple[str, ...], str]] = {
     ),
     "ValueError": (
         ("itemio.py",),
-        "parse_timestamp/decode_float are value parsers like float(); package callers turn "
-        "the error into InputFormatError (and the JSON constant hook is caught in loads_json)",
+        "the JSON constant hook (NaN/Infinity literals), caught in loads_json and turned into "
+        "InputFormatError",
     ),
     "_DuplicateKeyError": (
         ("itemio.py", "policy/files.py"),

@@ -436,15 +436,15 @@ def item_from_dict(
         if value is not None:
             try:
                 kwargs["timestamp"] = parse_timestamp(value)
-            except ValueError as exc:
-                fail("timestamp", str(exc))
+            except InvalidValueError as exc:
+                fail("timestamp", rule_and_value(exc))
     if "futureRelevanceHint" in fields:
         value = fields.pop("futureRelevanceHint")
         if value is not None:
             try:
                 kwargs["future_relevance_hint"] = decode_float(value)
-            except ValueError as exc:
-                fail("futureRelevanceHint", str(exc))
+            except InvalidValueError as exc:
+                fail("futureRelevanceHint", rule_and_value(exc))
     if "pinned" in fields:
         value = fields.pop("pinned")
         if not isinstance(value, bool):
@@ -463,40 +463,47 @@ def item_from_dict(
         fail(exc.field, f"{exc.rule}, got {_show(exc.value)}")
 
 
-def parse_timestamp(value: object) -> datetime:
+def parse_timestamp(value: object, field: str = "timestamp") -> datetime:
     """Parse an ISO 8601 timestamp that carries a UTC offset (``Z`` or ``+hh:mm``).
 
     Raises:
-        ValueError: not a string, not ISO 8601, or naive (no offset).
+        InvalidValueError: not a string, not ISO 8601, or naive (no offset); ``field`` names it.
     """
     if not isinstance(value, str):
-        raise ValueError(f"must be an ISO 8601 string, got {_show(value)}")
+        raise InvalidValueError(field, value, "must be an ISO 8601 string")
     try:
         moment = datetime.fromisoformat(value)
     except ValueError:
-        raise ValueError(
-            f"must be an ISO 8601 timestamp such as 2024-06-01T09:30:00Z, got {value!r}"
+        raise InvalidValueError(
+            field, value, "must be an ISO 8601 timestamp such as 2024-06-01T09:30:00Z"
         ) from None
     if moment.tzinfo is None or moment.utcoffset() is None:
-        raise ValueError(
-            f"must include a UTC offset (Z or +hh:mm); a naive time is ambiguous, got {value!r}"
+        raise InvalidValueError(
+            field, value, "must include a UTC offset (Z or +hh:mm); a naive time is ambiguous"
         )
     return moment
 
 
-def decode_float(value: object) -> float:
+def decode_float(value: object, field: str = "value") -> float:
     """A float from JSON: a number, or ``"NaN"``, ``"Infinity"``, ``"-Infinity"``.
 
     Raises:
-        ValueError: anything else (booleans included).
+        InvalidValueError: anything else (booleans included); ``field`` names it.
     """
     if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise ValueError(f"must be a number, got {_show(value)}")
+        raise InvalidValueError(field, value, "must be a number")
     if isinstance(value, str):
         if value not in _NON_FINITE:
-            raise ValueError(f'must be a number (or "NaN", "Infinity", "-Infinity"), got {value!r}')
+            raise InvalidValueError(
+                field, value, 'must be a number (or "NaN", "Infinity", "-Infinity")'
+            )
         return _NON_FINITE[value]
     return float(value)
+
+
+def rule_and_value(error: InvalidValueError) -> str:
+    """``"<rule>, got <value>"``: an error's detail without its field (the caller names it)."""
+    return f"{error.rule}, got {_show(error.value)}"
 
 
 def _int(value: object, field: str, fail: Callable[[str, str], NoReturn]) -> int:

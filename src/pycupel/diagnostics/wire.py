@@ -48,6 +48,7 @@ from pycupel.itemio import (
     item_from_dict,
     item_to_dict,
     loads_json,
+    rule_and_value,
 )
 from pycupel.model import ContextBudget, ContextItem, ContextKind
 from pycupel.slicers.base import (
@@ -301,9 +302,9 @@ class _Reader:
 
     def get_float(self, key: str) -> float:
         try:
-            return decode_float(self.data[key])
-        except ValueError as exc:
-            self.fail(key, str(exc))
+            return decode_float(self.data[key], key)
+        except InvalidValueError as exc:
+            self.fail(key, rule_and_value(exc))
 
     def get_str(self, key: str) -> str:
         value = self.data[key]
