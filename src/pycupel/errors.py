@@ -23,6 +23,7 @@ __all__ = [
     "InvalidValueError",
     "ItemValidationError",
     "MessageFormatError",
+    "MissingDependencyError",
     "NonFiniteScoreError",
     "NonMonotonicSlicerError",
     "PinnedBudgetError",
@@ -196,20 +197,35 @@ class TableTooLargeError(CupelError):
         return (type(self), (self.items, self.capacity, self.table_bytes, self.limit_bytes))
 
 
-class SolverUnavailableError(CupelError):
-    """An optional solver dependency (e.g. SciPy for OptimalSlice) is not installed."""
+class MissingDependencyError(CupelError, ImportError):
+    """A feature needs an optional package that is not installed.
+
+    Also an :class:`ImportError`, so ``except ImportError`` guards keep working.
+
+    Attributes:
+        feature: what was asked for (``"OptimalSlice"``, ``"tracing"``...).
+        package: the missing distribution (``"scipy"``).
+        extra: the pycupel extra that installs it (``pip install 'pycupel[extra]'``).
+    """
 
     def __init__(self, feature: str, package: str, extra: str) -> None:
         self.feature = feature
         self.package = package
         self.extra = extra
-        super().__init__(
-            f"{feature} needs the '{package}' package; install it with "
-            f"pip install 'pycupel[{extra}]'"
+        super().__init__(self._message())
+
+    def _message(self) -> str:
+        return (
+            f"{self.feature} needs the '{self.package}' package; install it with "
+            f"pip install 'pycupel[{self.extra}]'"
         )
 
     def __reduce__(self) -> tuple[object, ...]:
         return (type(self), (self.feature, self.package, self.extra))
+
+
+class SolverUnavailableError(MissingDependencyError):
+    """An optional solver dependency (e.g. SciPy for OptimalSlice) is not installed."""
 
 
 class TokenizerError(CupelError):
@@ -265,42 +281,25 @@ class CollectorStateError(CupelError):
         return (type(self), (self.detail,))
 
 
-class TelemetryUnavailableError(CupelError, ImportError):
-    """OpenTelemetry tracing was asked for but ``opentelemetry-api`` is not installed.
-
-    It is also an :class:`ImportError`, so ``except ImportError`` guards keep working.
-    """
-
-    def __init__(self, feature: str, package: str, extra: str) -> None:
-        self.feature = feature
-        self.package = package
-        self.extra = extra
-        super().__init__(
-            f"{feature} needs the '{package}' package; install it with "
-            f"pip install 'pycupel[{extra}]'"
-        )
-
-    def __reduce__(self) -> tuple[object, ...]:
-        return (type(self), (self.feature, self.package, self.extra))
+class TelemetryUnavailableError(MissingDependencyError):
+    """OpenTelemetry tracing was asked for but ``opentelemetry-api`` is not installed."""
 
 
-class AdapterUnavailableError(CupelError, ImportError):
+class AdapterUnavailableError(MissingDependencyError):
     """A chat-message adapter needs an optional package (e.g. ``langchain-core``) that is missing.
 
-    It is also an :class:`ImportError`, so ``except ImportError`` guards keep working.
+    ``adapter`` names the adapter (the ``feature`` of the base class).
     """
 
-    def __init__(self, adapter: str, package: str, extra: str) -> None:
-        self.adapter = adapter
-        self.package = package
-        self.extra = extra
-        super().__init__(
-            f"the {adapter} adapter needs the '{package}' package; install it with "
-            f"pip install 'pycupel[{extra}]'"
-        )
+    @property
+    def adapter(self) -> str:
+        return self.feature
 
-    def __reduce__(self) -> tuple[object, ...]:
-        return (type(self), (self.adapter, self.package, self.extra))
+    def _message(self) -> str:
+        return (
+            f"the {self.feature} adapter needs the '{self.package}' package; install it with "
+            f"pip install 'pycupel[{self.extra}]'"
+        )
 
 
 # --------------------------------------------------------------------------- input files
