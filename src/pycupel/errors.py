@@ -38,6 +38,7 @@ __all__ = [
     "SliceInputError",
     "SlicerConfigError",
     "SolverUnavailableError",
+    "StreamSourceError",
     "TableTooLargeError",
     "TelemetryUnavailableError",
     "TokenizerError",
@@ -269,6 +270,30 @@ class RequirementUnreachableError(CupelError):
             type(self),
             (self.slicer, self.kind, self.unit, self.achievable, self.required),
         )
+
+
+class StreamSourceError(CupelError):
+    """An asynchronous item source raised while a streaming stage was reading it.
+
+    Nothing from that run is returned; the source's own exception is the ``__cause__``.
+
+    Attributes:
+        stage: the pipeline stage that was reading (``"Slice"`` for :class:`StreamSlice`).
+        consumed: items read from the source before it failed.
+        detail: the source's exception, as ``"Type: message"``.
+    """
+
+    def __init__(self, stage: str, consumed: int, detail: str) -> None:
+        self.stage = stage
+        self.consumed = consumed
+        self.detail = detail
+        super().__init__(
+            f"{stage} stage: the item source failed after {consumed} items ({detail}); "
+            "nothing was selected"
+        )
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.stage, self.consumed, self.detail))
 
 
 class CollectorStateError(CupelError):
