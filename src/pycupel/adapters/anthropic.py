@@ -43,6 +43,7 @@ from datetime import datetime
 from typing import Any, Literal, NamedTuple, cast
 
 from pycupel._checks import check_bool
+from pycupel.adapters._async import afit
 from pycupel.adapters._fit import LeadingFilter, allows_unanswered, fit_units, resolve_counter
 from pycupel.adapters._format import (
     MAX_MESSAGES,
@@ -70,12 +71,14 @@ from pycupel.model import ContextBudget, ContextItem
 from pycupel.pipeline import Pipeline
 from pycupel.policy import Policy
 from pycupel.tokens import TokenCounter
+from pycupel.tokens.asynchronous import AsyncTokenCounter
 
 __all__ = [
     "DEFAULT_OVERHEAD",
     "START_WITH_USER_FILTER",
     "AnthropicFitResult",
     "AnthropicHistory",
+    "afit_messages",
     "count_tokens",
     "fit_messages",
     "from_messages",
@@ -476,3 +479,44 @@ def _result_content(content: object, at: str, overhead: MessageOverhead) -> tupl
         texts.append(text)
         media += cost
     return "\n".join(texts), media
+
+
+# --------------------------------------------------------------------------- async
+
+
+async def afit_messages(
+    messages: Sequence[AnthropicMessage],
+    *,
+    system: SystemPrompt | None = None,
+    budget: int | ContextBudget,
+    counter: AsyncTokenCounter,
+    policy: Policy | Pipeline | None = None,
+    overhead: MessageOverhead | None = None,
+    pin_system: bool = True,
+    pin_latest_user: bool = True,
+    timestamps: Sequence[datetime] | None = None,
+    deduplicate: bool = False,
+    unanswered_tool_calls: Literal["error", "drop"] = "error",
+    start_with_user: bool = True,
+    merge_consecutive: bool = False,
+) -> AnthropicFitResult:
+    """:func:`fit_messages` with an asynchronous token counter (e.g. a wrapped count-tokens
+    endpoint): every distinct text is counted in one awaited ``count_batch`` call."""
+    return await afit(
+        fit_messages,
+        messages,
+        counter,
+        {
+            "system": system,
+            "budget": budget,
+            "policy": policy,
+            "overhead": overhead,
+            "pin_system": pin_system,
+            "pin_latest_user": pin_latest_user,
+            "timestamps": timestamps,
+            "deduplicate": deduplicate,
+            "unanswered_tool_calls": unanswered_tool_calls,
+            "start_with_user": start_with_user,
+            "merge_consecutive": merge_consecutive,
+        },
+    )

@@ -27,6 +27,7 @@ from datetime import datetime
 from types import MappingProxyType, ModuleType
 from typing import TYPE_CHECKING, Any, Literal
 
+from pycupel.adapters._async import afit
 from pycupel.adapters._fit import FitResult, allows_unanswered, fit_units, resolve_counter
 from pycupel.adapters._format import (
     MAX_MESSAGES,
@@ -56,6 +57,7 @@ from pycupel.model import ContextBudget, ContextItem
 from pycupel.pipeline import Pipeline
 from pycupel.policy import Policy
 from pycupel.tokens import TokenCounter
+from pycupel.tokens.asynchronous import AsyncTokenCounter
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
@@ -63,6 +65,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_OVERHEAD",
     "FitResult",
+    "afit_messages",
     "count_tokens",
     "fit_messages",
     "from_messages",
@@ -325,3 +328,38 @@ def _content(
         else:
             texts.append(as_json_text(dict(block)))
     return "\n".join(texts), media
+
+
+# --------------------------------------------------------------------------- async
+
+
+async def afit_messages(
+    messages: Sequence[BaseMessage],
+    *,
+    budget: int | ContextBudget,
+    counter: AsyncTokenCounter,
+    policy: Policy | Pipeline | None = None,
+    overhead: MessageOverhead | None = None,
+    pin_system: bool = True,
+    pin_latest_user: bool = True,
+    timestamps: Sequence[datetime] | None = None,
+    deduplicate: bool = False,
+    unanswered_tool_calls: Literal["error", "drop"] = "error",
+) -> FitResult[BaseMessage]:
+    """:func:`fit_messages` with an asynchronous token counter (e.g. a wrapped count-tokens
+    endpoint): every distinct text is counted in one awaited ``count_batch`` call."""
+    return await afit(
+        fit_messages,
+        messages,
+        counter,
+        {
+            "budget": budget,
+            "policy": policy,
+            "overhead": overhead,
+            "pin_system": pin_system,
+            "pin_latest_user": pin_latest_user,
+            "timestamps": timestamps,
+            "deduplicate": deduplicate,
+            "unanswered_tool_calls": unanswered_tool_calls,
+        },
+    )

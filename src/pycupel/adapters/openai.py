@@ -29,6 +29,7 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any, Literal
 
+from pycupel.adapters._async import afit
 from pycupel.adapters._fit import FitResult, allows_unanswered, fit_units, resolve_counter
 from pycupel.adapters._format import (
     MAX_MESSAGES,
@@ -56,10 +57,12 @@ from pycupel.model import ContextBudget, ContextItem
 from pycupel.pipeline import Pipeline
 from pycupel.policy import Policy
 from pycupel.tokens import TokenCounter
+from pycupel.tokens.asynchronous import AsyncTokenCounter
 
 __all__ = [
     "DEFAULT_OVERHEAD",
     "FitResult",
+    "afit_messages",
     "count_tokens",
     "fit_messages",
     "from_messages",
@@ -402,3 +405,38 @@ def _content(
             # Unknown part types are counted as their JSON text: an over-estimate is safe.
             texts.append(as_json_text(dict(part)))
     return "\n".join(texts), media
+
+
+# --------------------------------------------------------------------------- async
+
+
+async def afit_messages(
+    messages: Sequence[OpenAIMessage],
+    *,
+    budget: int | ContextBudget,
+    counter: AsyncTokenCounter,
+    policy: Policy | Pipeline | None = None,
+    overhead: MessageOverhead | None = None,
+    pin_system: bool = True,
+    pin_latest_user: bool = True,
+    timestamps: Sequence[datetime] | None = None,
+    deduplicate: bool = False,
+    unanswered_tool_calls: Literal["error", "drop"] = "error",
+) -> FitResult[OpenAIMessage]:
+    """:func:`fit_messages` with an asynchronous token counter (e.g. a wrapped count-tokens
+    endpoint): every distinct text is counted in one awaited ``count_batch`` call."""
+    return await afit(
+        fit_messages,
+        messages,
+        counter,
+        {
+            "budget": budget,
+            "policy": policy,
+            "overhead": overhead,
+            "pin_system": pin_system,
+            "pin_latest_user": pin_latest_user,
+            "timestamps": timestamps,
+            "deduplicate": deduplicate,
+            "unanswered_tool_calls": unanswered_tool_calls,
+        },
+    )
