@@ -8,7 +8,7 @@ serve many threads at once.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterable, Callable, Sequence
 from typing import TYPE_CHECKING
 
 from pycupel._checks import check_bool
@@ -22,6 +22,7 @@ from pycupel.model import ContextBudget, ContextItem, OverflowStrategy
 from pycupel.pipeline.place import column_placer
 from pycupel.pipeline.result import DryRunResult, PipelineResult
 from pycupel.pipeline.run import execute
+from pycupel.pipeline.run_async import read_all, stream_run
 from pycupel.pipeline.slice import column_slicer
 from pycupel.pipeline.trace import Trace
 from pycupel.placers import ColumnPlacer, Placer
@@ -29,6 +30,7 @@ from pycupel.scorers.base import Scorer, as_scorer
 from pycupel.slicers import GreedySlice
 from pycupel.slicers._common import ColumnSlicer
 from pycupel.slicers.base import Slicer
+from pycupel.slicers.stream import StreamSlice
 
 if TYPE_CHECKING:
     from pycupel.policy import Policy
@@ -218,16 +220,68 @@ class Pipeline:
         """
         collector = DiagnosticTraceCollector(TraceDetailLevel.ITEM)
         result = self.run(items, budget=budget, collector=collector)
-        return DryRunResult(
-            items=result.items,
-            total_tokens=result.total_tokens,
-            overflow=result.overflow,
-            shortfalls=result.shortfalls,
-            token_shortfalls=result.token_shortfalls,
-            packing=result.packing,
-            solver=result.solver,
-            report=collector.build_report(),
-        )
+        return _with_report(result, collector)
+
+    async def arun(
+        self,
+        items: Sequence[ContextItem] | AsyncIterable[ContextItem],
+        *,
+        budget: ContextBudget | None = None,
+        collector: TraceCollector | None = None,
+    ) -> PipelineResult:
+        """:meth:`run`, awaitable, for a list or an asynchronous source of items.
+
+        With a :class:`~pycupel.slicers.StreamSlice` and an async source the run streams:
+        items are scored in micro-batches and the source is read only until the budget is
+        full (see :mod:`pycupel.pipeline.run_async`). Other async sources are read to the end
+        and run as a list.
+
+        Raises:
+            StreamSourceError: the source raised (the stage that was reading it is named).
+            PipelineConfigError: as :meth:`run`; also a pinned item in a streamed run.
+        """
+        run_budget = self._budget if budget is None else _check_budget(budget, "budget")
+        if isinstance(items, AsyncIterable) and not isinstance(items, Sequence):
+            if not isinstance(self._slicer, StreamSlice):
+                items = await read_all(items)
+            else:
+                trace: Trace | None = None
+                if collector is not None and _collector_enabled(collector):
+                    trace = Trace(collector)
+                return await stream_run(
+                    items,
+                    run_budget,
+                    trace,
+                    self._scorer,
+                    self._slicer,
+                    self._placer,
+                    self._overflow_strategy,
+                )
+        return self.run(items, budget=run_budget, collector=collector)
+
+    async def dry_arun(
+        self,
+        items: Sequence[ContextItem] | AsyncIterable[ContextItem],
+        *,
+        budget: ContextBudget | None = None,
+    ) -> DryRunResult:
+        """:meth:`dry_run`, awaitable; same arguments and errors as :meth:`arun`."""
+        collector = DiagnosticTraceCollector(TraceDetailLevel.ITEM)
+        result = await self.arun(items, budget=budget, collector=collector)
+        return _with_report(result, collector)
+
+
+def _with_report(result: PipelineResult, collector: DiagnosticTraceCollector) -> DryRunResult:
+    return DryRunResult(
+        items=result.items,
+        total_tokens=result.total_tokens,
+        overflow=result.overflow,
+        shortfalls=result.shortfalls,
+        token_shortfalls=result.token_shortfalls,
+        packing=result.packing,
+        solver=result.solver,
+        report=collector.build_report(),
+    )
 
 
 def _collector_enabled(collector: object) -> bool:

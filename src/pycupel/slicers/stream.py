@@ -30,7 +30,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Sequence
 from dataclasses import dataclass
 
 from pycupel._checks import check_int
-from pycupel.errors import SliceInputError, SlicerConfigError, StreamSourceError
+from pycupel.errors import CupelError, SliceInputError, SlicerConfigError, StreamSourceError
 from pycupel.model import ContextBudget, ContextItem, ScoredItem
 from pycupel.slicers._common import Frozen, check_budget
 from pycupel.slicers.base import SliceResult
@@ -120,6 +120,8 @@ class StreamSlice(Frozen):
                     entry = await anext(iterator)
                 except StopAsyncIteration:
                     break
+                except CupelError:
+                    raise  # our own checks upstream (a bad item or score) stand as they are
                 except Exception as exc:  # the source failed: report it, select nothing
                     raise StreamSourceError(
                         "Slice", len(consumed), f"{type(exc).__name__}: {exc}"
