@@ -14,9 +14,9 @@ from pycupel.replay import ReplayConfig, ReplayPolicy, replay_logs
 from pycupel.replay.formats import unavailable_reason
 from pycupel.replay.output import COLUMNS, identity_columns
 from pycupel.replay.prices import Price
+from pycupel.replay.reader import plan_chunks
 from pycupel.replay.schema import FORMAT_NAMES
 from pycupel.replay.tasks import replay_entries, scan_chunk
-from pycupel.replay.reader import plan_chunks
 
 
 def _rows(path: Path, config: ReplayConfig, *, session: bool = False) -> list[dict]:  # type: ignore[type-arg]
@@ -33,7 +33,12 @@ def test_one_row_per_request_and_policy_in_input_order(corpus, local_result, con
     assert local_result.sessions == len({r["session_id"] for r in records if "session_id" in r})
     assert table.num_rows == 27 * len(config.policies)
     assert table.column_names == [name for name, _ in COLUMNS]
-    keys = list(zip(*(table[name].to_pylist() for name in ("file_index", "line", "policy_index"))))
+    keys = list(
+        zip(
+            *(table[name].to_pylist() for name in ("file_index", "line", "policy_index")),
+            strict=True,
+        )
+    )
     assert keys == sorted(keys)
     assert len(set(keys)) == len(keys)
 
@@ -75,7 +80,11 @@ def test_cache_and_cost_follow_the_price_rule(tmp_path: Path) -> None:
         {"role": "system", "content": "You answer questions about invoices."},
         {"role": "user", "content": "Which invoices are overdue?"},
     ]
-    second = [*first, {"role": "assistant", "content": "INV-1."}, {"role": "user", "content": "Why?"}]
+    second = [
+        *first,
+        {"role": "assistant", "content": "INV-1."},
+        {"role": "user", "content": "Why?"},
+    ]
     path = tmp_path / "session.jsonl"
     with open(path, "w", encoding="utf-8") as file:
         # Listed out of order: the turn decides.
@@ -136,7 +145,8 @@ def test_pinned_over_budget_is_a_failed_row_not_an_error(tmp_path: Path) -> None
     config = ReplayConfig(policies=(ReplayPolicy("chat", presets.chat()),), budget=100)
     (row,) = _rows(path, config)
     assert row["status"] == "PinnedBudgetError"
-    assert row["tokens_after"] is None and row["valid"] is None
+    assert row["tokens_after"] is None
+    assert row["valid"] is None
     assert "pinned items require" in row["detail"]
 
 
@@ -195,7 +205,9 @@ def test_a_format_without_adapter_stops_before_any_work(tmp_path: Path) -> None:
     assert not out.exists()
 
 
-def test_parquet_input_gives_the_same_rows(tmp_path: Path, corpus: Path, config, local_result) -> None:  # type: ignore[no-untyped-def]
+def test_parquet_input_gives_the_same_rows(  # type: ignore[no-untyped-def]
+    tmp_path: Path, corpus: Path, config, local_result
+) -> None:
     pa = pytest.importorskip("pyarrow")
     import pyarrow.parquet as pq
 

@@ -107,7 +107,8 @@ def test_chunks_cover_every_line_once_with_its_number(tmp_path: Path, chunk_byte
     ]
     assert [line for line, _ in found] == lines
     assert [len(content) for _, content in found] == list(range(30))
-    assert chunks[0].start == 0 and chunks[-1].end == path.stat().st_size
+    assert chunks[0].start == 0
+    assert chunks[-1].end == path.stat().st_size
 
 
 def test_malformed_line_is_reported_in_place(tmp_path: Path) -> None:
