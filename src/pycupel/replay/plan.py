@@ -72,7 +72,8 @@ def check_entries(
             sessions.add(entry["session_id"])
             in_sessions += 1
     if first_error is not None and config.on_error == "fail":
-        raise first_error[2]
+        found = first_error[2]
+        raise ReplayLogError(found.source, found.location, found.detail)
     for name, (file_index, line) in sorted(first_use.items(), key=lambda pair: pair[1]):
         reason = unavailable_reason(name)
         if reason is not None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 from pycupel.errors import PipelineConfigError
@@ -75,8 +74,8 @@ def replay_logs(
     if not sources:
         raise PipelineConfigError("paths", paths, "must name at least one log file")
     for source in sources:
-        if not Path(source).is_file():
-            raise FileNotFoundError(2, "No such file", source)
+        with open(source, "rb"):  # an unreadable input fails here (OSError), before any work
+            pass
     chunks = plan_chunks(sources, chunk_bytes=chunk_bytes)
     summary: ScanSummary
     if engine == "local":

@@ -112,33 +112,29 @@ def parse_record(
     """
     where = f"{unit} {key.line}"
 
-    def bad(field: str, rule: str, got: object = ...) -> ReplayLogError:
-        detail = rule if got is ... else f"{rule}, got {_show(got)}"
-        return ReplayLogError(source, f"{where}: {field}" if field else where, detail)
-
     if not isinstance(value, Mapping):
-        raise bad("", "must be a JSON object (one logged request)", value)
+        raise _bad(source, where, "", "must be a JSON object (one logged request)", value)
     fmt = value.get("format")
     if not isinstance(fmt, str) or fmt not in known_formats:
-        raise bad("format", f"must be one of {', '.join(known_formats)}", fmt)
+        raise _bad(source, where, "format", f"must be one of {', '.join(known_formats)}", fmt)
     messages = value.get("messages")
     if not isinstance(messages, list):
-        raise bad("messages", "must be an array of messages", messages)
+        raise _bad(source, where, "messages", "must be an array of messages", messages)
     system = value.get("system")
     if system is not None and not isinstance(system, str | list):
-        raise bad("system", "must be a string or an array of blocks", system)
+        raise _bad(source, where, "system", "must be a string or an array of blocks", system)
     session_id = value.get("session_id")
     if session_id is not None and (not isinstance(session_id, str) or not session_id):
-        raise bad("session_id", "must be a non-empty string", session_id)
+        raise _bad(source, where, "session_id", "must be a non-empty string", session_id)
     turn = value.get("turn")
     if turn is not None and (
         isinstance(turn, bool) or not isinstance(turn, int) or not 0 <= turn < _MAX_TURN
     ):
-        raise bad("turn", "must be an integer >= 0", turn)
+        raise _bad(source, where, "turn", "must be an integer >= 0", turn)
     usage = value.get("usage")
     if usage is not None and not isinstance(usage, Mapping):
-        raise bad("usage", "must be an object", usage)
-    evidence = _evidence(value.get("evidence"), messages, bad)
+        raise _bad(source, where, "usage", "must be an object", usage)
+    evidence = _evidence(value.get("evidence"), messages, source, where)
     return LoggedRequest(
         key=key,
         format=fmt,
@@ -152,17 +148,23 @@ def parse_record(
     )
 
 
-def _evidence(value: object, messages: Sequence[Any], bad: Any) -> tuple[int, ...] | None:
+def _evidence(
+    value: object, messages: Sequence[Any], source: str, where: str
+) -> tuple[int, ...] | None:
     if value is None:
         return None
     if not isinstance(value, list):
-        raise bad("evidence", "must be an array of message indices", value)
+        raise _bad(source, where, "evidence", "must be an array of message indices", value)
     indices: list[int] = []
     for position, index in enumerate(value):
         if isinstance(index, bool) or not isinstance(index, int):
-            raise bad(f"evidence[{position}]", "must be an integer message index", index)
+            raise _bad(
+                source, where, f"evidence[{position}]", "must be an integer message index", index
+            )
         if not 0 <= index < len(messages):
-            raise bad(
+            raise _bad(
+                source,
+                where,
                 f"evidence[{position}]",
                 f"must index a message (0..{len(messages) - 1})",
                 index,
@@ -197,6 +199,12 @@ def reported_usage(usage: Mapping[str, Any] | None) -> tuple[int | None, int | N
             return prompt + (read or 0) + written, read or 0
         return prompt, number(usage.get("input_tokens_details"), "cached_tokens")
     return None, None
+
+
+def _bad(source: str, where: str, field: str, rule: str, got: object = ...) -> ReplayLogError:
+    """The error for a broken rule: ``source: line N: field: rule, got value``."""
+    detail = rule if got is ... else f"{rule}, got {_show(got)}"
+    return ReplayLogError(source, f"{where}: {field}" if field else where, detail)
 
 
 def _show(value: object) -> str:

@@ -117,7 +117,7 @@ def replay_entries(
             except ReplayLogError as error:
                 failure = error
         if config.on_error == "fail":
-            raise failure
+            raise ReplayLogError(failure.source, failure.location, failure.detail)
         extra = {
             "session_id": entry["session_id"],
             "turn": entry["turn"],

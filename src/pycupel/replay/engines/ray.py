@@ -73,6 +73,13 @@ def _cause(error: BaseException) -> CupelError | None:
     return None
 
 
+def _unwrapped(error: BaseException) -> CupelError:
+    """The CupelError inside Ray's wrapping exception (callers check there is one)."""
+    cause = _cause(error)
+    assert cause is not None
+    return cause
+
+
 def run_ray(
     sources: Sequence[str],
     chunks: Sequence[Chunk],
@@ -99,10 +106,9 @@ def run_ray(
     try:
         return _run(ray, list(sources), chunks, config)
     except Exception as exc:
-        cause = _cause(exc)
-        if cause is not None and cause is not exc:
-            raise cause from None
-        raise
+        if _cause(exc) in (None, exc):
+            raise
+        raise _unwrapped(exc) from None
     finally:
         if started:
             ray.shutdown()
