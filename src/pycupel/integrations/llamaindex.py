@@ -20,7 +20,8 @@ Needs ``pip install 'pycupel[llamaindex]'``; importing this module without it ra
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 from pycupel.errors import IntegrationUnavailableError, PipelineConfigError
@@ -33,7 +34,7 @@ try:
         TextBlock,
         ToolCallBlock,
     )
-    from llama_index.core.bridge.pydantic import ConfigDict, Field, PrivateAttr
+    from llama_index.core.bridge.pydantic import Field, PrivateAttr
     from llama_index.core.memory.types import BaseChatStoreMemory
     from llama_index.core.postprocessor.types import BaseNodePostprocessor
     from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
@@ -90,8 +91,6 @@ class ContextWindowPostprocessor(BaseNodePostprocessor):
         on_report: called with the :class:`~pycupel.diagnostics.SelectionReport` of every
             call; each item's ``metadata["node_id"]`` names its node.
     """
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
 
     budget: Any = Field(description="Token budget for the nodes' text (int or ContextBudget).")
     counter: Any = Field(default=None, exclude=True)
@@ -175,8 +174,6 @@ class ContextWindowMemory(BaseChatStoreMemory):
         policy, counter, overhead, on_report: as for
             :class:`pycupel.integrations.langchain.ContextWindowMiddleware`.
     """
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
 
     budget: Any = Field(description="Token budget for the returned history.")
     policy: Any = Field(default=None, exclude=True)
@@ -262,14 +259,16 @@ def _check_hook(on_report: object) -> None:
         raise PipelineConfigError("on_report", on_report, "must be callable or None")
 
 
-_ROLES = {
-    MessageRole.SYSTEM: "system",
-    MessageRole.DEVELOPER: "developer",
-    MessageRole.USER: "user",
-    MessageRole.ASSISTANT: "assistant",
-    MessageRole.CHATBOT: "assistant",
-    MessageRole.MODEL: "assistant",
-}
+_ROLES: Mapping[MessageRole, str] = MappingProxyType(
+    {
+        MessageRole.SYSTEM: "system",
+        MessageRole.DEVELOPER: "developer",
+        MessageRole.USER: "user",
+        MessageRole.ASSISTANT: "assistant",
+        MessageRole.CHATBOT: "assistant",
+        MessageRole.MODEL: "assistant",
+    }
+)
 
 
 def _as_chat_message(message: ChatMessage) -> dict[str, Any]:

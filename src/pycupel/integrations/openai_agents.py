@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Literal
 
 from pycupel.errors import IntegrationUnavailableError, PipelineConfigError
@@ -61,12 +62,9 @@ __all__ = [
 
 SOURCE = "agents input items"
 _MESSAGE_ROLES = frozenset({"system", "developer", "user", "assistant"})
-_PART_TYPES: Mapping[str, str] = {
-    "input_text": "text",
-    "output_text": "text",
-    "text": "text",
-    "refusal": "refusal",
-}
+_PART_TYPES: Mapping[str, str] = MappingProxyType(
+    {"input_text": "text", "output_text": "text", "text": "text", "refusal": "refusal"}
+)
 
 
 @dataclass(frozen=True, slots=True)
