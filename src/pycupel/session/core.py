@@ -177,10 +177,10 @@ class SessionCore(Generic[M]):
                     f"was already recorded for turn {self._turn}; record each window's usage "
                     f"once, after its request",
                 )
-            self._learn(read.prompt_tokens)
             self._calibration.record(
                 estimated_tokens=self._last_estimate, reported_tokens=read.prompt_tokens
             )
+            self._learn(read.prompt_tokens)
             self._recorded_turn = self._turn
         return read
 
@@ -349,11 +349,29 @@ class SessionCore(Generic[M]):
             fitted = self._select(candidates, int(max(low - tail_tokens, 0) / upper) + per_request)
         except PinnedBudgetError:
             fitted = self._select(candidates, int(max(high - tail_tokens, 0) / upper) + per_request)
-        kept = [position_of[id(unit)] for unit in fitted.units] + tail
+        kept = self._drop_leading([position_of[id(unit)] for unit in fitted.units] + tail)
         self._stable = [u for u in kept if u < latest]
         self._tail = [u for u in kept if u >= latest]
         self._recall = []
         return fitted.report
+
+    def _drop_leading(self, kept: list[int]) -> list[int]:
+        """Leave out leading units the format does not accept first (never pinned ones)."""
+        drops = self.format.drops_leading
+        if drops is None:
+            return kept
+        units = self._history.units
+        latest = self._history.latest_user_unit
+        result: list[int] = []
+        leading = True
+        for u in kept:
+            unit = units[u]
+            if leading and not unit.system_parameter:
+                if u != latest and not unit.item.pinned and drops(unit):
+                    continue
+                leading = False
+            result.append(u)
+        return result
 
     def _select(self, candidates: MessageUnits[M], budget: int) -> _Fitted:
         fitted = fit_units(
