@@ -149,6 +149,8 @@ class ParsedMessage:
         label: how the message is introduced in the rendered item content; defaults to the
             role, followed by the name in parentheses when there is one.
         tool_names: names of the tools called or answered, for tags.
+        joins_next: the message must stay with the one that follows it (an OpenAI Responses
+            ``reasoning`` item and the call or reply it led to); they share a unit.
     """
 
     index: int | None
@@ -162,6 +164,7 @@ class ParsedMessage:
     name: str | None = None
     label: str | None = None
     tool_names: tuple[str, ...] = ()
+    joins_next: bool = False
 
     def rendered(self) -> str:
         """The message as it appears in an item's content: ``"label: text"``."""
@@ -208,12 +211,13 @@ class MessageUnits(Generic[M]):
     selection of :attr:`items` back into messages; all state of one conversion lives here.
 
     Attributes:
-        provider: ``"openai"``, ``"anthropic"`` or ``"langchain"``.
+        provider: ``"openai"``, ``"responses"``, ``"anthropic"`` or ``"langchain"``.
         messages: the caller's messages, as given (the same objects).
         units: the units in conversation order.
         items: the candidate items, one per unit, in conversation order.
         overhead: the fixed costs used for counting.
-        system: Anthropic's separate system prompt as given (``None`` elsewhere).
+        system: what the format passes beside the list (Anthropic's ``system`` as given;
+            the Responses adapter's instructions and input form), ``None`` elsewhere.
     """
 
     provider: str
@@ -316,6 +320,8 @@ def build_units(
         if position > end:
             start = position
         end = max(end, spans.get(position, position))
+        if parsed[position].joins_next and position + 1 < len(parsed):
+            end = max(end, position + 1)
         if position == end:
             units.append(
                 _make_unit(
