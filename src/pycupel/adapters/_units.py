@@ -54,6 +54,8 @@ M = TypeVar("M")
 Category = Literal["system", "user", "assistant", "tool"]
 """What a message is, independent of the provider's role names."""
 
+_NO_SIZES: Mapping[str, tuple[int, int]] = MappingProxyType({})
+
 SYNTHETIC_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 """Base of the synthetic timestamps: message ``i`` is stamped ``SYNTHETIC_EPOCH + (i+1) s``."""
 _STEP = timedelta(seconds=1)
@@ -75,11 +77,15 @@ class MessageOverhead:
             block), for the structure around the counted name and arguments.
         per_request: added once per request (the reply priming); subtracted from the budget
             by ``fit_messages`` and included by ``count_tokens``.
-        image: fixed cost of one image part/block.
+        image: cost of one image part/block whose pixel size is unknown (an image read
+            from its base64 data, or listed in ``image_sizes``, is priced from its size; see
+            :mod:`pycupel.adapters._media`).
         audio: fixed cost of one audio part; ``None`` means "no estimate": a history holding
             audio then raises :class:`~pycupel.errors.PipelineConfigError` asking for one.
         document: fixed cost of one file/PDF part or block whose text is not given inline;
             ``None`` means "no estimate", as for ``audio``.
+        image_sizes: ``(width, height)`` in pixels of images given by URL or file id (whose
+            data the adapter cannot read), keyed by that URL or id.
     """
 
     per_message: int
@@ -89,9 +95,23 @@ class MessageOverhead:
     image: int = 0
     audio: int | None = None
     document: int | None = None
+    image_sizes: Mapping[str, tuple[int, int]] = field(
+        default_factory=lambda: _NO_SIZES, hash=False
+    )
 
     def __post_init__(self) -> None:
         err = PipelineConfigError
+        if not isinstance(self.image_sizes, Mapping):
+            raise PipelineConfigError("overhead.image_sizes", self.image_sizes, "must be a mapping")
+        for key, size in self.image_sizes.items():
+            at = f"overhead.image_sizes[{key!r}]"
+            if not isinstance(key, str):
+                raise PipelineConfigError(at, key, "keys must be image URLs or file ids (strings)")
+            if not isinstance(size, tuple) or len(size) != 2:
+                raise PipelineConfigError(at, size, "must be a (width, height) tuple")
+            check_int(err, f"{at}[0]", size[0], minimum=1)
+            check_int(err, f"{at}[1]", size[1], minimum=1)
+        object.__setattr__(self, "image_sizes", MappingProxyType(dict(self.image_sizes)))
         for name in ("per_message", "per_name", "per_tool_call", "per_request", "image"):
             check_int(err, f"overhead.{name}", getattr(self, name), minimum=0)
         for name in ("audio", "document"):
@@ -211,13 +231,15 @@ class MessageUnits(Generic[M]):
     selection of :attr:`items` back into messages; all state of one conversion lives here.
 
     Attributes:
-        provider: ``"openai"``, ``"responses"``, ``"anthropic"`` or ``"langchain"``.
+        provider: ``"openai"``, ``"responses"``, ``"anthropic"``, ``"gemini"`` or
+            ``"langchain"``.
         messages: the caller's messages, as given (the same objects).
         units: the units in conversation order.
         items: the candidate items, one per unit, in conversation order.
         overhead: the fixed costs used for counting.
-        system: what the format passes beside the list (Anthropic's ``system`` as given;
-            the Responses adapter's instructions and input form), ``None`` elsewhere.
+        system: what the format passes beside the list (Anthropic's ``system`` and Gemini's
+            ``system_instruction`` as given; the Responses adapter's instructions and input
+            form), ``None`` elsewhere.
     """
 
     provider: str

@@ -21,7 +21,13 @@ Rules of the Messages API that dropping messages could break, and how they are k
   turn, so the boundaries left by dropped messages are valid and kept as they are. Pass
   ``merge_consecutive=True`` for gateways that demand strict alternation: runs of same-role
   messages are merged into one message whose content is their blocks in order (``tool_result``
-  blocks stay first, since only the first message of a user run can hold them).
+  blocks stay first, since only the first message of a user run can hold them; ``thinking`` and
+  ``redacted_thinking`` blocks move to the front of a merged assistant turn, which must open
+  with them).
+* *Extended thinking.* ``thinking`` / ``redacted_thinking`` blocks are never separated from
+  their assistant turn, and so stay with its ``tool_use`` blocks and the results answering
+  them (the API rejects a tool loop whose thinking block was dropped). Thinking text is
+  counted; signatures and redacted (encrypted) data are not.
 * *Start with a user turn.* With ``start_with_user=True`` (the default; Bedrock and older API
   versions require it) leading units that start with an assistant message are dropped from the
   selection and reported as excluded with reason ``Filtered("start-with-user")``. A pinned unit
@@ -54,6 +60,8 @@ from pycupel.adapters._format import (
     expect_str,
     fail,
 )
+from pycupel.adapters._media import base64_prefix, image_tokens
+from pycupel.adapters._tools import ANTHROPIC_TOOLS, with_tools
 from pycupel.adapters._units import (
     AnswerRef,
     CallRef,
@@ -117,6 +125,7 @@ def from_messages(
     *,
     system: SystemPrompt | None = None,
     counter: TokenCounter | None = None,
+    tools: Sequence[Mapping[str, Any]] | None = None,
     overhead: MessageOverhead | None = None,
     pin_system: bool = True,
     pin_latest_user: bool = True,
@@ -129,6 +138,8 @@ def from_messages(
         messages: the ``messages`` of the request (never modified).
         system: the request's ``system`` prompt, a string or a list of text blocks.
         counter: counts text; defaults to :class:`~pycupel.tokens.HeuristicCounter`.
+        tools: the request's tool definitions (``tools=``), counted once per request as
+            part of the prompt (their JSON text plus the provider's framing).
         overhead: fixed costs around the text; defaults to :data:`DEFAULT_OVERHEAD`.
         pin_system: pin the system prompt.
         pin_latest_user: pin the unit holding the latest user turn.
@@ -141,12 +152,19 @@ def from_messages(
         MessageFormatError: a malformed message or system prompt, an orphaned ``tool_result``,
             a duplicate ``tool_use`` id or (unless allowed) an unanswered ``tool_use``.
     """
-    chosen = overhead if overhead is not None else DEFAULT_OVERHEAD
+    resolved = resolve_counter(counter)
+    chosen = with_tools(
+        overhead if overhead is not None else DEFAULT_OVERHEAD,
+        tools,
+        source=SOURCE,
+        counter=resolved,
+        framing=ANTHROPIC_TOOLS,
+    )
     parsed = _parse(messages, system, chosen)
     units = build_units(
         parsed,
         source=SOURCE,
-        counter=resolve_counter(counter),
+        counter=resolved,
         message_count=len(parsed) - (system is not None),
         pin_system=pin_system,
         pin_latest_user=pin_latest_user,
@@ -178,12 +196,20 @@ def count_tokens(
     *,
     system: SystemPrompt | None = None,
     counter: TokenCounter | None = None,
+    tools: Sequence[Mapping[str, Any]] | None = None,
     overhead: MessageOverhead | None = None,
 ) -> int:
     """Tokens of a request's system prompt and messages, counted as :func:`fit_messages` does."""
-    chosen = overhead if overhead is not None else DEFAULT_OVERHEAD
+    resolved = resolve_counter(counter)
+    chosen = with_tools(
+        overhead if overhead is not None else DEFAULT_OVERHEAD,
+        tools,
+        source=SOURCE,
+        counter=resolved,
+        framing=ANTHROPIC_TOOLS,
+    )
     parsed = _parse(messages, system, chosen)
-    return count_parsed(parsed, resolve_counter(counter)) + chosen.per_request
+    return count_parsed(parsed, resolved) + chosen.per_request
 
 
 def fit_messages(
@@ -193,6 +219,7 @@ def fit_messages(
     budget: int | ContextBudget,
     policy: Policy | Pipeline | None = None,
     counter: TokenCounter | None = None,
+    tools: Sequence[Mapping[str, Any]] | None = None,
     overhead: MessageOverhead | None = None,
     pin_system: bool = True,
     pin_latest_user: bool = True,
@@ -209,7 +236,7 @@ def fit_messages(
         system: the request's system prompt.
         budget: tokens for the whole prompt (system + messages), or a ContextBudget.
         policy: the selection policy (or a Pipeline); defaults to :func:`pycupel.presets.chat`.
-        counter, overhead, pin_system, pin_latest_user, timestamps: as for
+        counter, tools, overhead, pin_system, pin_latest_user, timestamps: as for
             :func:`from_messages`.
         deduplicate: let the pipeline drop units whose rendered text is byte-identical (off
             by default: repeated short turns are not duplicates).
@@ -232,6 +259,7 @@ def fit_messages(
         messages,
         system=system,
         counter=counter,
+        tools=tools,
         overhead=overhead,
         pin_system=pin_system,
         pin_latest_user=pin_latest_user,
@@ -289,10 +317,18 @@ def _merge_runs(kept: Sequence[tuple[int, AnthropicMessage]]) -> list[AnthropicM
                         f"other than role and content ({', '.join(map(str, extra))})",
                     )
             blocks = [*_blocks(merged[-1]["content"]), *_blocks(message["content"])]
+            if message["role"] == "assistant":
+                # An assistant turn must open with its thinking blocks (the API rejects a
+                # tool loop whose turn does not): they lead the merged turn, in order.
+                blocks.sort(key=lambda block: not _is_thinking(block))
             merged[-1] = {"role": message["role"], "content": blocks}
         else:
             merged.append(message)
     return merged
+
+
+def _is_thinking(block: object) -> bool:
+    return isinstance(block, Mapping) and block.get("type") in ("thinking", "redacted_thinking")
 
 
 def _blocks(content: object) -> list[Any]:
@@ -418,12 +454,17 @@ def _block(
     if kind == "text":
         return expect_str(SOURCE, f"{at}.text", block.get("text")), 0
     if kind == "image":
-        expect_mapping(SOURCE, f"{at}.source", block.get("source"))
-        return "[image]", overhead.image
+        source = expect_mapping(SOURCE, f"{at}.source", block.get("source"))
+        return "[image]", _image_cost(source, f"{at}.source", overhead)
     if kind == "document":
         return _document(block, at, overhead)
     if kind == "thinking":
+        # The signature is opaque: only the thinking text is counted.
         return expect_str(SOURCE, f"{at}.thinking", block.get("thinking")), 0
+    if kind == "redacted_thinking":
+        # Encrypted reasoning: its ``data`` is not text the model reads as such.
+        expect_str(SOURCE, f"{at}.data", block.get("data"))
+        return "[redacted thinking]", 0
     # Other blocks (redacted thinking, server tools, search results...) are counted as their
     # JSON text: an over-estimate is safe.
     return as_json_text(dict(block)), 0
@@ -476,3 +517,25 @@ def _result_content(content: object, at: str, overhead: MessageOverhead) -> tupl
         texts.append(text)
         media += cost
     return "\n".join(texts), media
+
+
+def _image_cost(source: Mapping[str, Any], at: str, overhead: MessageOverhead) -> int:
+    """An image's tokens from its pixel size (read from base64 data or given in the
+    overhead's ``image_sizes`` by URL or file id), else the fixed estimate."""
+    kind = source.get("type")
+    data = None
+    reference = None
+    if kind == "base64":
+        payload = source.get("data")
+        data = base64_prefix(payload) if isinstance(payload, str) else None
+    elif kind in ("url", "file"):
+        key = "url" if kind == "url" else "file_id"
+        value = source.get(key)
+        reference = value if isinstance(value, str) else None
+    return image_tokens(
+        "anthropic",
+        data=data,
+        reference=reference,
+        sizes=overhead.image_sizes,
+        fallback=overhead.image,
+    )

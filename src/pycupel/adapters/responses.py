@@ -56,6 +56,8 @@ from pycupel.adapters._format import (
     expect_str,
     fail,
 )
+from pycupel.adapters._media import data_url_bytes, image_tokens
+from pycupel.adapters._tools import OPENAI_TOOLS, with_tools
 from pycupel.adapters._units import (
     AnswerRef,
     CallRef,
@@ -155,6 +157,7 @@ def from_messages(
     *,
     instructions: str | None = None,
     counter: TokenCounter | None = None,
+    tools: Sequence[Mapping[str, Any]] | None = None,
     overhead: MessageOverhead | None = None,
     pin_system: bool = True,
     pin_latest_user: bool = True,
@@ -167,6 +170,8 @@ def from_messages(
         messages: the request's ``input``: a string or a list of items (never modified).
         instructions: the request's ``instructions``.
         counter: counts text; defaults to :class:`~pycupel.tokens.HeuristicCounter`.
+        tools: the request's tool definitions (``tools=``), counted once per request as
+            part of the prompt (their JSON text plus the provider's framing).
         overhead: fixed costs around the text; defaults to :data:`DEFAULT_OVERHEAD`.
         pin_system: pin the instructions and ``system``/``developer`` messages.
         pin_latest_user: pin the unit holding the latest ``user`` message.
@@ -178,12 +183,19 @@ def from_messages(
         MessageFormatError: a malformed item, an output answering no earlier call, a call id
             used twice or (unless allowed) an unanswered call; the message names the location.
     """
-    chosen = overhead if overhead is not None else DEFAULT_OVERHEAD
+    resolved = resolve_counter(counter)
+    chosen = with_tools(
+        overhead if overhead is not None else DEFAULT_OVERHEAD,
+        tools,
+        source=SOURCE,
+        counter=resolved,
+        framing=OPENAI_TOOLS,
+    )
     parsed, items = _parse(messages, instructions, chosen)
     units = build_units(
         parsed,
         source=SOURCE,
-        counter=resolve_counter(counter),
+        counter=resolved,
         message_count=len(items),
         pin_system=pin_system,
         pin_latest_user=pin_latest_user,
@@ -215,12 +227,20 @@ def count_tokens(
     *,
     instructions: str | None = None,
     counter: TokenCounter | None = None,
+    tools: Sequence[Mapping[str, Any]] | None = None,
     overhead: MessageOverhead | None = None,
 ) -> int:
     """Tokens of a request's instructions and input, counted as :func:`fit_messages` does."""
-    chosen = overhead if overhead is not None else DEFAULT_OVERHEAD
+    resolved = resolve_counter(counter)
+    chosen = with_tools(
+        overhead if overhead is not None else DEFAULT_OVERHEAD,
+        tools,
+        source=SOURCE,
+        counter=resolved,
+        framing=OPENAI_TOOLS,
+    )
     parsed, _ = _parse(messages, instructions, chosen)
-    return count_parsed(parsed, resolve_counter(counter)) + chosen.per_request
+    return count_parsed(parsed, resolved) + chosen.per_request
 
 
 def fit_messages(
@@ -230,6 +250,7 @@ def fit_messages(
     budget: int | ContextBudget,
     policy: Policy | Pipeline | None = None,
     counter: TokenCounter | None = None,
+    tools: Sequence[Mapping[str, Any]] | None = None,
     overhead: MessageOverhead | None = None,
     pin_system: bool = True,
     pin_latest_user: bool = True,
@@ -244,7 +265,7 @@ def fit_messages(
         instructions: the request's ``instructions``.
         budget: tokens for the whole prompt (instructions + input), or a ContextBudget.
         policy: the selection policy (or a Pipeline); defaults to :func:`pycupel.presets.chat`.
-        counter, overhead, pin_system, pin_latest_user, timestamps: as for
+        counter, tools, overhead, pin_system, pin_latest_user, timestamps: as for
             :func:`from_messages`.
         deduplicate: let the pipeline drop units whose rendered text is byte-identical.
         unanswered_tool_calls: ``"error"`` raises for a call nobody answers; ``"drop"``
@@ -262,6 +283,7 @@ def fit_messages(
         messages,
         instructions=instructions,
         counter=counter,
+        tools=tools,
         overhead=overhead,
         pin_system=pin_system,
         pin_latest_user=pin_latest_user,
@@ -511,8 +533,19 @@ def _image_source(part: Mapping[str, Any], at: str) -> None:
 
 
 def _image_cost(part: Mapping[str, Any], overhead: MessageOverhead) -> int:
-    del part  # sized by the overhead's fixed image cost
-    return overhead.image
+    """An image's tokens from its pixel size (read from a data URL or given in the
+    overhead's ``image_sizes`` by URL or file id), else the fixed estimate."""
+    url = part.get("image_url")
+    reference = url if isinstance(url, str) else part.get("file_id")
+    detail = part.get("detail")
+    return image_tokens(
+        "openai",
+        data=data_url_bytes(url) if isinstance(url, str) else None,
+        reference=reference if isinstance(reference, str) else None,
+        sizes=overhead.image_sizes,
+        fallback=overhead.image,
+        detail=detail if isinstance(detail, str) else "auto",
+    )
 
 
 def _file_label(part: Mapping[str, Any], at: str) -> str:
