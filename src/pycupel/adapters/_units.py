@@ -30,6 +30,7 @@ from typing import Generic, Literal, TypeVar
 
 from pycupel._checks import check_int
 from pycupel.adapters._format import fail
+from pycupel.diagnostics import ExcludedItem
 from pycupel.errors import ItemValidationError, PipelineConfigError
 from pycupel.model import ContextItem, ContextKind, ContextSource
 from pycupel.tokens import TokenCounter
@@ -237,6 +238,8 @@ class MessageUnits(Generic[M]):
         units: the units in conversation order.
         items: the candidate items, one per unit, in conversation order.
         overhead: the fixed costs used for counting.
+        repairs: messages left out by repair mode (orphaned tool results), as exclusions
+            for the report; they belong to no unit.
         system: what the format passes beside the list (Anthropic's ``system`` and Gemini's
             ``system_instruction`` as given; the Responses adapter's instructions and input
             form), ``None`` elsewhere.
@@ -247,6 +250,7 @@ class MessageUnits(Generic[M]):
     units: tuple[MessageUnit, ...]
     overhead: MessageOverhead
     system: object = None
+    repairs: tuple[ExcludedItem, ...] = ()
     items: tuple[ContextItem, ...] = field(init=False)
     _by_item: Mapping[ContextItem, MessageUnit] = field(init=False, repr=False)
 

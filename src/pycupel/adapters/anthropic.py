@@ -61,6 +61,7 @@ from pycupel.adapters._format import (
     fail,
 )
 from pycupel.adapters._media import base64_prefix, image_tokens
+from pycupel.adapters._repair import group_units
 from pycupel.adapters._tools import ANTHROPIC_TOOLS, with_tools
 from pycupel.adapters._units import (
     AnswerRef,
@@ -69,7 +70,6 @@ from pycupel.adapters._units import (
     MessageUnit,
     MessageUnits,
     ParsedMessage,
-    build_units,
     count_parsed,
 )
 from pycupel.diagnostics import SelectionReport
@@ -131,6 +131,7 @@ def from_messages(
     pin_latest_user: bool = True,
     timestamps: Sequence[datetime] | None = None,
     allow_unanswered: bool = False,
+    repair: bool = False,
 ) -> MessageUnits[AnthropicMessage]:
     """Split an Anthropic history (and its system prompt) into units, one item per unit.
 
@@ -147,6 +148,8 @@ def from_messages(
             default synthetic, strictly increasing ones in message order.
         allow_unanswered: keep a ``tool_use`` nobody answers as a flagged unit instead of
             raising (the API rejects a request holding it).
+        repair: drop messages holding orphaned tool results (kept in ``repairs``) and
+            allow unanswered calls instead of raising (see :mod:`pycupel.adapters._repair`).
 
     Raises:
         MessageFormatError: a malformed message or system prompt, an orphaned ``tool_result``,
@@ -161,8 +164,9 @@ def from_messages(
         framing=ANTHROPIC_TOOLS,
     )
     parsed = _parse(messages, system, chosen)
-    units = build_units(
+    units, repairs = group_units(
         parsed,
+        repair=repair,
         source=SOURCE,
         counter=resolved,
         message_count=len(parsed) - (system is not None),
@@ -171,7 +175,7 @@ def from_messages(
         timestamps=timestamps,
         allow_unanswered=allow_unanswered,
     )
-    return MessageUnits("anthropic", tuple(messages), units, chosen, system=system)
+    return MessageUnits("anthropic", tuple(messages), units, chosen, system=system, repairs=repairs)
 
 
 def to_messages(
@@ -226,6 +230,7 @@ def fit_messages(
     timestamps: Sequence[datetime] | None = None,
     deduplicate: bool = False,
     unanswered_tool_calls: Literal["error", "drop"] = "error",
+    repair: bool = False,
     start_with_user: bool = True,
     merge_consecutive: bool = False,
 ) -> AnthropicFitResult:
@@ -244,6 +249,8 @@ def fit_messages(
             ``"drop"`` leaves its unit out, reported with reason ``Filtered``.
         start_with_user: drop leading unpinned units that start with an assistant message.
         merge_consecutive: merge runs of same-role messages in the output.
+        repair: fix what the provider rejects instead of raising, reporting each fix as a
+            ``Filtered`` exclusion (see :mod:`pycupel.adapters._repair`).
 
     Returns:
         ``AnthropicFitResult(system, messages, report)``, ready for
@@ -265,16 +272,17 @@ def fit_messages(
         pin_latest_user=pin_latest_user,
         timestamps=timestamps,
         allow_unanswered=allows_unanswered(unanswered_tool_calls),
+        repair=repair,
     )
     fitted = fit_units(
         units,
         budget=budget,
         policy=policy,
         deduplicate=deduplicate,
-        unanswered_tool_calls=unanswered_tool_calls,
+        unanswered_tool_calls="drop" if repair else unanswered_tool_calls,
         leading_filter=(
             LeadingFilter(START_WITH_USER_FILTER, lambda unit: unit.first_role == "assistant")
-            if start_with_user
+            if start_with_user or repair
             else None
         ),
     )

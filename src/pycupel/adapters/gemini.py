@@ -63,6 +63,7 @@ from pycupel.adapters._format import (
     fail,
 )
 from pycupel.adapters._media import base64_prefix, image_tokens
+from pycupel.adapters._repair import group_units
 from pycupel.adapters._tools import GEMINI_TOOLS, with_tools
 from pycupel.adapters._units import (
     AnswerRef,
@@ -71,7 +72,6 @@ from pycupel.adapters._units import (
     MessageUnit,
     MessageUnits,
     ParsedMessage,
-    build_units,
     count_parsed,
 )
 from pycupel.diagnostics import SelectionReport
@@ -148,6 +148,7 @@ def from_messages(
     pin_latest_user: bool = True,
     timestamps: Sequence[datetime] | None = None,
     allow_unanswered: bool = False,
+    repair: bool = False,
 ) -> MessageUnits[GeminiContent]:
     """Split Gemini ``contents`` (and the system instruction) into units, one item per unit.
 
@@ -164,6 +165,8 @@ def from_messages(
             default synthetic, strictly increasing ones in turn order.
         allow_unanswered: keep a function call nobody answers as a flagged unit instead of
             raising.
+        repair: drop messages holding orphaned tool results (kept in ``repairs``) and
+            allow unanswered calls instead of raising (see :mod:`pycupel.adapters._repair`).
 
     Raises:
         MessageFormatError: a malformed turn or part, a function response answering no earlier
@@ -178,8 +181,9 @@ def from_messages(
         framing=GEMINI_TOOLS,
     )
     parsed = _parse(messages, system_instruction, chosen)
-    units = build_units(
+    units, repairs = group_units(
         parsed,
+        repair=repair,
         source=SOURCE,
         counter=resolved,
         message_count=len(parsed) - (system_instruction is not None),
@@ -188,7 +192,9 @@ def from_messages(
         timestamps=timestamps,
         allow_unanswered=allow_unanswered,
     )
-    return MessageUnits("gemini", tuple(messages), units, chosen, system=system_instruction)
+    return MessageUnits(
+        "gemini", tuple(messages), units, chosen, system=system_instruction, repairs=repairs
+    )
 
 
 def to_messages(
@@ -242,6 +248,7 @@ def fit_messages(
     timestamps: Sequence[datetime] | None = None,
     deduplicate: bool = False,
     unanswered_tool_calls: Literal["error", "drop"] = "error",
+    repair: bool = False,
     start_with_user: bool = True,
     merge_consecutive: bool = False,
 ) -> GeminiFitResult:
@@ -259,6 +266,8 @@ def fit_messages(
             leaves its unit out, reported with reason ``Filtered``.
         start_with_user: drop leading unpinned units that start with a ``model`` turn.
         merge_consecutive: merge runs of same-role turns in the output.
+        repair: fix what the provider rejects instead of raising, reporting each fix as a
+            ``Filtered`` exclusion (see :mod:`pycupel.adapters._repair`).
 
     Returns:
         ``GeminiFitResult(system_instruction, contents, report)``.
@@ -279,20 +288,21 @@ def fit_messages(
         pin_latest_user=pin_latest_user,
         timestamps=timestamps,
         allow_unanswered=allows_unanswered(unanswered_tool_calls),
+        repair=repair,
     )
     fitted = fit_units(
         units,
         budget=budget,
         policy=policy,
         deduplicate=deduplicate,
-        unanswered_tool_calls=unanswered_tool_calls,
+        unanswered_tool_calls="drop" if repair else unanswered_tool_calls,
         leading_filter=(
             LeadingFilter(START_WITH_USER_FILTER, lambda unit: unit.first_role == "model")
-            if start_with_user
+            if start_with_user or repair
             else None
         ),
     )
-    history = _history(fitted.units, units, merge_consecutive=merge_consecutive)
+    history = _history(fitted.units, units, merge_consecutive=merge_consecutive or repair)
     return GeminiFitResult(history.system_instruction, history.contents, fitted.report)
 
 

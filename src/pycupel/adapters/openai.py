@@ -43,6 +43,7 @@ from pycupel.adapters._format import (
     fail,
 )
 from pycupel.adapters._media import data_url_bytes, image_tokens
+from pycupel.adapters._repair import group_units
 from pycupel.adapters._tools import OPENAI_TOOLS, with_tools
 from pycupel.adapters._units import (
     AnswerRef,
@@ -51,7 +52,6 @@ from pycupel.adapters._units import (
     MessageOverhead,
     MessageUnits,
     ParsedMessage,
-    build_units,
     count_parsed,
 )
 from pycupel.model import ContextBudget, ContextItem
@@ -112,6 +112,7 @@ def from_messages(
     pin_latest_user: bool = True,
     timestamps: Sequence[datetime] | None = None,
     allow_unanswered: bool = False,
+    repair: bool = False,
 ) -> MessageUnits[OpenAIMessage]:
     """Split an OpenAI chat history into units, one candidate item per unit.
 
@@ -128,6 +129,8 @@ def from_messages(
         allow_unanswered: keep a tool call nobody answers as a unit of its own instead of
             raising :class:`~pycupel.errors.MessageFormatError`; such a unit is flagged in
             ``unanswered_call_ids`` (OpenAI rejects a request holding it).
+        repair: drop messages holding orphaned tool results (kept in ``repairs``) and
+            allow unanswered calls instead of raising (see :mod:`pycupel.adapters._repair`).
 
     Returns:
         The units; ``.items`` are the candidates for a pipeline and :func:`to_messages` maps a
@@ -146,8 +149,9 @@ def from_messages(
         framing=OPENAI_TOOLS,
     )
     parsed = _parse(messages, chosen)
-    units = build_units(
+    units, repairs = group_units(
         parsed,
+        repair=repair,
         source=SOURCE,
         counter=resolved,
         message_count=len(parsed),
@@ -156,7 +160,7 @@ def from_messages(
         timestamps=timestamps,
         allow_unanswered=allow_unanswered,
     )
-    return MessageUnits("openai", tuple(messages), units, chosen)
+    return MessageUnits("openai", tuple(messages), units, chosen, repairs=repairs)
 
 
 def to_messages(
@@ -210,6 +214,7 @@ def fit_messages(
     timestamps: Sequence[datetime] | None = None,
     deduplicate: bool = False,
     unanswered_tool_calls: Literal["error", "drop"] = "error",
+    repair: bool = False,
 ) -> FitResult[OpenAIMessage]:
     """Fit an OpenAI chat history into a token budget; return the history and the report.
 
@@ -231,6 +236,8 @@ def fit_messages(
             default: two "ok" turns at different points of a chat are not duplicates.
         unanswered_tool_calls: ``"error"`` raises for a call nobody answers; ``"drop"`` leaves
             its unit out and reports it excluded with reason ``Filtered``.
+        repair: fix what the provider rejects instead of raising, reporting each fix as a
+            ``Filtered`` exclusion (see :mod:`pycupel.adapters._repair`).
 
     Returns:
         ``FitResult(messages, report)``: the kept messages in the original order, and the
@@ -249,13 +256,14 @@ def fit_messages(
         pin_latest_user=pin_latest_user,
         timestamps=timestamps,
         allow_unanswered=allows_unanswered(unanswered_tool_calls),
+        repair=repair,
     )
     fitted = fit_units(
         units,
         budget=budget,
         policy=policy,
         deduplicate=deduplicate,
-        unanswered_tool_calls=unanswered_tool_calls,
+        unanswered_tool_calls="drop" if repair else unanswered_tool_calls,
     )
     return FitResult(to_messages(fitted.selected, units), fitted.report)
 

@@ -57,6 +57,7 @@ from pycupel.adapters._format import (
     fail,
 )
 from pycupel.adapters._media import data_url_bytes, image_tokens
+from pycupel.adapters._repair import group_units
 from pycupel.adapters._tools import OPENAI_TOOLS, with_tools
 from pycupel.adapters._units import (
     AnswerRef,
@@ -66,7 +67,6 @@ from pycupel.adapters._units import (
     MessageUnit,
     MessageUnits,
     ParsedMessage,
-    build_units,
     count_parsed,
 )
 from pycupel.diagnostics import SelectionReport
@@ -163,6 +163,7 @@ def from_messages(
     pin_latest_user: bool = True,
     timestamps: Sequence[datetime] | None = None,
     allow_unanswered: bool = False,
+    repair: bool = False,
 ) -> MessageUnits[Any]:
     """Split a Responses ``input`` (and its ``instructions``) into units, one item per unit.
 
@@ -178,6 +179,8 @@ def from_messages(
         timestamps: one aware datetime per item (the instructions take the oldest); by
             default synthetic, strictly increasing ones in item order.
         allow_unanswered: keep a call nobody answers as a flagged unit instead of raising.
+        repair: drop messages holding orphaned tool results (kept in ``repairs``) and
+            allow unanswered calls instead of raising (see :mod:`pycupel.adapters._repair`).
 
     Raises:
         MessageFormatError: a malformed item, an output answering no earlier call, a call id
@@ -192,8 +195,9 @@ def from_messages(
         framing=OPENAI_TOOLS,
     )
     parsed, items = _parse(messages, instructions, chosen)
-    units = build_units(
+    units, repairs = group_units(
         parsed,
+        repair=repair,
         source=SOURCE,
         counter=resolved,
         message_count=len(items),
@@ -210,6 +214,7 @@ def from_messages(
         units,
         chosen,
         system=_Origin(instructions, isinstance(messages, str)),
+        repairs=repairs,
     )
 
 
@@ -257,6 +262,7 @@ def fit_messages(
     timestamps: Sequence[datetime] | None = None,
     deduplicate: bool = False,
     unanswered_tool_calls: Literal["error", "drop"] = "error",
+    repair: bool = False,
 ) -> ResponsesFitResult:
     """Fit a Responses input (and instructions) into a token budget.
 
@@ -270,6 +276,8 @@ def fit_messages(
         deduplicate: let the pipeline drop units whose rendered text is byte-identical.
         unanswered_tool_calls: ``"error"`` raises for a call nobody answers; ``"drop"``
             leaves its unit out, reported with reason ``Filtered``.
+        repair: fix what the provider rejects instead of raising, reporting each fix as a
+            ``Filtered`` exclusion (see :mod:`pycupel.adapters._repair`).
 
     Returns:
         ``ResponsesFitResult(instructions, input, report)``, ready for
@@ -289,13 +297,14 @@ def fit_messages(
         pin_latest_user=pin_latest_user,
         timestamps=timestamps,
         allow_unanswered=allows_unanswered(unanswered_tool_calls),
+        repair=repair,
     )
     fitted = fit_units(
         units,
         budget=budget,
         policy=policy,
         deduplicate=deduplicate,
-        unanswered_tool_calls=unanswered_tool_calls,
+        unanswered_tool_calls="drop" if repair else unanswered_tool_calls,
     )
     history = _history(fitted.units, units)
     return ResponsesFitResult(history.instructions, history.input, fitted.report)
