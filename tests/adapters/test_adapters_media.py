@@ -251,3 +251,11 @@ def test_fit_leaves_room_for_the_tools() -> None:
 def test_malformed_tools_name_the_location() -> None:
     with pytest.raises(MessageFormatError, match=r"tools\[1\]"):
         gemini.count_tokens([], tools=[{"functionDeclarations": []}, "nope"])  # type: ignore[list-item]
+
+
+def test_openai_image_detail_is_checked() -> None:
+    part = {"type": "image_url", "image_url": {"url": "https://x/a.png", "detail": "huge"}}
+    with pytest.raises(MessageFormatError, match=r"image_url\.detail"):
+        openai.count_tokens([{"role": "user", "content": [part]}])
+    part["image_url"]["detail"] = "original"  # type: ignore[index]
+    assert openai.count_tokens([{"role": "user", "content": [part]}]) > 0

@@ -8,8 +8,9 @@ given by URL or file id), and apply the provider's formula:
 * **OpenAI** (the "Calculating costs" section of OpenAI's *Images and vision* guide; fits
   GPT-4o, GPT-4.1, GPT-4.5 and o1/o3, the models billed in 512-pixel tiles): ``detail: low``
   costs 85 tokens; ``high`` scales the image to fit in 2048 x 2048, then down so its shortest
-  side is at most 768 pixels, and costs 85 + 170 per 512-pixel tile. ``auto`` is counted as
-  ``high`` (the model may pick either; the higher count is the safe one). Models billed in
+  side is at most 768 pixels, and costs 85 + 170 per 512-pixel tile. ``auto`` (and
+  ``original``) is counted as ``high`` (the model may pick either; the higher count is the
+  safe one). Models billed in
   32-pixel patches (GPT-4.1 mini/nano, o4-mini) or with other multipliers (GPT-4o mini) need
   ``MessageOverhead(image=...)`` or their own ``image_pricing``.
 * **Anthropic** (*Vision* guide, "Evaluate image size"): an image whose long edge exceeds 1568

@@ -546,8 +546,8 @@ def _image_cost(image: Mapping[str, Any], at: str, overhead: MessageOverhead) ->
     overhead's ``image_sizes``), else the fixed estimate."""
     url = expect_str(SOURCE, f"{at}.url", image.get("url"))
     detail = image.get("detail", "auto")
-    if detail not in ("auto", "low", "high"):
-        fail(SOURCE, f"{at}.detail", "must be 'auto', 'low' or 'high'", detail)
+    if detail not in ("auto", "low", "high", "original"):
+        fail(SOURCE, f"{at}.detail", "must be 'auto', 'low', 'high' or 'original'", detail)
     return image_tokens(
         "openai",
         data=data_url_bytes(url),
