@@ -101,7 +101,7 @@ def test_items_from_texts_counts_in_one_batch_and_keeps_order() -> None:
     assert counter.batches == [texts]
     assert [i.content for i in made] == texts
     assert [i.tokens for i in made] == [1, 2, 3, 1]
-    assert all(i.kind == "memory" and i.tags == ("t",) for i in made)
+    assert all(i.kind == ContextKind.MEMORY and i.tags == ("t",) for i in made)
     # Items are distinct objects even for equal texts.
     assert made[0] is not made[3]
     assert items_from_texts([], counter=counter) == []
