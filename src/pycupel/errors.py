@@ -7,6 +7,7 @@ programmatically; the message always names the field, the offending value and th
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -428,5 +429,11 @@ class ReportAssertionError(CupelError, AssertionError):
 
 def _show(value: object) -> str:
     """A short, unambiguous rendering of a rejected value for messages."""
-    text = repr(value)
+    try:
+        text = repr(value)
+    except ValueError:
+        if not isinstance(value, int):
+            raise
+        # Python refuses to print ints over 4,300 digits; say how big it is instead.
+        text = f"<an int of about {int(value.bit_length() * math.log10(2)) + 1} digits>"
     return text if len(text) <= 80 else text[:77] + "..."

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 
 from pycupel.errors import SlicerConfigError
 from pycupel.model import ContextBudget, ContextItem, ScoredItem
-from pycupel.slicers._common import Frozen, check_budget, score_desc_key
+from pycupel.slicers._common import Frozen, check_budget, check_scored_items, score_desc_key
 from pycupel.slicers._count_phases import (
     CountPolicy,
     count_satisfy,
@@ -87,6 +87,7 @@ class CountConstrainedKnapsackSlice(Frozen):
     def slice(self, items: Sequence[ScoredItem], budget: ContextBudget) -> SliceResult:
         """Select from ``items`` honouring the count limits, knapsack-optimal in between."""
         check_budget(budget)
+        items = check_scored_items(items)
         if not items or budget.target_tokens <= 0:
             return SliceResult(())
         policy = self._policy

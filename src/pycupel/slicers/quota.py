@@ -13,6 +13,7 @@ from pycupel.slicers._common import (
     Frozen,
     check_budget,
     check_inner_slicer,
+    check_scored_items,
     config_kind,
     negative_tokens_error,
 )
@@ -169,6 +170,7 @@ class QuotaSlice(Frozen):
     def slice(self, items: Sequence[ScoredItem], budget: ContextBudget) -> SliceResult:
         """Select from ``items`` with the budget shared between kinds by quota."""
         target = check_budget(budget).target_tokens
+        items = check_scored_items(items)
         if not items or target <= 0:
             return SliceResult(())
         partitions = _partition(items)
