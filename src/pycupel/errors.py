@@ -33,9 +33,12 @@ __all__ = [
     "PlacerConfigError",
     "PolicyError",
     "PolicyProblem",
+    "ProviderUsageError",
+    "ReplayLogError",
     "ReportAssertionError",
     "RequirementUnreachableError",
     "ScorerConfigError",
+    "SessionConfigError",
     "SliceInputError",
     "SlicerConfigError",
     "SolverUnavailableError",
@@ -102,6 +105,16 @@ class BudgetSimulationError(InvalidValueError):
 class SliceInputError(InvalidValueError):
     """A slicer was called with input it cannot use: an item with a negative token count, a
     score the knapsack cannot scale to an integer, a token counter returning a non-integer."""
+
+
+class SessionConfigError(InvalidValueError):
+    """A session (``pycupel.session``, ``adapters.*.Session``) was configured with an invalid
+    value: a budget, a watermark, a grid or a recall share."""
+
+
+class ProviderUsageError(InvalidValueError):
+    """The usage given to ``Session.record_usage`` is not a provider usage object: a missing
+    prompt count, a negative or non-integer count, cached tokens above the prompt tokens."""
 
 
 class NonFiniteScoreError(ScorerConfigError):
@@ -347,6 +360,11 @@ class InputFormatError(CupelError):
 
 class MessageFormatError(InputFormatError):
     """A chat-message history (OpenAI, Anthropic, LangChain) is malformed."""
+
+
+class ReplayLogError(InputFormatError):
+    """A logged request in a replay log (JSON Lines or Parquet) is malformed; ``source`` is the
+    file and ``location`` the line or row, then the field (``"line 7: messages[2].role"``)."""
 
 
 class ConformanceVectorError(InputFormatError):
