@@ -24,6 +24,7 @@ from pycupel.slicers.base import Slicer, SliceResult
 
 __all__ = [
     "TOKEN_TOTAL_LIMIT",
+    "CheckedScoredItems",
     "ColumnSlicer",
     "Frozen",
     "check_budget",
@@ -99,6 +100,14 @@ def check_budget(budget: object) -> ContextBudget:
 _SCORE_TYPES = frozenset({float, int, np.float64})
 
 
+class CheckedScoredItems(tuple[ScoredItem, ...]):
+    """A tuple of :class:`ScoredItem` whose shape is known good: built by the pipeline from
+    its own scores, or by a slicer from input it has checked. :func:`check_scored_items`
+    passes it without a look, so the check costs nothing on the pipeline's path."""
+
+    __slots__ = ()
+
+
 def check_scored_items(items: object) -> Sequence[ScoredItem]:
     """Return ``items`` if it is a sequence of :class:`ScoredItem` with real-number scores.
 
@@ -107,6 +116,8 @@ def check_scored_items(items: object) -> Sequence[ScoredItem]:
     throughout) is decided by three C-level passes; the per-element walk that names the
     culprit runs only when one of them finds something else.
     """
+    if type(items) is CheckedScoredItems:
+        return items
     if isinstance(items, str | bytes) or not isinstance(items, Sequence):
         raise SliceInputError("items", items, "must be a sequence of ScoredItem")
     if (
