@@ -129,18 +129,23 @@ def _run_module(
     )
     with (scratch / "pyproject.toml").open("a", encoding="utf-8") as config:
         config.write(section)
+    # mutmut copies the sources into mutants/src; it must exist before the interpreter starts
+    # or the import system caches it as absent.
+    (scratch / "mutants" / "src").mkdir(parents=True)
     env = dict(os.environ, PYTHONPATH=str(scratch / "mutants" / "src"))
     env.pop("PYCUPEL_CONFORMANCE_DIR", None)
     started = time.monotonic()
     try:
-        subprocess.run(
-            [str(python), "-m", "mutmut", "run", "--max-children", str(children)],
-            cwd=scratch,
-            env=env,
-            timeout=timeout,
-            capture_output=True,
-            check=False,
-        )
+        with (scratch / "mutmut.log").open("wb") as log:
+            subprocess.run(
+                [str(python), "-m", "mutmut", "run", "--max-children", str(children)],
+                cwd=scratch,
+                env=env,
+                timeout=timeout,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                check=False,
+            )
         finished = True
     except subprocess.TimeoutExpired:
         finished = False
