@@ -254,7 +254,12 @@ def _children(node: object) -> tuple[object, ...]:
     children = getattr(node, "children", None)
     if not callable(children) or isinstance(node, type):
         return ()
-    found = children()
+    try:
+        found = children()
+    except AttributeError:
+        # A scorer still in its own __init__ (listing itself as a child): the cycle check
+        # that follows construction reports it.
+        return ()
     return tuple(found) if isinstance(found, tuple | list) else ()
 
 
