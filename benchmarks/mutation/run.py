@@ -197,9 +197,7 @@ def _shim_interpreter() -> Path:
     shim = Path(tempfile.gettempdir()) / "pycupel-mutation-venv"
     python = shim / "bin" / "python"
     if not python.exists():
-        subprocess.run(
-            [sys.executable, "-m", "venv", "--without-pip", str(shim)], check=True
-        )
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(shim)], check=True)
     purelib = sysconfig.get_paths()["purelib"]
     target = subprocess.run(
         [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
