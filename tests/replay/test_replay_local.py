@@ -237,3 +237,33 @@ def test_config_is_checked() -> None:
         ReplayConfig(policies=(), budget=100)
     with pytest.raises(PipelineConfigError, match="on_error"):
         ReplayConfig(policies=(chat,), budget=100, on_error="ignore")  # type: ignore[arg-type]
+
+
+def test_session_policies_fit_through_the_adapter_session(tmp_path: Path) -> None:
+    from pycupel.replay.synthetic import generate_log
+
+    path = tmp_path / "sessions.jsonl"
+    generate_log(path, 10, min_messages=20, max_messages=160, session_turns=5, seed=5)
+    config = ReplayConfig(
+        policies=(
+            ReplayPolicy("chat", presets.chat()),
+            ReplayPolicy("session:chat", presets.chat(), session=True),
+        ),
+        budget=2_500,
+    )
+    entries = [entry for chunk in plan_chunks([str(path)]) for entry in scan_chunk(chunk)]
+    by_session: dict[str, list[dict]] = {}  # type: ignore[type-arg]
+    for entry in entries:
+        by_session.setdefault(entry["session_id"], []).append(entry)
+    rows = [
+        row
+        for members in by_session.values()
+        for row in replay_entries(config, [str(path)], members, session=True)
+    ]
+    assert all(row["valid"] for row in rows), [row["invalid_reason"] for row in rows]
+    assert all(row["tokens_after"] <= 2_500 for row in rows)
+    stateless = [row for row in rows if row["policy"] == "chat"]
+    session = [row for row in rows if row["policy"] == "session:chat"]
+    assert len(session) == len(stateless) == 10
+    # A Session keeps its window append-only between compactions: later turns reuse a prefix.
+    assert any(row["cached_tokens_after"] > 0 for row in session if row["turn"] > 0)

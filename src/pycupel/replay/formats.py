@@ -85,6 +85,10 @@ class ReplayFormat:
         tokens: int = adapter.count_tokens(messages, counter=counter, **self._system(system))
         return tokens
 
+    def system_argument(self, system: Any) -> dict[str, Any]:
+        """The keyword argument passing a request's system prompt to the adapter (or none)."""
+        return self._system(system)
+
     def _system(self, system: Any) -> dict[str, Any]:
         if system is None or self.system_keyword is None:
             return {}
