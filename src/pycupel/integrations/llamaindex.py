@@ -279,7 +279,7 @@ def _as_chat_message(message: ChatMessage) -> dict[str, Any]:
         if isinstance(block, TextBlock):
             parts.append({"type": "text", "text": block.text})
         elif isinstance(block, ImageBlock):
-            parts.append({"type": "image_url", "image_url": {}})
+            parts.append({"type": "image_url", "image_url": {"url": str(block.url or "image")}})
         elif isinstance(block, ToolCallBlock) and block.tool_call_id:
             calls.append(_call(block.tool_call_id, block.tool_name, block.tool_kwargs))
         else:

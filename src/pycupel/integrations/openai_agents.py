@@ -366,7 +366,8 @@ def _content(content: object, where: str) -> str | list[dict[str, Any]]:
                 fail(SOURCE, f"{where}[{position}].{field}", "must be a string", text)
             parts.append({"type": _PART_TYPES[str(kind)], _PART_TYPES[str(kind)]: text})
         elif kind == "input_image":
-            parts.append({"type": "image_url", "image_url": {}})
+            url = part.get("image_url") or part.get("file_id") or "image"
+            parts.append({"type": "image_url", "image_url": {"url": str(url)}})
         elif kind == "input_file":
             parts.append({"type": "file", "file": {}})
         elif kind == "input_audio":
