@@ -115,7 +115,8 @@ def agent_history(seed: int, steps: int = 340) -> Conversation:
     facts: list[tuple[str, int]] = []
     for step in range(steps):
         if step % 30 == 0:
-            task = f"Task {step // 30 + 1}: investigate the {rng.choice(_WORDS)} alerts on {rng.choice(_SERVICES)}."
+            alert, where = rng.choice(_WORDS), rng.choice(_SERVICES)
+            task = f"Task {step // 30 + 1}: investigate the {alert} alerts on {where}."
             messages.append({"role": "user", "content": task})
             turns.append(len(messages))
         call = f"toolu_{seed}_{step}"
