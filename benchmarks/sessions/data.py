@@ -58,7 +58,7 @@ def load_locomo(path: Path | None = None) -> list[Conversation]:
 
 
 def _locomo_conversation(name: str, data: dict[str, Any]) -> Conversation:
-    talk = data["conversation"]
+    talk = data.get("conversation", data)
     speaker_a = talk["speaker_a"]
     messages: list[dict[str, Any]] = []
     position_of: dict[str, int] = {}
