@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import statistics
 import sys
 import time
@@ -152,6 +153,7 @@ def replay(conversation: Conversation, budget: int, tally: Tally, *, user_first:
         tally.requests[name].append(rendered[name])
 
     identity = {id(message): position for position, message in enumerate(messages)}
+    by_text = {json.dumps(m["content"], sort_keys=True): m for m in messages}
     fitters: dict[str, Callable[[list[Any]], list[Any]]] = {
         "session": lambda h: session.fit(h).messages,
         "fit_messages": lambda h: (
@@ -163,13 +165,19 @@ def replay(conversation: Conversation, budget: int, tally: Tally, *, user_first:
     for question in conversation.questions:
         history = [*messages, {"role": "user", "content": question.text}]
         for name, fitter in fitters.items():
-            kept = {identity.get(id(_original(m, messages)), -1) for m in fitter(history)}
+            kept = {identity.get(id(_original(m, by_text)), -1) for m in fitter(history)}
             hits = sum(1 for position in question.evidence if position in kept)
             tally.recall[name].append(hits / len(question.evidence))
 
 
-def _original(message: Any, messages: list[Any]) -> Any:
+def _original(message: Any, by_text: dict[str, Any]) -> Any:
     """The history's message object behind a window's message (breakpoints are on copies)."""
+    content = message["content"]
+    if isinstance(content, list) and any("cache_control" in block for block in content):
+        blocks = [{k: v for k, v in b.items() if k != "cache_control"} for b in content]
+        if len(blocks) == 1 and set(blocks[0]) == {"type", "text"}:
+            return by_text.get(json.dumps(blocks[0]["text"]), message)
+        return by_text.get(json.dumps(blocks, sort_keys=True), message)
     return message
 
 
