@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Literal
 
 from pycupel._checks import check_float, check_int
@@ -121,19 +122,21 @@ _ANTHROPIC_MODELS = (
     ("claude-3-5-haiku", 0.80, 2048),
 )
 
-DEFAULT_PRICES: Mapping[str, ModelPrice] = {
-    price.model: price
-    for price in (
-        *(_anthropic(m, b, n, "5m") for m, b, n in _ANTHROPIC_MODELS),
-        *(_anthropic(m, b, n, "1h") for m, b, n in _ANTHROPIC_MODELS),
-        _openai("gpt-5", 1.25, 0.125),
-        _openai("gpt-5-mini", 0.25, 0.025),
-        _openai("gpt-4.1", 2.00, 0.50),
-        _openai("gpt-4.1-mini", 0.40, 0.10),
-        _openai("gpt-4o", 2.50, 1.25),
-        _openai("gpt-4o-mini", 0.15, 0.075),
-    )
-}
+DEFAULT_PRICES: Mapping[str, ModelPrice] = MappingProxyType(
+    {
+        price.model: price
+        for price in (
+            *(_anthropic(m, b, n, "5m") for m, b, n in _ANTHROPIC_MODELS),
+            *(_anthropic(m, b, n, "1h") for m, b, n in _ANTHROPIC_MODELS),
+            _openai("gpt-5", 1.25, 0.125),
+            _openai("gpt-5-mini", 0.25, 0.025),
+            _openai("gpt-4.1", 2.00, 0.50),
+            _openai("gpt-4.1-mini", 0.40, 0.10),
+            _openai("gpt-4o", 2.50, 1.25),
+            _openai("gpt-4o-mini", 0.15, 0.075),
+        )
+    }
+)
 """List prices per model (``<model>@1h`` for Anthropic's 1-hour cache lifetime), as published
 on :data:`PRICES_CHECKED`; pass your own :class:`ModelPrice` for other models or contracts."""
 
