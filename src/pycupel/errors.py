@@ -24,6 +24,7 @@ __all__ = [
     "ItemValidationError",
     "MessageFormatError",
     "MissingDependencyError",
+    "MissingQueryError",
     "NonFiniteScoreError",
     "NonMonotonicSlicerError",
     "PinnedBudgetError",
@@ -91,6 +92,10 @@ class PlacerConfigError(InvalidValueError):
 
 class PipelineConfigError(InvalidValueError):
     """A pipeline or one of its call arguments is invalid."""
+
+
+class MissingQueryError(PipelineConfigError):
+    """A query-aware scorer (relevance, embeddings) ran without the run's query."""
 
 
 class BudgetSimulationError(InvalidValueError):
