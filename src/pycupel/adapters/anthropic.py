@@ -54,6 +54,7 @@ from pycupel.adapters._format import (
     expect_str,
     fail,
 )
+from pycupel.adapters._structure import Structure
 from pycupel.adapters._units import (
     AnswerRef,
     CallRef,
@@ -199,6 +200,9 @@ def fit_messages(
     timestamps: Sequence[datetime] | None = None,
     deduplicate: bool = False,
     unanswered_tool_calls: Literal["error", "drop"] = "error",
+    query: str | None = None,
+    keep_recent: int | None = None,
+    structure: Structure | None = None,
     start_with_user: bool = True,
     merge_consecutive: bool = False,
 ) -> AnthropicFitResult:
@@ -208,7 +212,9 @@ def fit_messages(
         messages: the request's messages (never modified).
         system: the request's system prompt.
         budget: tokens for the whole prompt (system + messages), or a ContextBudget.
-        policy: the selection policy (or a Pipeline); defaults to :func:`pycupel.presets.chat`.
+        policy: the selection policy (or a Pipeline); by default structure-aware selection
+            with :func:`pycupel.presets.conversation` (as for
+            :func:`pycupel.adapters.openai.fit_messages`).
         counter, overhead, pin_system, pin_latest_user, timestamps: as for
             :func:`from_messages`.
         deduplicate: let the pipeline drop units whose rendered text is byte-identical (off
@@ -217,6 +223,7 @@ def fit_messages(
             ``"drop"`` leaves its unit out, reported with reason ``Filtered``.
         start_with_user: drop leading unpinned units that start with an assistant message.
         merge_consecutive: merge runs of same-role messages in the output.
+        query, keep_recent, structure: as for :func:`pycupel.adapters.openai.fit_messages`.
 
     Returns:
         ``AnthropicFitResult(system, messages, report)``, ready for
@@ -244,6 +251,9 @@ def fit_messages(
         policy=policy,
         deduplicate=deduplicate,
         unanswered_tool_calls=unanswered_tool_calls,
+        query=query,
+        keep_recent=keep_recent,
+        structure=structure,
         leading_filter=(
             LeadingFilter(START_WITH_USER_FILTER, lambda unit: unit.first_role == "assistant")
             if start_with_user

@@ -40,6 +40,7 @@ from pycupel.adapters._format import (
     expect_str,
     fail,
 )
+from pycupel.adapters._structure import Structure
 from pycupel.adapters._units import (
     AnswerRef,
     CallRef,
@@ -149,6 +150,9 @@ def fit_messages(
     timestamps: Sequence[datetime] | None = None,
     deduplicate: bool = False,
     unanswered_tool_calls: Literal["error", "drop"] = "error",
+    query: str | None = None,
+    keep_recent: int | None = None,
+    structure: Structure | None = None,
 ) -> FitResult[BaseMessage]:
     """Fit a LangChain message list into a token budget; return the messages and the report.
 
@@ -169,6 +173,9 @@ def fit_messages(
         policy=policy,
         deduplicate=deduplicate,
         unanswered_tool_calls=unanswered_tool_calls,
+        query=query,
+        keep_recent=keep_recent,
+        structure=structure,
     )
     return FitResult(to_messages(fitted.selected, units), fitted.report)
 

@@ -42,6 +42,7 @@ from pycupel.adapters._format import (
     expect_str,
     fail,
 )
+from pycupel.adapters._structure import Structure
 from pycupel.adapters._units import (
     AnswerRef,
     CallRef,
@@ -176,6 +177,9 @@ def fit_messages(
     timestamps: Sequence[datetime] | None = None,
     deduplicate: bool = False,
     unanswered_tool_calls: Literal["error", "drop"] = "error",
+    query: str | None = None,
+    keep_recent: int | None = None,
+    structure: Structure | None = None,
 ) -> FitResult[OpenAIMessage]:
     """Fit an OpenAI chat history into a token budget; return the history and the report.
 
@@ -184,7 +188,11 @@ def fit_messages(
         budget: tokens for the whole prompt (an int: target = max = budget), or a
             :class:`~pycupel.ContextBudget` for an output reserve, a margin...
         policy: the selection policy, or a ready :class:`~pycupel.pipeline.Pipeline` (to give
-            a decay scorer its clock, say); defaults to :func:`pycupel.presets.chat`.
+            a decay scorer its clock, say). By default the selection is structure-aware:
+            :func:`pycupel.presets.conversation` scores turns for ``query`` and the
+            conversation's shape is kept (see :class:`~pycupel.adapters.Structure`). A given
+            policy runs the ordinary pipeline, unless ``structure`` or ``keep_recent`` is
+            given too.
         counter: defaults to :class:`~pycupel.tokens.HeuristicCounter`.
         overhead: defaults to :data:`DEFAULT_OVERHEAD`.
         pin_system: always keep ``system``/``developer`` messages.
@@ -196,6 +204,12 @@ def fit_messages(
             default: two "ok" turns at different points of a chat are not duplicates.
         unanswered_tool_calls: ``"error"`` raises for a call nobody answers; ``"drop"`` leaves
             its unit out and reports it excluded with reason ``Filtered``.
+        query: what the next answer is about; defaults to the text of the latest user
+            message. Read by query-aware scorers (the default preset's relevance).
+        keep_recent: tokens of the newest turns always kept, as an unbroken tail (shorthand
+            for ``structure=Structure(keep_recent=...)``; by default 10% of the budget).
+        structure: structure-aware selection options (a recent tail, neighbours, dated
+            headers); the default when no policy is given.
 
     Returns:
         ``FitResult(messages, report)``: the kept messages in the original order, and the
@@ -220,6 +234,9 @@ def fit_messages(
         policy=policy,
         deduplicate=deduplicate,
         unanswered_tool_calls=unanswered_tool_calls,
+        query=query,
+        keep_recent=keep_recent,
+        structure=structure,
     )
     return FitResult(to_messages(fitted.selected, units), fitted.report)
 
