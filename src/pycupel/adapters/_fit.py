@@ -220,7 +220,10 @@ def fit_units(
             )
             chosen, report = selection.units, selection.report
         else:
-            result = pipeline.dry_run([unit.item for unit in candidates])
+            result = pipeline.dry_run(
+                [unit.item for unit in candidates],
+                query=query if query is not None else default_query(candidates),
+            )
             chosen, report = units.select(result.items), result.report
     except PinnedBudgetError as exc:
         # Restate it for the whole prompt, the budget the caller gave (overhead included).

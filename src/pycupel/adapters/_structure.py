@@ -44,7 +44,7 @@ from pycupel.scorers.base import Scorer, check_finite_scores, score_array_for
 
 __all__ = ["Structure", "StructuredSelection", "select_structured"]
 
-_DATED_HEADER: Final = re.compile(r"\A\s*\[[^\]\n]{0,80}\d[^\]\n]{0,80}\]")
+_DATED_HEADER: Final = re.compile(r"\s*\[[^\]\n]{0,80}\d[^\]\n]{0,80}\]")
 """A message that opens with a bracketed text holding a digit: ``[1:56 pm on 8 May, 2023]``."""
 
 
