@@ -3,7 +3,7 @@
 * The budget is the whole prompt. An ``int`` becomes ``ContextBudget(max=target=budget)``; the
   format's per-request overhead is taken off ``max_tokens`` and ``target_tokens`` before the
   pipeline sees it, so the fitted messages, counted with ``count_tokens``, stay within it.
-* With no policy, the selection is structure-aware (:mod:`pycupel.adapters._structure`):
+* ``fit_messages`` with no policy selects structure-aware (:mod:`pycupel.adapters._structure`):
   :func:`pycupel.presets.conversation` scores the units for the query (by default the text
   of the latest user message) and the conversation's shape is kept (a recent tail,
   neighbours, dated headers). A ``structure=`` (or ``keep_recent=``) applies the same
@@ -156,11 +156,16 @@ def resolve_structure(policy: object, structure: object, keep_recent: object) ->
     return structure
 
 
-def _pipeline(policy: object, budget: ContextBudget, deduplicate: bool) -> Pipeline:
+def _pipeline(
+    policy: object, budget: ContextBudget, deduplicate: bool, *, structured: bool
+) -> Pipeline:
     if policy is None:
         from pycupel import presets  # noqa: PLC0415  (presets pull in every component)
 
-        policy = presets.conversation()
+        # Structure-aware selection scores for the query; the plain pipeline keeps the
+        # reference chat preset (recency), which callers of fit_units without a structure
+        # (the session's compaction) rely on.
+        policy = presets.conversation() if structured else presets.chat()
     if isinstance(policy, Policy):
         built = policy.build(budget)
     elif isinstance(policy, Pipeline):
@@ -189,16 +194,26 @@ def fit_units(
     leading_filter: LeadingFilter | None = None,
     query: str | None = None,
     structure: Structure | None = None,
-    keep_recent: int | None = None,
 ) -> Fitted:
-    """Select units within ``budget``; see the module documentation for the rules."""
+    """Select units within ``budget``; see the module documentation for the rules.
+
+    ``structure`` selects structure-aware (``fit_messages`` passes
+    :func:`resolve_structure`'s answer); without it the policy's pipeline runs, and a
+    ``None`` policy means :func:`pycupel.presets.chat`.
+    """
     check_bool(PipelineConfigError, "deduplicate", deduplicate)
     allows_unanswered(unanswered_tool_calls)
     if query is not None and not isinstance(query, str):
         raise PipelineConfigError("query", query, "must be a string or None")
-    chosen_structure = resolve_structure(policy, structure, keep_recent)
+    if structure is not None and not isinstance(structure, Structure):
+        raise PipelineConfigError(
+            "structure", structure, "must be a pycupel.adapters.Structure or None"
+        )
+    chosen_structure = structure
     pipeline_budget = resolve_budget(budget, units.overhead.per_request)
-    pipeline = _pipeline(policy, pipeline_budget, deduplicate)
+    pipeline = _pipeline(
+        policy, pipeline_budget, deduplicate, structured=chosen_structure is not None
+    )
 
     filtered: list[ExcludedItem] = []
     candidates: list[MessageUnit] = []

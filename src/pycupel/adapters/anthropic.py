@@ -43,7 +43,13 @@ from datetime import datetime
 from typing import Any, Literal, NamedTuple, cast
 
 from pycupel._checks import check_bool
-from pycupel.adapters._fit import LeadingFilter, allows_unanswered, fit_units, resolve_counter
+from pycupel.adapters._fit import (
+    LeadingFilter,
+    allows_unanswered,
+    fit_units,
+    resolve_counter,
+    resolve_structure,
+)
 from pycupel.adapters._format import (
     MAX_MESSAGES,
     MAX_PARTS_PER_MESSAGE,
@@ -252,8 +258,7 @@ def fit_messages(
         deduplicate=deduplicate,
         unanswered_tool_calls=unanswered_tool_calls,
         query=query,
-        keep_recent=keep_recent,
-        structure=structure,
+        structure=resolve_structure(policy, structure, keep_recent),
         leading_filter=(
             LeadingFilter(START_WITH_USER_FILTER, lambda unit: unit.first_role == "assistant")
             if start_with_user

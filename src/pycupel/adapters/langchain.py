@@ -27,7 +27,13 @@ from datetime import datetime
 from types import MappingProxyType, ModuleType
 from typing import TYPE_CHECKING, Any, Literal
 
-from pycupel.adapters._fit import FitResult, allows_unanswered, fit_units, resolve_counter
+from pycupel.adapters._fit import (
+    FitResult,
+    allows_unanswered,
+    fit_units,
+    resolve_counter,
+    resolve_structure,
+)
 from pycupel.adapters._format import (
     MAX_MESSAGES,
     MAX_PARTS_PER_MESSAGE,
@@ -174,8 +180,7 @@ def fit_messages(
         deduplicate=deduplicate,
         unanswered_tool_calls=unanswered_tool_calls,
         query=query,
-        keep_recent=keep_recent,
-        structure=structure,
+        structure=resolve_structure(policy, structure, keep_recent),
     )
     return FitResult(to_messages(fitted.selected, units), fitted.report)
 

@@ -29,7 +29,13 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any, Literal
 
-from pycupel.adapters._fit import FitResult, allows_unanswered, fit_units, resolve_counter
+from pycupel.adapters._fit import (
+    FitResult,
+    allows_unanswered,
+    fit_units,
+    resolve_counter,
+    resolve_structure,
+)
 from pycupel.adapters._format import (
     MAX_MESSAGES,
     MAX_PARTS_PER_MESSAGE,
@@ -248,8 +254,7 @@ def fit_messages(
         deduplicate=deduplicate,
         unanswered_tool_calls=unanswered_tool_calls,
         query=query,
-        keep_recent=keep_recent,
-        structure=structure,
+        structure=resolve_structure(policy, structure, keep_recent),
     )
     return FitResult(to_messages(fitted.selected, units), fitted.report)
 
