@@ -76,12 +76,14 @@ class Structure:
             check_int(err, "structure.keep_recent", self.keep_recent, minimum=0)
         share = check_float(err, "structure.recent_share", self.recent_share)
         if not 0.0 <= share <= 1.0:
-            raise err("structure.recent_share", self.recent_share, "must be between 0 and 1")
+            raise PipelineConfigError(
+                "structure.recent_share", self.recent_share, "must be between 0 and 1"
+            )
         for name in ("neighbours", "session_headers"):
             check_bool(err, f"structure.{name}", getattr(self, name))
         density = check_float(err, "structure.density", self.density)
         if not 0.0 <= density <= 1.0:
-            raise err("structure.density", self.density, "must be between 0 and 1")
+            raise PipelineConfigError("structure.density", self.density, "must be between 0 and 1")
 
 
 @dataclass(frozen=True, slots=True)
