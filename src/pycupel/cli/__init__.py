@@ -19,8 +19,9 @@ __all__ = ["main"]
 from pycupel.cli.conformance import conformance  # noqa: E402
 from pycupel.cli.explain import explain  # noqa: E402
 from pycupel.cli.policy import policy  # noqa: E402
+from pycupel.cli.replay import replay  # noqa: E402
 from pycupel.cli.select import select  # noqa: E402
 from pycupel.cli.simulate import simulate  # noqa: E402
 
-for _command in (conformance, explain, policy, select, simulate):
+for _command in (conformance, explain, policy, replay, select, simulate):
     main.add_command(_command)
