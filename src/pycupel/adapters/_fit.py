@@ -200,6 +200,7 @@ def fit_units(
     ``structure`` selects structure-aware (``fit_messages`` passes
     :func:`resolve_structure`'s answer); without it the policy's pipeline runs, and a
     ``None`` policy means :func:`pycupel.presets.chat`.
+    Messages repair mode left out before grouping (``units.repairs``) are reported excluded.
     """
     check_bool(PipelineConfigError, "deduplicate", deduplicate)
     allows_unanswered(unanswered_tool_calls)
@@ -215,7 +216,7 @@ def fit_units(
         policy, pipeline_budget, deduplicate, structured=chosen_structure is not None
     )
 
-    filtered: list[ExcludedItem] = []
+    filtered: list[ExcludedItem] = list(units.repairs)
     candidates: list[MessageUnit] = []
     for unit in units.units:
         if unit.unanswered_call_ids:
