@@ -16,6 +16,7 @@ from pycupel.scorers.base import (
     FloatArray,
     Scorer,
     as_scorer,
+    check_nesting,
     score_array,
     score_array_for,
 )
@@ -134,9 +135,11 @@ def _child(index: int, scorer: object) -> Scorer:
     if scorer is None:
         raise ScorerConfigError(field, scorer, "must be a scorer, not None")
     try:
-        return as_scorer(scorer)  # type: ignore[arg-type]  # validated by as_scorer
+        checked = as_scorer(scorer)  # type: ignore[arg-type]  # validated by as_scorer
     except ScorerConfigError as exc:
         raise ScorerConfigError(field, scorer, exc.rule) from exc
+    check_nesting(field, checked)
+    return checked
 
 
 def _score_one(scorer: Scorer, item: ContextItem, all_items: Sequence[ContextItem]) -> float:

@@ -15,6 +15,7 @@ from pycupel.scorers.base import (
     FloatArray,
     Scorer,
     as_scorer,
+    check_nesting,
     score_array,
     score_array_for,
 )
@@ -48,6 +49,7 @@ class ScaledScorer(Immutable, BaseScorer):
             scorer = as_scorer(inner)
         except ScorerConfigError as exc:
             raise ScorerConfigError("inner", inner, exc.rule) from exc
+        check_nesting("inner", scorer)
         object.__setattr__(self, "_inner", scorer)
 
     @property
