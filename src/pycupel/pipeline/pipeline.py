@@ -88,17 +88,17 @@ class Pipeline:
             raise PipelineConfigError("scorer", scorer, exc.rule) from exc
         if slicer is None:
             slicer = GreedySlice()
-        elif not callable(getattr(slicer, "slice", None)):
+        elif isinstance(slicer, type) or not callable(getattr(slicer, "slice", None)):
             raise PipelineConfigError(
-                "slicer", slicer, "must be a slicer with a slice(items, budget) method"
+                "slicer", slicer, "must be a slicer instance with a slice(items, budget) method"
             )
         if placer is None:
             from pycupel.placers import ChronologicalPlacer  # noqa: PLC0415
 
             placer = ChronologicalPlacer()
-        elif not callable(getattr(placer, "place", None)):
+        elif isinstance(placer, type) or not callable(getattr(placer, "place", None)):
             raise PipelineConfigError(
-                "placer", placer, "must be a placer with a place(items) method"
+                "placer", placer, "must be a placer instance with a place(items) method"
             )
         check_bool(PipelineConfigError, "deduplicate", deduplicate)
         strategy = OverflowStrategy.parse(overflow_strategy)
@@ -159,6 +159,7 @@ class Pipeline:
         *,
         budget: ContextBudget | None = None,
         collector: TraceCollector | None = None,
+        query: str | None = None,
     ) -> PipelineResult:
         """Select and order ``items`` for the context window.
 
@@ -166,6 +167,9 @@ class Pipeline:
             items: the candidates, a sequence of :class:`~pycupel.ContextItem` (never mutated).
             budget: this run's budget; the pipeline's own when None.
             collector: where to send diagnostics; None or a disabled collector costs nothing.
+            query: what the context is for (a question, the latest user message); handed to
+                query-aware scorers such as :class:`~pycupel.scorers.RelevanceScorer`, which
+                raise :class:`~pycupel.errors.MissingQueryError` without one.
 
         Raises:
             PipelineConfigError: ``items``, ``budget`` or ``collector`` is invalid.
@@ -176,6 +180,8 @@ class Pipeline:
         """
         run_budget = self._budget if budget is None else _check_budget(budget, "budget")
         candidates = _check_sequence(items)
+        if query is not None and not isinstance(query, str):
+            raise PipelineConfigError("query", query, "must be a string or None")
         trace: Trace | None = None
         if collector is not None and _collector_enabled(collector):
             trace = Trace(collector)
@@ -190,17 +196,22 @@ class Pipeline:
             self._column_placer,
             self._deduplicate,
             self._overflow_strategy,
+            query,
         )
 
     def dry_run(
-        self, items: Sequence[ContextItem], *, budget: ContextBudget | None = None
+        self,
+        items: Sequence[ContextItem],
+        *,
+        budget: ContextBudget | None = None,
+        query: str | None = None,
     ) -> DryRunResult:
         """Run with item-level diagnostics and return the result with its report.
 
         Same arguments and errors as :meth:`run`.
         """
         collector = DiagnosticTraceCollector(TraceDetailLevel.ITEM)
-        result = self.run(items, budget=budget, collector=collector)
+        result = self.run(items, budget=budget, collector=collector, query=query)
         return DryRunResult(
             items=result.items,
             total_tokens=result.total_tokens,
@@ -234,10 +245,16 @@ def _check_budget(budget: object, field: str) -> ContextBudget:
     return budget
 
 
-def _check_sequence(items: object) -> Sequence[ContextItem]:
-    # The elements are checked by Classify, in its single pass over the input.
+def _check_sequence(items: object) -> tuple[ContextItem, ...]:
+    """A snapshot of ``items``: the run reads the caller's sequence exactly once.
+
+    Every later stage works on this tuple, so a list that another thread changes during the
+    run, or a sequence subclass whose answers change between reads, cannot make the stages
+    disagree (an item appended mid-run is simply not part of this run). The elements are
+    checked by Classify, in its single pass over the snapshot.
+    """
     if isinstance(items, str | bytes) or not isinstance(items, Sequence):
         raise PipelineConfigError(
             "items", items, "must be a sequence (list or tuple) of ContextItem"
         )
-    return items
+    return items if type(items) is tuple else tuple(items)

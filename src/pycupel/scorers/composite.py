@@ -11,7 +11,15 @@ from pycupel._checks import check_float
 from pycupel.errors import ScorerConfigError
 from pycupel.model import ContextItem
 from pycupel.scorers._immutable import Immutable
-from pycupel.scorers.base import BaseScorer, FloatArray, Scorer, as_scorer, score_array
+from pycupel.scorers.base import (
+    BaseScorer,
+    FloatArray,
+    Scorer,
+    as_scorer,
+    check_nesting,
+    score_array,
+    score_array_for,
+)
 
 __all__ = ["CompositeScorer", "find_cycle"]
 
@@ -94,9 +102,13 @@ class CompositeScorer(Immutable, BaseScorer):
         return self._scorers
 
     def score_array(self, items: Sequence[ContextItem]) -> FloatArray:
+        return self.score_array_for(items, None)
+
+    def score_array_for(self, items: Sequence[ContextItem], query: str | None) -> FloatArray:
+        """The weighted average, each child scored for the run's ``query``."""
         result = np.zeros(len(items), dtype=np.float64)
         for scorer, weight in zip(self._scorers, self._weights, strict=True):
-            result += score_array(scorer, items) * weight
+            result += score_array_for(scorer, items, query) * weight
         return result
 
     def score(self, item: ContextItem, all_items: Sequence[ContextItem]) -> float:
@@ -123,9 +135,11 @@ def _child(index: int, scorer: object) -> Scorer:
     if scorer is None:
         raise ScorerConfigError(field, scorer, "must be a scorer, not None")
     try:
-        return as_scorer(scorer)  # type: ignore[arg-type]  # validated by as_scorer
+        checked = as_scorer(scorer)  # type: ignore[arg-type]  # validated by as_scorer
     except ScorerConfigError as exc:
         raise ScorerConfigError(field, scorer, exc.rule) from exc
+    check_nesting(field, checked)
+    return checked
 
 
 def _score_one(scorer: Scorer, item: ContextItem, all_items: Sequence[ContextItem]) -> float:
