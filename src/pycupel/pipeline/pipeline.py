@@ -161,6 +161,7 @@ class Pipeline:
         *,
         budget: ContextBudget | None = None,
         collector: TraceCollector | None = None,
+        query: str | None = None,
     ) -> PipelineResult:
         """Select and order ``items`` for the context window.
 
@@ -168,6 +169,9 @@ class Pipeline:
             items: the candidates, a sequence of :class:`~pycupel.ContextItem` (never mutated).
             budget: this run's budget; the pipeline's own when None.
             collector: where to send diagnostics; None or a disabled collector costs nothing.
+            query: what the context is for (a question, the latest user message); handed to
+                query-aware scorers such as :class:`~pycupel.scorers.RelevanceScorer`, which
+                raise :class:`~pycupel.errors.MissingQueryError` without one.
 
         Raises:
             PipelineConfigError: ``items``, ``budget`` or ``collector`` is invalid.
@@ -178,6 +182,8 @@ class Pipeline:
         """
         run_budget = self._budget if budget is None else _check_budget(budget, "budget")
         candidates = _check_sequence(items)
+        if query is not None and not isinstance(query, str):
+            raise PipelineConfigError("query", query, "must be a string or None")
         trace: Trace | None = None
         if collector is not None and _collector_enabled(collector):
             trace = Trace(collector)
@@ -192,17 +198,22 @@ class Pipeline:
             self._column_placer,
             self._deduplicate,
             self._overflow_strategy,
+            query,
         )
 
     def dry_run(
-        self, items: Sequence[ContextItem], *, budget: ContextBudget | None = None
+        self,
+        items: Sequence[ContextItem],
+        *,
+        budget: ContextBudget | None = None,
+        query: str | None = None,
     ) -> DryRunResult:
         """Run with item-level diagnostics and return the result with its report.
 
         Same arguments and errors as :meth:`run`.
         """
         collector = DiagnosticTraceCollector(TraceDetailLevel.ITEM)
-        result = self.run(items, budget=budget, collector=collector)
+        result = self.run(items, budget=budget, collector=collector, query=query)
         return _with_report(result, collector)
 
     async def arun(
@@ -211,6 +222,7 @@ class Pipeline:
         *,
         budget: ContextBudget | None = None,
         collector: TraceCollector | None = None,
+        query: str | None = None,
     ) -> PipelineResult:
         """:meth:`run`, awaitable, for a list or an asynchronous source of items.
 
@@ -224,6 +236,8 @@ class Pipeline:
             PipelineConfigError: as :meth:`run`; also a pinned item in a streamed run.
         """
         run_budget = self._budget if budget is None else _check_budget(budget, "budget")
+        if query is not None and not isinstance(query, str):
+            raise PipelineConfigError("query", query, "must be a string or None")
         if isinstance(items, AsyncIterable) and not isinstance(items, Sequence):
             if not isinstance(self._slicer, StreamSlice):
                 items = await read_all(items)
@@ -239,18 +253,20 @@ class Pipeline:
                     self._slicer,
                     self._placer,
                     self._overflow_strategy,
+                    query,
                 )
-        return self.run(items, budget=run_budget, collector=collector)
+        return self.run(items, budget=run_budget, collector=collector, query=query)
 
     async def dry_arun(
         self,
         items: Sequence[ContextItem] | AsyncIterable[ContextItem],
         *,
         budget: ContextBudget | None = None,
+        query: str | None = None,
     ) -> DryRunResult:
         """:meth:`dry_run`, awaitable; same arguments and errors as :meth:`arun`."""
         collector = DiagnosticTraceCollector(TraceDetailLevel.ITEM)
-        result = await self.arun(items, budget=budget, collector=collector)
+        result = await self.arun(items, budget=budget, collector=collector, query=query)
         return _with_report(result, collector)
 
 

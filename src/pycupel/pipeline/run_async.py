@@ -72,12 +72,13 @@ async def stream_run(  # noqa: PLR0917 (positional, like the synchronous run loo
     slicer: StreamSlice,
     placer: Placer,
     overflow_strategy: OverflowStrategy,
+    query: str | None = None,
 ) -> PipelineResult:
-    """A streamed run (see the module documentation)."""
+    """A streamed run (see the module documentation); ``query`` reaches the scorer."""
     started = perf_counter()
     negative: list[ContextItem] = []
     stats = _Counts()
-    scored = _scored_batches(source, scorer, slicer.batch_size, negative, stats)
+    scored = _scored_batches(source, scorer, slicer.batch_size, negative, stats, query)
     streamed = await slicer.aslice(scored, compute_effective_budget(budget, 0))
     ended = perf_counter()
 
@@ -151,6 +152,7 @@ async def _scored_batches(
     size: int,
     negative: list[ContextItem],
     stats: _Counts,
+    query: str | None,
 ) -> AsyncIterator[ScoredItem]:
     """Classify and score the source in batches of ``size``; closes the source when closed."""
     if not isinstance(source, AsyncIterable):
@@ -185,20 +187,20 @@ async def _scored_batches(
                 continue
             batch.append(item)
             if len(batch) == size:
-                for entry in _score(scorer, batch):
+                for entry in _score(scorer, batch, query):
                     yield entry
                 batch = []
-        for entry in _score(scorer, batch):
+        for entry in _score(scorer, batch, query):
             yield entry
     finally:
         await _close(iterator)
 
 
-def _score(scorer: Scorer, batch: Sequence[ContextItem]) -> list[ScoredItem]:
+def _score(scorer: Scorer, batch: Sequence[ContextItem], query: str | None) -> list[ScoredItem]:
     if not batch:
         return []
     items = tuple(batch)
-    values: list[float] = score(scorer, items).tolist()
+    values: list[float] = score(scorer, items, query).tolist()
     return [ScoredItem(item, value) for item, value in zip(items, values, strict=True)]
 
 
