@@ -31,6 +31,8 @@ _ROLES: Mapping[str, str] = MappingProxyType(
     {
         "system": "system",
         "developer": "system",
+        "instructions": "system",
+        "system_instruction": "system",
         "user": "user",
         "human": "user",
         "assistant": "assistant",
@@ -38,6 +40,8 @@ _ROLES: Mapping[str, str] = MappingProxyType(
         "model": "assistant",
         "tool": "tool",
         "function": "tool",
+        "function_call": "tool",
+        "function_call_output": "tool",
     }
 )
 
@@ -119,7 +123,11 @@ class ReplayFormat:
         result = adapter.to_messages(fitted.selected, units)
         if isinstance(result, list):
             return result, None
-        return list(result.messages), getattr(result, "system", None)
+        # Every adapter keeping its system prompt apart returns (system, messages): Anthropic's
+        # (system, messages), Responses' (instructions, input), Gemini's (system_instruction,
+        # contents).
+        system, messages = result[0], result[1]
+        return list(messages) if isinstance(messages, list) else [messages], system
 
     @staticmethod
     def role_category(role: str) -> str:
