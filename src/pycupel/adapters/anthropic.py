@@ -339,13 +339,15 @@ class Session:
     cannot carry a breakpoint, so a message ending with one is marked on its last other
     block (or not at all).
 
-    After a compaction the window never opens with an assistant message (the API's first
-    turn is a user turn). See :class:`pycupel.adapters.openai.Session` for the other
-    arguments and the thread rules.
+    See :class:`pycupel.adapters.openai.Session` for the other arguments and the thread
+    rules.
 
     Args:
         cache_ttl: the breakpoints' lifetime, ``"5m"`` (Anthropic's default; writes cost
             1.25x the input price) or ``"1h"`` (writes cost 2x); ``None`` sets no breakpoint.
+        start_with_user: as for :func:`fit_messages`: a compaction never lets the window open
+            with an assistant message (Bedrock and older API versions require a user turn
+            first); unpinned leading units starting with one are left out.
     """
 
     __slots__ = ("_cache_control", "_core")
@@ -363,7 +365,9 @@ class Session:
         recall_share: float = DEFAULT_RECALL_SHARE,
         pin_system: bool = True,
         cache_ttl: CacheTTL | None = "5m",
+        start_with_user: bool = True,
     ) -> None:
+        check_bool(PipelineConfigError, "start_with_user", start_with_user)
         if cache_ttl not in ("5m", "1h", None):
             raise PipelineConfigError("cache_ttl", cache_ttl, "must be '5m', '1h' or None")
         self._cache_control: Mapping[str, str] | None = (
@@ -389,7 +393,7 @@ class Session:
                 parse=parse,
                 snapshot=snapshot_json,
                 parse_system=parse_system,
-                drops_leading=lambda unit: unit.first_role == "assistant",
+                drops_leading=_starts_with_assistant if start_with_user else None,
             ),
             budget=budget,
             policy=policy,
@@ -443,6 +447,10 @@ class Session:
             SessionConfigError: no window was fitted yet, or its usage was already recorded.
         """
         return self._core.record_usage(usage)
+
+
+def _starts_with_assistant(unit: MessageUnit) -> bool:
+    return unit.first_role == "assistant"
 
 
 def _with_breakpoint(message: AnthropicMessage, control: Mapping[str, str]) -> AnthropicMessage:
