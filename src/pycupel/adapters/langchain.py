@@ -274,15 +274,20 @@ class Session:
 
 
 def _snapshot(message: Any) -> object:
-    """What makes a LangChain message what it is, copied (content, calls, ids, name...)."""
+    """What makes a LangChain message what it is, copied (content, calls, ids, name...).
+
+    Only the fields the message's class has are read: a missing attribute costs pydantic an
+    exception, which would make the per-turn check of every known message slow.
+    """
+    fields = message.__dict__
     return (
         type(message),
-        snapshot_json(message.content),
-        snapshot_json(getattr(message, "tool_calls", None)),
-        snapshot_json(getattr(message, "invalid_tool_calls", None)),
-        getattr(message, "tool_call_id", None),
-        getattr(message, "role", None),
-        message.name,
+        snapshot_json(fields.get("content")),
+        snapshot_json(fields.get("tool_calls")),
+        snapshot_json(fields.get("invalid_tool_calls")),
+        fields.get("tool_call_id"),
+        fields.get("role"),
+        fields.get("name"),
     )
 
 
