@@ -78,7 +78,7 @@ async def stream_run(  # noqa: PLR0917 (positional, like the synchronous run loo
     started = perf_counter()
     negative: list[ContextItem] = []
     stats = _Counts()
-    scored = _scored_batches(source, scorer, slicer.batch_size, negative, stats, query)
+    scored = _scored_batches(source, scorer, slicer.batch_size, negative, stats, query=query)
     streamed = await slicer.aslice(scored, compute_effective_budget(budget, 0))
     ended = perf_counter()
 
@@ -152,6 +152,7 @@ async def _scored_batches(
     size: int,
     negative: list[ContextItem],
     stats: _Counts,
+    *,
     query: str | None,
 ) -> AsyncIterator[ScoredItem]:
     """Classify and score the source in batches of ``size``; closes the source when closed."""
