@@ -100,6 +100,7 @@ def explain(
     target: int | None,
     output_reserve: int,
     placer: str | None,
+    system_first: bool,
     preset: str | None,
     policy_path: str | None,
     input_format: str,
@@ -122,7 +123,11 @@ def explain(
         candidates = read_candidates(items_path, input_format)
         items = candidates.items
         pipeline = build_pipeline(
-            budget, placer, deduplicate=not candidates.is_history, policy=policy
+            budget,
+            placer,
+            deduplicate=not candidates.is_history,
+            policy=policy,
+            system_first=system_first,
         )
         show = wants_progress(progress, work=len(items), as_json=as_json, console=errors)
         with ProgressDisplay(show, errors) as display:

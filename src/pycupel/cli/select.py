@@ -63,6 +63,7 @@ def select(
     target: int | None,
     output_reserve: int,
     placer: str | None,
+    system_first: bool,
     preset: str | None,
     policy_path: str | None,
     input_format: str,
@@ -79,7 +80,11 @@ def select(
         policy = resolve_policy(preset, policy_path)
         candidates = read_candidates(items_path, input_format)
         pipeline = build_pipeline(
-            budget, placer, deduplicate=not candidates.is_history, policy=policy
+            budget,
+            placer,
+            deduplicate=not candidates.is_history,
+            policy=policy,
+            system_first=system_first,
         )
         result = pipeline.dry_run(candidates.items)
 
