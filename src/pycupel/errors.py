@@ -7,6 +7,7 @@ programmatically; the message always names the field, the offending value and th
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -162,18 +163,32 @@ class PinnedBudgetError(CupelError):
 
 
 class BudgetOverflowError(CupelError):
-    """The selected items exceed ``target_tokens`` and the overflow strategy is THROW."""
+    """The selected items exceed ``target_tokens`` and the overflow strategy is THROW.
 
-    def __init__(self, merged_tokens: int, target_tokens: int) -> None:
+    ``ceiling_tokens`` is set when the limit broken is the hard ceiling
+    ``max_tokens - output_reserve``, which lies below a ``target_tokens`` the budget allows
+    to be higher; it is None when the target itself is the limit.
+    """
+
+    def __init__(
+        self, merged_tokens: int, target_tokens: int, ceiling_tokens: int | None = None
+    ) -> None:
         self.merged_tokens = merged_tokens
         self.target_tokens = target_tokens
+        self.ceiling_tokens = ceiling_tokens
+        limit = (
+            f"target budget of {target_tokens}"
+            if ceiling_tokens is None
+            else f"the hard ceiling max_tokens - output_reserve = {ceiling_tokens} "
+            f"(target_tokens {target_tokens} lies above it)"
+        )
         super().__init__(
-            f"selected items require {merged_tokens} tokens, exceeding target budget of "
-            f"{target_tokens} (overflow strategy THROW; use TRUNCATE or PROCEED to allow it)"
+            f"selected items require {merged_tokens} tokens, exceeding {limit} "
+            "(overflow strategy THROW; use TRUNCATE or PROCEED to allow it)"
         )
 
     def __reduce__(self) -> tuple[object, ...]:
-        return (type(self), (self.merged_tokens, self.target_tokens))
+        return (type(self), (self.merged_tokens, self.target_tokens, self.ceiling_tokens))
 
 
 class CountRequirementError(CupelError):
@@ -446,5 +461,11 @@ class ReportAssertionError(CupelError, AssertionError):
 
 def _show(value: object) -> str:
     """A short, unambiguous rendering of a rejected value for messages."""
-    text = repr(value)
+    try:
+        text = repr(value)
+    except ValueError:
+        if not isinstance(value, int):
+            raise
+        # Python refuses to print ints over 4,300 digits; say how big it is instead.
+        text = f"<an int of about {int(value.bit_length() * math.log10(2)) + 1} digits>"
     return text if len(text) <= 80 else text[:77] + "..."

@@ -11,9 +11,11 @@ One module per format, each with the same four functions:
 * ``fit_messages(messages, *, budget, ...)`` does it all in one call and returns the fitted
   messages with the :class:`~pycupel.diagnostics.SelectionReport`.
 
-Modules: :mod:`pycupel.adapters.openai` (Chat Completions), :mod:`pycupel.adapters.anthropic`
-(Messages API, with its separate ``system``) and :mod:`pycupel.adapters.langchain` (message
-objects; needs the ``langchain`` extra).
+Modules: :mod:`pycupel.adapters.openai` (Chat Completions), :mod:`pycupel.adapters.responses`
+(OpenAI Responses API input items, with ``instructions``), :mod:`pycupel.adapters.anthropic`
+(Messages API, with its separate ``system``), :mod:`pycupel.adapters.gemini` (``contents``, with
+``system_instruction``) and :mod:`pycupel.adapters.langchain` (message objects; needs the
+``langchain`` extra).
 
 Decisions shared by all of them:
 

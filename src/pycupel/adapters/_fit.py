@@ -151,13 +151,16 @@ def fit_units(
     unanswered_tool_calls: str,
     leading_filter: LeadingFilter | None = None,
 ) -> Fitted:
-    """Select units within ``budget``; see the module documentation for the rules."""
+    """Select units within ``budget``; see the module documentation for the rules.
+
+    Messages repair mode left out before grouping (``units.repairs``) are reported excluded.
+    """
     check_bool(PipelineConfigError, "deduplicate", deduplicate)
     allows_unanswered(unanswered_tool_calls)
     pipeline_budget = resolve_budget(budget, units.overhead.per_request)
     pipeline = _pipeline(policy, pipeline_budget, deduplicate)
 
-    filtered: list[ExcludedItem] = []
+    filtered: list[ExcludedItem] = list(units.repairs)
     candidates: list[ContextItem] = []
     for unit in units.units:
         if unit.unanswered_call_ids:

@@ -30,6 +30,7 @@ from typing import Generic, Literal, TypeVar
 
 from pycupel._checks import check_int
 from pycupel.adapters._format import fail
+from pycupel.diagnostics import ExcludedItem
 from pycupel.errors import ItemValidationError, PipelineConfigError
 from pycupel.model import ContextItem, ContextKind, ContextSource
 from pycupel.tokens import TokenCounter
@@ -54,6 +55,8 @@ M = TypeVar("M")
 Category = Literal["system", "user", "assistant", "tool"]
 """What a message is, independent of the provider's role names."""
 
+_NO_SIZES: Mapping[str, tuple[int, int]] = MappingProxyType({})
+
 SYNTHETIC_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 """Base of the synthetic timestamps: message ``i`` is stamped ``SYNTHETIC_EPOCH + (i+1) s``."""
 _STEP = timedelta(seconds=1)
@@ -75,11 +78,15 @@ class MessageOverhead:
             block), for the structure around the counted name and arguments.
         per_request: added once per request (the reply priming); subtracted from the budget
             by ``fit_messages`` and included by ``count_tokens``.
-        image: fixed cost of one image part/block.
+        image: cost of one image part/block whose pixel size is unknown (an image read
+            from its base64 data, or listed in ``image_sizes``, is priced from its size; see
+            :mod:`pycupel.adapters._media`).
         audio: fixed cost of one audio part; ``None`` means "no estimate": a history holding
             audio then raises :class:`~pycupel.errors.PipelineConfigError` asking for one.
         document: fixed cost of one file/PDF part or block whose text is not given inline;
             ``None`` means "no estimate", as for ``audio``.
+        image_sizes: ``(width, height)`` in pixels of images given by URL or file id (whose
+            data the adapter cannot read), keyed by that URL or id.
     """
 
     per_message: int
@@ -89,9 +96,23 @@ class MessageOverhead:
     image: int = 0
     audio: int | None = None
     document: int | None = None
+    image_sizes: Mapping[str, tuple[int, int]] = field(
+        default_factory=lambda: _NO_SIZES, hash=False
+    )
 
     def __post_init__(self) -> None:
         err = PipelineConfigError
+        if not isinstance(self.image_sizes, Mapping):
+            raise PipelineConfigError("overhead.image_sizes", self.image_sizes, "must be a mapping")
+        for key, size in self.image_sizes.items():
+            at = f"overhead.image_sizes[{key!r}]"
+            if not isinstance(key, str):
+                raise PipelineConfigError(at, key, "keys must be image URLs or file ids (strings)")
+            if not isinstance(size, tuple) or len(size) != 2:
+                raise PipelineConfigError(at, size, "must be a (width, height) tuple")
+            check_int(err, f"{at}[0]", size[0], minimum=1)
+            check_int(err, f"{at}[1]", size[1], minimum=1)
+        object.__setattr__(self, "image_sizes", MappingProxyType(dict(self.image_sizes)))
         for name in ("per_message", "per_name", "per_tool_call", "per_request", "image"):
             check_int(err, f"overhead.{name}", getattr(self, name), minimum=0)
         for name in ("audio", "document"):
@@ -149,6 +170,8 @@ class ParsedMessage:
         label: how the message is introduced in the rendered item content; defaults to the
             role, followed by the name in parentheses when there is one.
         tool_names: names of the tools called or answered, for tags.
+        joins_next: the message must stay with the one that follows it (an OpenAI Responses
+            ``reasoning`` item and the call or reply it led to); they share a unit.
     """
 
     index: int | None
@@ -162,6 +185,7 @@ class ParsedMessage:
     name: str | None = None
     label: str | None = None
     tool_names: tuple[str, ...] = ()
+    joins_next: bool = False
 
     def rendered(self) -> str:
         """The message as it appears in an item's content: ``"label: text"``."""
@@ -208,12 +232,17 @@ class MessageUnits(Generic[M]):
     selection of :attr:`items` back into messages; all state of one conversion lives here.
 
     Attributes:
-        provider: ``"openai"``, ``"anthropic"`` or ``"langchain"``.
+        provider: ``"openai"``, ``"responses"``, ``"anthropic"``, ``"gemini"`` or
+            ``"langchain"``.
         messages: the caller's messages, as given (the same objects).
         units: the units in conversation order.
         items: the candidate items, one per unit, in conversation order.
         overhead: the fixed costs used for counting.
-        system: Anthropic's separate system prompt as given (``None`` elsewhere).
+        repairs: messages left out by repair mode (orphaned tool results), as exclusions
+            for the report; they belong to no unit.
+        system: what the format passes beside the list (Anthropic's ``system`` and Gemini's
+            ``system_instruction`` as given; the Responses adapter's instructions and input
+            form), ``None`` elsewhere.
     """
 
     provider: str
@@ -221,6 +250,7 @@ class MessageUnits(Generic[M]):
     units: tuple[MessageUnit, ...]
     overhead: MessageOverhead
     system: object = None
+    repairs: tuple[ExcludedItem, ...] = ()
     items: tuple[ContextItem, ...] = field(init=False)
     _by_item: Mapping[ContextItem, MessageUnit] = field(init=False, repr=False)
 
@@ -316,6 +346,8 @@ def build_units(
         if position > end:
             start = position
         end = max(end, spans.get(position, position))
+        if parsed[position].joins_next and position + 1 < len(parsed):
+            end = max(end, position + 1)
         if position == end:
             units.append(
                 _make_unit(

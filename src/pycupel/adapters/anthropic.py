@@ -21,7 +21,13 @@ Rules of the Messages API that dropping messages could break, and how they are k
   turn, so the boundaries left by dropped messages are valid and kept as they are. Pass
   ``merge_consecutive=True`` for gateways that demand strict alternation: runs of same-role
   messages are merged into one message whose content is their blocks in order (``tool_result``
-  blocks stay first, since only the first message of a user run can hold them).
+  blocks stay first, since only the first message of a user run can hold them; ``thinking`` and
+  ``redacted_thinking`` blocks move to the front of a merged assistant turn, which must open
+  with them).
+* *Extended thinking.* ``thinking`` / ``redacted_thinking`` blocks are never separated from
+  their assistant turn, and so stay with its ``tool_use`` blocks and the results answering
+  them (the API rejects a tool loop whose thinking block was dropped). Thinking text is
+  counted; signatures and redacted (encrypted) data are not.
 * *Start with a user turn.* With ``start_with_user=True`` (the default; Bedrock and older API
   versions require it) leading units that start with an assistant message are dropped from the
   selection and reported as excluded with reason ``Filtered("start-with-user")``. A pinned unit
@@ -54,6 +60,9 @@ from pycupel.adapters._format import (
     expect_str,
     fail,
 )
+from pycupel.adapters._media import base64_prefix, image_tokens
+from pycupel.adapters._repair import group_units
+from pycupel.adapters._tools import ANTHROPIC_TOOLS, with_tools
 from pycupel.adapters._units import (
     AnswerRef,
     CallRef,
@@ -61,7 +70,6 @@ from pycupel.adapters._units import (
     MessageUnit,
     MessageUnits,
     ParsedMessage,
-    build_units,
     count_parsed,
 )
 from pycupel.diagnostics import SelectionReport
@@ -130,11 +138,13 @@ def from_messages(
     *,
     system: SystemPrompt | None = None,
     counter: TokenCounter | None = None,
+    tools: Sequence[Mapping[str, Any]] | None = None,
     overhead: MessageOverhead | None = None,
     pin_system: bool = True,
     pin_latest_user: bool = True,
     timestamps: Sequence[datetime] | None = None,
     allow_unanswered: bool = False,
+    repair: bool = False,
 ) -> MessageUnits[AnthropicMessage]:
     """Split an Anthropic history (and its system prompt) into units, one item per unit.
 
@@ -142,6 +152,8 @@ def from_messages(
         messages: the ``messages`` of the request (never modified).
         system: the request's ``system`` prompt, a string or a list of text blocks.
         counter: counts text; defaults to :class:`~pycupel.tokens.HeuristicCounter`.
+        tools: the request's tool definitions (``tools=``), counted once per request as
+            part of the prompt (their JSON text plus the provider's framing).
         overhead: fixed costs around the text; defaults to :data:`DEFAULT_OVERHEAD`.
         pin_system: pin the system prompt.
         pin_latest_user: pin the unit holding the latest user turn.
@@ -149,24 +161,34 @@ def from_messages(
             default synthetic, strictly increasing ones in message order.
         allow_unanswered: keep a ``tool_use`` nobody answers as a flagged unit instead of
             raising (the API rejects a request holding it).
+        repair: drop messages holding orphaned tool results (kept in ``repairs``) and
+            allow unanswered calls instead of raising (see :mod:`pycupel.adapters._repair`).
 
     Raises:
         MessageFormatError: a malformed message or system prompt, an orphaned ``tool_result``,
             a duplicate ``tool_use`` id or (unless allowed) an unanswered ``tool_use``.
     """
-    chosen = overhead if overhead is not None else DEFAULT_OVERHEAD
-    parsed = _parse(messages, system, chosen)
-    units = build_units(
-        parsed,
+    resolved = resolve_counter(counter)
+    chosen = with_tools(
+        overhead if overhead is not None else DEFAULT_OVERHEAD,
+        tools,
         source=SOURCE,
-        counter=resolve_counter(counter),
+        counter=resolved,
+        framing=ANTHROPIC_TOOLS,
+    )
+    parsed = _parse(messages, system, chosen)
+    units, repairs = group_units(
+        parsed,
+        repair=repair,
+        source=SOURCE,
+        counter=resolved,
         message_count=len(parsed) - (system is not None),
         pin_system=pin_system,
         pin_latest_user=pin_latest_user,
         timestamps=timestamps,
         allow_unanswered=allow_unanswered,
     )
-    return MessageUnits("anthropic", tuple(messages), units, chosen, system=system)
+    return MessageUnits("anthropic", tuple(messages), units, chosen, system=system, repairs=repairs)
 
 
 def to_messages(
@@ -191,12 +213,20 @@ def count_tokens(
     *,
     system: SystemPrompt | None = None,
     counter: TokenCounter | None = None,
+    tools: Sequence[Mapping[str, Any]] | None = None,
     overhead: MessageOverhead | None = None,
 ) -> int:
     """Tokens of a request's system prompt and messages, counted as :func:`fit_messages` does."""
-    chosen = overhead if overhead is not None else DEFAULT_OVERHEAD
+    resolved = resolve_counter(counter)
+    chosen = with_tools(
+        overhead if overhead is not None else DEFAULT_OVERHEAD,
+        tools,
+        source=SOURCE,
+        counter=resolved,
+        framing=ANTHROPIC_TOOLS,
+    )
     parsed = _parse(messages, system, chosen)
-    return count_parsed(parsed, resolve_counter(counter)) + chosen.per_request
+    return count_parsed(parsed, resolved) + chosen.per_request
 
 
 def fit_messages(
@@ -206,12 +236,14 @@ def fit_messages(
     budget: int | ContextBudget,
     policy: Policy | Pipeline | None = None,
     counter: TokenCounter | None = None,
+    tools: Sequence[Mapping[str, Any]] | None = None,
     overhead: MessageOverhead | None = None,
     pin_system: bool = True,
     pin_latest_user: bool = True,
     timestamps: Sequence[datetime] | None = None,
     deduplicate: bool = False,
     unanswered_tool_calls: Literal["error", "drop"] = "error",
+    repair: bool = False,
     start_with_user: bool = True,
     merge_consecutive: bool = False,
 ) -> AnthropicFitResult:
@@ -222,7 +254,7 @@ def fit_messages(
         system: the request's system prompt.
         budget: tokens for the whole prompt (system + messages), or a ContextBudget.
         policy: the selection policy (or a Pipeline); defaults to :func:`pycupel.presets.chat`.
-        counter, overhead, pin_system, pin_latest_user, timestamps: as for
+        counter, tools, overhead, pin_system, pin_latest_user, timestamps: as for
             :func:`from_messages`.
         deduplicate: let the pipeline drop units whose rendered text is byte-identical (off
             by default: repeated short turns are not duplicates).
@@ -230,6 +262,8 @@ def fit_messages(
             ``"drop"`` leaves its unit out, reported with reason ``Filtered``.
         start_with_user: drop leading unpinned units that start with an assistant message.
         merge_consecutive: merge runs of same-role messages in the output.
+        repair: fix what the provider rejects instead of raising, reporting each fix as a
+            ``Filtered`` exclusion (see :mod:`pycupel.adapters._repair`).
 
     Returns:
         ``AnthropicFitResult(system, messages, report)``, ready for
@@ -245,21 +279,23 @@ def fit_messages(
         messages,
         system=system,
         counter=counter,
+        tools=tools,
         overhead=overhead,
         pin_system=pin_system,
         pin_latest_user=pin_latest_user,
         timestamps=timestamps,
         allow_unanswered=allows_unanswered(unanswered_tool_calls),
+        repair=repair,
     )
     fitted = fit_units(
         units,
         budget=budget,
         policy=policy,
         deduplicate=deduplicate,
-        unanswered_tool_calls=unanswered_tool_calls,
+        unanswered_tool_calls="drop" if repair else unanswered_tool_calls,
         leading_filter=(
             LeadingFilter(START_WITH_USER_FILTER, lambda unit: unit.first_role == "assistant")
-            if start_with_user
+            if start_with_user or repair
             else None
         ),
     )
@@ -459,10 +495,18 @@ def _merge_runs(kept: Sequence[tuple[int, AnthropicMessage]]) -> list[AnthropicM
                         f"other than role and content ({', '.join(map(str, extra))})",
                     )
             blocks = [*_blocks(merged[-1]["content"]), *_blocks(message["content"])]
+            if message["role"] == "assistant":
+                # An assistant turn must open with its thinking blocks (the API rejects a
+                # tool loop whose turn does not): they lead the merged turn, in order.
+                blocks.sort(key=lambda block: not _is_thinking(block))
             merged[-1] = {"role": message["role"], "content": blocks}
         else:
             merged.append(message)
     return merged
+
+
+def _is_thinking(block: object) -> bool:
+    return isinstance(block, Mapping) and block.get("type") in ("thinking", "redacted_thinking")
 
 
 def _blocks(content: object) -> list[Any]:
@@ -588,12 +632,17 @@ def _block(
     if kind == "text":
         return expect_str(SOURCE, f"{at}.text", block.get("text")), 0
     if kind == "image":
-        expect_mapping(SOURCE, f"{at}.source", block.get("source"))
-        return "[image]", overhead.image
+        source = expect_mapping(SOURCE, f"{at}.source", block.get("source"))
+        return "[image]", _image_cost(source, f"{at}.source", overhead)
     if kind == "document":
         return _document(block, at, overhead)
     if kind == "thinking":
+        # The signature is opaque: only the thinking text is counted.
         return expect_str(SOURCE, f"{at}.thinking", block.get("thinking")), 0
+    if kind == "redacted_thinking":
+        # Encrypted reasoning: its ``data`` is not text the model reads as such.
+        expect_str(SOURCE, f"{at}.data", block.get("data"))
+        return "[redacted thinking]", 0
     # Other blocks (redacted thinking, server tools, search results...) are counted as their
     # JSON text: an over-estimate is safe.
     return as_json_text(dict(block)), 0
@@ -646,3 +695,25 @@ def _result_content(content: object, at: str, overhead: MessageOverhead) -> tupl
         texts.append(text)
         media += cost
     return "\n".join(texts), media
+
+
+def _image_cost(source: Mapping[str, Any], at: str, overhead: MessageOverhead) -> int:
+    """An image's tokens from its pixel size (read from base64 data or given in the
+    overhead's ``image_sizes`` by URL or file id), else the fixed estimate."""
+    kind = source.get("type")
+    data = None
+    reference = None
+    if kind == "base64":
+        payload = source.get("data")
+        data = base64_prefix(payload) if isinstance(payload, str) else None
+    elif kind in ("url", "file"):
+        key = "url" if kind == "url" else "file_id"
+        value = source.get(key)
+        reference = value if isinstance(value, str) else None
+    return image_tokens(
+        "anthropic",
+        data=data,
+        reference=reference,
+        sizes=overhead.image_sizes,
+        fallback=overhead.image,
+    )

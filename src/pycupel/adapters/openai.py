@@ -42,6 +42,9 @@ from pycupel.adapters._format import (
     expect_str,
     fail,
 )
+from pycupel.adapters._media import data_url_bytes, image_tokens
+from pycupel.adapters._repair import group_units
+from pycupel.adapters._tools import OPENAI_TOOLS, with_tools
 from pycupel.adapters._units import (
     AnswerRef,
     CallRef,
@@ -49,7 +52,6 @@ from pycupel.adapters._units import (
     MessageOverhead,
     MessageUnits,
     ParsedMessage,
-    build_units,
     count_parsed,
 )
 from pycupel.model import ContextBudget, ContextItem
@@ -104,17 +106,21 @@ def from_messages(
     messages: Sequence[OpenAIMessage],
     *,
     counter: TokenCounter | None = None,
+    tools: Sequence[Mapping[str, Any]] | None = None,
     overhead: MessageOverhead | None = None,
     pin_system: bool = True,
     pin_latest_user: bool = True,
     timestamps: Sequence[datetime] | None = None,
     allow_unanswered: bool = False,
+    repair: bool = False,
 ) -> MessageUnits[OpenAIMessage]:
     """Split an OpenAI chat history into units, one candidate item per unit.
 
     Args:
         messages: the history, as sent to the Chat Completions API (never modified).
         counter: counts message text; defaults to :class:`~pycupel.tokens.HeuristicCounter`.
+        tools: the request's tool definitions (``tools=``), counted once per request as
+            part of the prompt (their JSON text plus the provider's framing).
         overhead: fixed costs around the text; defaults to :data:`DEFAULT_OVERHEAD`.
         pin_system: pin ``system`` and ``developer`` messages.
         pin_latest_user: pin the unit holding the latest ``user`` message.
@@ -123,6 +129,8 @@ def from_messages(
         allow_unanswered: keep a tool call nobody answers as a unit of its own instead of
             raising :class:`~pycupel.errors.MessageFormatError`; such a unit is flagged in
             ``unanswered_call_ids`` (OpenAI rejects a request holding it).
+        repair: drop messages holding orphaned tool results (kept in ``repairs``) and
+            allow unanswered calls instead of raising (see :mod:`pycupel.adapters._repair`).
 
     Returns:
         The units; ``.items`` are the candidates for a pipeline and :func:`to_messages` maps a
@@ -132,19 +140,27 @@ def from_messages(
         MessageFormatError: a malformed message, an orphaned tool result, a duplicate call id
             or (unless allowed) an unanswered tool call; the message names the location.
     """
-    chosen = overhead if overhead is not None else DEFAULT_OVERHEAD
-    parsed = _parse(messages, chosen)
-    units = build_units(
-        parsed,
+    resolved = resolve_counter(counter)
+    chosen = with_tools(
+        overhead if overhead is not None else DEFAULT_OVERHEAD,
+        tools,
         source=SOURCE,
-        counter=resolve_counter(counter),
+        counter=resolved,
+        framing=OPENAI_TOOLS,
+    )
+    parsed = _parse(messages, chosen)
+    units, repairs = group_units(
+        parsed,
+        repair=repair,
+        source=SOURCE,
+        counter=resolved,
         message_count=len(parsed),
         pin_system=pin_system,
         pin_latest_user=pin_latest_user,
         timestamps=timestamps,
         allow_unanswered=allow_unanswered,
     )
-    return MessageUnits("openai", tuple(messages), units, chosen)
+    return MessageUnits("openai", tuple(messages), units, chosen, repairs=repairs)
 
 
 def to_messages(
@@ -165,6 +181,7 @@ def count_tokens(
     messages: Sequence[OpenAIMessage],
     *,
     counter: TokenCounter | None = None,
+    tools: Sequence[Mapping[str, Any]] | None = None,
     overhead: MessageOverhead | None = None,
 ) -> int:
     """Tokens of a whole request's messages, counted exactly as :func:`fit_messages` does.
@@ -172,9 +189,16 @@ def count_tokens(
     The per-request overhead is included, so ``count_tokens(fitted) <= budget`` holds for the
     output of :func:`fit_messages` with the same counter and overhead.
     """
-    chosen = overhead if overhead is not None else DEFAULT_OVERHEAD
+    resolved = resolve_counter(counter)
+    chosen = with_tools(
+        overhead if overhead is not None else DEFAULT_OVERHEAD,
+        tools,
+        source=SOURCE,
+        counter=resolved,
+        framing=OPENAI_TOOLS,
+    )
     parsed = _parse(messages, chosen)
-    return count_parsed(parsed, resolve_counter(counter)) + chosen.per_request
+    return count_parsed(parsed, resolved) + chosen.per_request
 
 
 def fit_messages(
@@ -183,12 +207,14 @@ def fit_messages(
     budget: int | ContextBudget,
     policy: Policy | Pipeline | None = None,
     counter: TokenCounter | None = None,
+    tools: Sequence[Mapping[str, Any]] | None = None,
     overhead: MessageOverhead | None = None,
     pin_system: bool = True,
     pin_latest_user: bool = True,
     timestamps: Sequence[datetime] | None = None,
     deduplicate: bool = False,
     unanswered_tool_calls: Literal["error", "drop"] = "error",
+    repair: bool = False,
 ) -> FitResult[OpenAIMessage]:
     """Fit an OpenAI chat history into a token budget; return the history and the report.
 
@@ -199,6 +225,7 @@ def fit_messages(
         policy: the selection policy, or a ready :class:`~pycupel.pipeline.Pipeline` (to give
             a decay scorer its clock, say); defaults to :func:`pycupel.presets.chat`.
         counter: defaults to :class:`~pycupel.tokens.HeuristicCounter`.
+        tools: the request's tool definitions, counted as part of the prompt.
         overhead: defaults to :data:`DEFAULT_OVERHEAD`.
         pin_system: always keep ``system``/``developer`` messages.
         pin_latest_user: always keep the latest ``user`` message (and its unit).
@@ -209,6 +236,8 @@ def fit_messages(
             default: two "ok" turns at different points of a chat are not duplicates.
         unanswered_tool_calls: ``"error"`` raises for a call nobody answers; ``"drop"`` leaves
             its unit out and reports it excluded with reason ``Filtered``.
+        repair: fix what the provider rejects instead of raising, reporting each fix as a
+            ``Filtered`` exclusion (see :mod:`pycupel.adapters._repair`).
 
     Returns:
         ``FitResult(messages, report)``: the kept messages in the original order, and the
@@ -221,18 +250,20 @@ def fit_messages(
     units = from_messages(
         messages,
         counter=counter,
+        tools=tools,
         overhead=overhead,
         pin_system=pin_system,
         pin_latest_user=pin_latest_user,
         timestamps=timestamps,
         allow_unanswered=allows_unanswered(unanswered_tool_calls),
+        repair=repair,
     )
     fitted = fit_units(
         units,
         budget=budget,
         policy=policy,
         deduplicate=deduplicate,
-        unanswered_tool_calls=unanswered_tool_calls,
+        unanswered_tool_calls="drop" if repair else unanswered_tool_calls,
     )
     return FitResult(to_messages(fitted.selected, units), fitted.report)
 
@@ -493,9 +524,9 @@ def _content(
         if kind in ("text", "refusal"):
             texts.append(expect_str(SOURCE, f"{at}.{kind}", part.get(kind)))
         elif kind == "image_url":
-            expect_mapping(SOURCE, f"{at}.image_url", part.get("image_url"))
+            image = expect_mapping(SOURCE, f"{at}.image_url", part.get("image_url"))
             texts.append("[image]")
-            media += overhead.image
+            media += _image_cost(image, f"{at}.image_url", overhead)
         elif kind == "input_audio":
             expect_mapping(SOURCE, f"{at}.input_audio", part.get("input_audio"))
             texts.append("[audio]")
@@ -508,3 +539,20 @@ def _content(
             # Unknown part types are counted as their JSON text: an over-estimate is safe.
             texts.append(as_json_text(dict(part)))
     return "\n".join(texts), media
+
+
+def _image_cost(image: Mapping[str, Any], at: str, overhead: MessageOverhead) -> int:
+    """An image's tokens from its pixel size (read from a data URL or given in the
+    overhead's ``image_sizes``), else the fixed estimate."""
+    url = expect_str(SOURCE, f"{at}.url", image.get("url"))
+    detail = image.get("detail", "auto")
+    if detail not in ("auto", "low", "high", "original"):
+        fail(SOURCE, f"{at}.detail", "must be 'auto', 'low', 'high' or 'original'", detail)
+    return image_tokens(
+        "openai",
+        data=data_url_bytes(url),
+        reference=url,
+        sizes=overhead.image_sizes,
+        fallback=overhead.image,
+        detail=detail,
+    )

@@ -235,7 +235,7 @@ def policy_options(function: F) -> F:
 
 
 def format_option(function: F) -> F:
-    """``--format``: items, an OpenAI or an Anthropic message history, or auto-detected."""
+    """``--format``: items, a message history in one of four formats, or auto-detected."""
     return click.option(
         "--format",
         "input_format",
@@ -243,9 +243,10 @@ def format_option(function: F) -> F:
         default="auto",
         show_default=True,
         help=(
-            "What ITEMS holds: an items file, or an OpenAI or Anthropic message history "
-            "(a messages array, or a request body with 'messages'). auto tells them apart "
-            "and asks for --format when a history is valid for both providers."
+            "What ITEMS holds: an items file, or an OpenAI Chat Completions, OpenAI Responses, "
+            "Anthropic or Gemini message history (an array, or a request body with "
+            "'messages', 'input' or 'contents'). auto tells them apart and asks for --format "
+            "when a history is valid in several formats."
         ),
     )(function)
 

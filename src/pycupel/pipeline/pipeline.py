@@ -88,17 +88,17 @@ class Pipeline:
             raise PipelineConfigError("scorer", scorer, exc.rule) from exc
         if slicer is None:
             slicer = GreedySlice()
-        elif not callable(getattr(slicer, "slice", None)):
+        elif isinstance(slicer, type) or not callable(getattr(slicer, "slice", None)):
             raise PipelineConfigError(
-                "slicer", slicer, "must be a slicer with a slice(items, budget) method"
+                "slicer", slicer, "must be a slicer instance with a slice(items, budget) method"
             )
         if placer is None:
             from pycupel.placers import ChronologicalPlacer  # noqa: PLC0415
 
             placer = ChronologicalPlacer()
-        elif not callable(getattr(placer, "place", None)):
+        elif isinstance(placer, type) or not callable(getattr(placer, "place", None)):
             raise PipelineConfigError(
-                "placer", placer, "must be a placer with a place(items) method"
+                "placer", placer, "must be a placer instance with a place(items) method"
             )
         check_bool(PipelineConfigError, "deduplicate", deduplicate)
         strategy = OverflowStrategy.parse(overflow_strategy)
@@ -234,10 +234,16 @@ def _check_budget(budget: object, field: str) -> ContextBudget:
     return budget
 
 
-def _check_sequence(items: object) -> Sequence[ContextItem]:
-    # The elements are checked by Classify, in its single pass over the input.
+def _check_sequence(items: object) -> tuple[ContextItem, ...]:
+    """A snapshot of ``items``: the run reads the caller's sequence exactly once.
+
+    Every later stage works on this tuple, so a list that another thread changes during the
+    run, or a sequence subclass whose answers change between reads, cannot make the stages
+    disagree (an item appended mid-run is simply not part of this run). The elements are
+    checked by Classify, in its single pass over the snapshot.
+    """
     if isinstance(items, str | bytes) or not isinstance(items, Sequence):
         raise PipelineConfigError(
             "items", items, "must be a sequence (list or tuple) of ContextItem"
         )
-    return items
+    return items if type(items) is tuple else tuple(items)

@@ -9,6 +9,7 @@ Combinators: :class:`CompositeScorer` (weighted average) and :class:`ScaledScore
 """
 
 from pycupel.scorers.base import (
+    MAX_SCORER_NESTING,
     BaseScorer,
     FunctionScorer,
     ItemScorer,
@@ -42,6 +43,7 @@ from pycupel.scorers.scaled import ScaledScorer
 from pycupel.scorers.tag import TagScorer
 
 __all__ = [
+    "MAX_SCORER_NESTING",
     "TRUST_KEY",
     "BaseScorer",
     "Clock",

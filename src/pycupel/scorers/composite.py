@@ -11,7 +11,14 @@ from pycupel._checks import check_float
 from pycupel.errors import ScorerConfigError
 from pycupel.model import ContextItem
 from pycupel.scorers._immutable import Immutable
-from pycupel.scorers.base import BaseScorer, FloatArray, Scorer, as_scorer, score_array
+from pycupel.scorers.base import (
+    BaseScorer,
+    FloatArray,
+    Scorer,
+    as_scorer,
+    check_nesting,
+    score_array,
+)
 
 __all__ = ["CompositeScorer", "find_cycle"]
 
@@ -123,9 +130,11 @@ def _child(index: int, scorer: object) -> Scorer:
     if scorer is None:
         raise ScorerConfigError(field, scorer, "must be a scorer, not None")
     try:
-        return as_scorer(scorer)  # type: ignore[arg-type]  # validated by as_scorer
+        checked = as_scorer(scorer)  # type: ignore[arg-type]  # validated by as_scorer
     except ScorerConfigError as exc:
         raise ScorerConfigError(field, scorer, exc.rule) from exc
+    check_nesting(field, checked)
+    return checked
 
 
 def _score_one(scorer: Scorer, item: ContextItem, all_items: Sequence[ContextItem]) -> float:

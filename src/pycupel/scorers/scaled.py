@@ -10,7 +10,14 @@ import numpy as np
 from pycupel.errors import ScorerConfigError
 from pycupel.model import ContextItem
 from pycupel.scorers._immutable import Immutable
-from pycupel.scorers.base import BaseScorer, FloatArray, Scorer, as_scorer, score_array
+from pycupel.scorers.base import (
+    BaseScorer,
+    FloatArray,
+    Scorer,
+    as_scorer,
+    check_nesting,
+    score_array,
+)
 
 __all__ = ["ScaledScorer"]
 
@@ -41,6 +48,7 @@ class ScaledScorer(Immutable, BaseScorer):
             scorer = as_scorer(inner)
         except ScorerConfigError as exc:
             raise ScorerConfigError("inner", inner, exc.rule) from exc
+        check_nesting("inner", scorer)
         object.__setattr__(self, "_inner", scorer)
 
     @property
