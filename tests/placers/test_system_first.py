@@ -79,8 +79,8 @@ def test_order_is_the_inner_order_after_the_system_prompts(
         for n, (is_system, minutes, score) in enumerate(rows)
     ]
     placed = SystemFirstPlacer(UShapedPlacer()).place(entries)
-    leading = [entry.item for entry in entries if entry.item.kind == "SystemPrompt"]
-    rest = [entry for entry in entries if entry.item.kind != "SystemPrompt"]
+    leading = [entry.item for entry in entries if entry.item.kind.value == "SystemPrompt"]
+    rest = [entry for entry in entries if entry.item.kind.value != "SystemPrompt"]
     assert placed == leading + UShapedPlacer().place(rest)
 
 
