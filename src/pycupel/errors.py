@@ -26,6 +26,7 @@ __all__ = [
     "ItemValidationError",
     "MessageFormatError",
     "MissingDependencyError",
+    "MissingQueryError",
     "NonFiniteScoreError",
     "NonMonotonicSlicerError",
     "PinnedBudgetError",
@@ -96,6 +97,10 @@ class PlacerConfigError(InvalidValueError):
 
 class PipelineConfigError(InvalidValueError):
     """A pipeline or one of its call arguments is invalid."""
+
+
+class MissingQueryError(PipelineConfigError):
+    """A query-aware scorer (relevance, embeddings) ran without the run's query."""
 
 
 class BudgetSimulationError(InvalidValueError):

@@ -209,6 +209,8 @@ class MessageUnit:
         call_ids: ids of the tool calls issued inside the unit.
         unanswered_call_ids: ids of calls no message answers (only with unanswered calls
             allowed); providers reject such a unit in a request.
+        user_text: the text of the unit's last user-authored message (empty when it has
+            none); the latest one is the default query of relevance scoring.
     """
 
     item: ContextItem
@@ -217,6 +219,7 @@ class MessageUnit:
     system_parameter: bool = False
     call_ids: tuple[str, ...] = ()
     unanswered_call_ids: tuple[str, ...] = ()
+    user_text: str = ""
 
     @property
     def first_role(self) -> str:
@@ -481,7 +484,10 @@ def _make_unit(
     tags: dict[str, None] = {}  # an insertion-ordered set
     all_system = True
     has_system = has_answers = system_parameter = False
+    user_text = ""
     for message in messages:
+        if message.user_turn:
+            user_text = message.text
         if message.index is None:
             system_parameter = True
         else:
@@ -524,4 +530,5 @@ def _make_unit(
         system_parameter=system_parameter,
         call_ids=tuple(call.call_id for message in messages for call in message.calls),
         unanswered_call_ids=unanswered,
+        user_text=user_text,
     )

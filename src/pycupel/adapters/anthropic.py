@@ -49,7 +49,13 @@ from datetime import datetime
 from typing import Any, Literal, NamedTuple, cast
 
 from pycupel._checks import check_bool
-from pycupel.adapters._fit import LeadingFilter, allows_unanswered, fit_units, resolve_counter
+from pycupel.adapters._fit import (
+    LeadingFilter,
+    allows_unanswered,
+    fit_units,
+    resolve_counter,
+    resolve_structure,
+)
 from pycupel.adapters._format import (
     MAX_MESSAGES,
     MAX_PARTS_PER_MESSAGE,
@@ -62,6 +68,7 @@ from pycupel.adapters._format import (
 )
 from pycupel.adapters._media import base64_prefix, image_tokens
 from pycupel.adapters._repair import group_units
+from pycupel.adapters._structure import Structure
 from pycupel.adapters._tools import ANTHROPIC_TOOLS, with_tools
 from pycupel.adapters._units import (
     AnswerRef,
@@ -244,6 +251,9 @@ def fit_messages(
     deduplicate: bool = False,
     unanswered_tool_calls: Literal["error", "drop"] = "error",
     repair: bool = False,
+    query: str | None = None,
+    keep_recent: int | None = None,
+    structure: Structure | None = None,
     start_with_user: bool = True,
     merge_consecutive: bool = False,
 ) -> AnthropicFitResult:
@@ -253,7 +263,9 @@ def fit_messages(
         messages: the request's messages (never modified).
         system: the request's system prompt.
         budget: tokens for the whole prompt (system + messages), or a ContextBudget.
-        policy: the selection policy (or a Pipeline); defaults to :func:`pycupel.presets.chat`.
+        policy: the selection policy (or a Pipeline); by default structure-aware selection
+            with :func:`pycupel.presets.conversation` (as for
+            :func:`pycupel.adapters.openai.fit_messages`).
         counter, tools, overhead, pin_system, pin_latest_user, timestamps: as for
             :func:`from_messages`.
         deduplicate: let the pipeline drop units whose rendered text is byte-identical (off
@@ -264,6 +276,7 @@ def fit_messages(
         merge_consecutive: merge runs of same-role messages in the output.
         repair: fix what the provider rejects instead of raising, reporting each fix as a
             ``Filtered`` exclusion (see :mod:`pycupel.adapters._repair`).
+        query, keep_recent, structure: as for :func:`pycupel.adapters.openai.fit_messages`.
 
     Returns:
         ``AnthropicFitResult(system, messages, report)``, ready for
@@ -293,6 +306,8 @@ def fit_messages(
         policy=policy,
         deduplicate=deduplicate,
         unanswered_tool_calls="drop" if repair else unanswered_tool_calls,
+        query=query,
+        structure=resolve_structure(policy, structure, keep_recent),
         leading_filter=(
             LeadingFilter(START_WITH_USER_FILTER, lambda unit: unit.first_role == "assistant")
             if start_with_user or repair
@@ -324,13 +339,15 @@ class Session:
     cannot carry a breakpoint, so a message ending with one is marked on its last other
     block (or not at all).
 
-    After a compaction the window never opens with an assistant message (the API's first
-    turn is a user turn). See :class:`pycupel.adapters.openai.Session` for the other
-    arguments and the thread rules.
+    See :class:`pycupel.adapters.openai.Session` for the other arguments and the thread
+    rules.
 
     Args:
         cache_ttl: the breakpoints' lifetime, ``"5m"`` (Anthropic's default; writes cost
             1.25x the input price) or ``"1h"`` (writes cost 2x); ``None`` sets no breakpoint.
+        start_with_user: as for :func:`fit_messages`: a compaction never lets the window open
+            with an assistant message (Bedrock and older API versions require a user turn
+            first); unpinned leading units starting with one are left out.
     """
 
     __slots__ = ("_cache_control", "_core")
@@ -348,7 +365,9 @@ class Session:
         recall_share: float = DEFAULT_RECALL_SHARE,
         pin_system: bool = True,
         cache_ttl: CacheTTL | None = "5m",
+        start_with_user: bool = True,
     ) -> None:
+        check_bool(PipelineConfigError, "start_with_user", start_with_user)
         if cache_ttl not in ("5m", "1h", None):
             raise PipelineConfigError("cache_ttl", cache_ttl, "must be '5m', '1h' or None")
         self._cache_control: Mapping[str, str] | None = (
@@ -374,7 +393,7 @@ class Session:
                 parse=parse,
                 snapshot=snapshot_json,
                 parse_system=parse_system,
-                drops_leading=lambda unit: unit.first_role == "assistant",
+                drops_leading=_starts_with_assistant if start_with_user else None,
             ),
             budget=budget,
             policy=policy,
@@ -428,6 +447,10 @@ class Session:
             SessionConfigError: no window was fitted yet, or its usage was already recorded.
         """
         return self._core.record_usage(usage)
+
+
+def _starts_with_assistant(unit: MessageUnit) -> bool:
+    return unit.first_role == "assistant"
 
 
 def _with_breakpoint(message: AnthropicMessage, control: Mapping[str, str]) -> AnthropicMessage:

@@ -51,7 +51,13 @@ from types import MappingProxyType
 from typing import Any, Literal, NamedTuple, cast
 
 from pycupel._checks import check_bool
-from pycupel.adapters._fit import LeadingFilter, allows_unanswered, fit_units, resolve_counter
+from pycupel.adapters._fit import (
+    LeadingFilter,
+    allows_unanswered,
+    fit_units,
+    resolve_counter,
+    resolve_structure,
+)
 from pycupel.adapters._format import (
     MAX_MESSAGES,
     MAX_PARTS_PER_MESSAGE,
@@ -64,6 +70,7 @@ from pycupel.adapters._format import (
 )
 from pycupel.adapters._media import base64_prefix, image_tokens
 from pycupel.adapters._repair import group_units
+from pycupel.adapters._structure import Structure
 from pycupel.adapters._tools import GEMINI_TOOLS, with_tools
 from pycupel.adapters._units import (
     AnswerRef,
@@ -249,6 +256,9 @@ def fit_messages(
     deduplicate: bool = False,
     unanswered_tool_calls: Literal["error", "drop"] = "error",
     repair: bool = False,
+    query: str | None = None,
+    keep_recent: int | None = None,
+    structure: Structure | None = None,
     start_with_user: bool = True,
     merge_consecutive: bool = False,
 ) -> GeminiFitResult:
@@ -268,6 +278,8 @@ def fit_messages(
         merge_consecutive: merge runs of same-role turns in the output.
         repair: fix what the provider rejects instead of raising, reporting each fix as a
             ``Filtered`` exclusion (see :mod:`pycupel.adapters._repair`).
+        query, keep_recent, structure: as for :func:`pycupel.adapters.openai.fit_messages`
+            (structure-aware selection for the query by default).
 
     Returns:
         ``GeminiFitResult(system_instruction, contents, report)``.
@@ -296,6 +308,8 @@ def fit_messages(
         policy=policy,
         deduplicate=deduplicate,
         unanswered_tool_calls="drop" if repair else unanswered_tool_calls,
+        query=query,
+        structure=resolve_structure(policy, structure, keep_recent),
         leading_filter=(
             LeadingFilter(START_WITH_USER_FILTER, lambda unit: unit.first_role == "model")
             if start_with_user or repair

@@ -27,7 +27,13 @@ from datetime import datetime
 from types import MappingProxyType, ModuleType
 from typing import TYPE_CHECKING, Any, Literal
 
-from pycupel.adapters._fit import FitResult, allows_unanswered, fit_units, resolve_counter
+from pycupel.adapters._fit import (
+    FitResult,
+    allows_unanswered,
+    fit_units,
+    resolve_counter,
+    resolve_structure,
+)
 from pycupel.adapters._format import (
     MAX_MESSAGES,
     MAX_PARTS_PER_MESSAGE,
@@ -40,6 +46,7 @@ from pycupel.adapters._format import (
     expect_str,
     fail,
 )
+from pycupel.adapters._structure import Structure
 from pycupel.adapters._units import (
     AnswerRef,
     CallRef,
@@ -162,6 +169,9 @@ def fit_messages(
     timestamps: Sequence[datetime] | None = None,
     deduplicate: bool = False,
     unanswered_tool_calls: Literal["error", "drop"] = "error",
+    query: str | None = None,
+    keep_recent: int | None = None,
+    structure: Structure | None = None,
 ) -> FitResult[BaseMessage]:
     """Fit a LangChain message list into a token budget; return the messages and the report.
 
@@ -182,6 +192,8 @@ def fit_messages(
         policy=policy,
         deduplicate=deduplicate,
         unanswered_tool_calls=unanswered_tool_calls,
+        query=query,
+        structure=resolve_structure(policy, structure, keep_recent),
     )
     return FitResult(to_messages(fitted.selected, units), fitted.report)
 
@@ -259,15 +271,20 @@ class Session:
 
 
 def _snapshot(message: Any) -> object:
-    """What makes a LangChain message what it is, copied (content, calls, ids, name...)."""
+    """What makes a LangChain message what it is, copied (content, calls, ids, name...).
+
+    Only the fields the message's class has are read: a missing attribute costs pydantic an
+    exception, which would make the per-turn check of every known message slow.
+    """
+    fields = message.__dict__
     return (
         type(message),
-        snapshot_json(message.content),
-        snapshot_json(getattr(message, "tool_calls", None)),
-        snapshot_json(getattr(message, "invalid_tool_calls", None)),
-        getattr(message, "tool_call_id", None),
-        getattr(message, "role", None),
-        message.name,
+        snapshot_json(fields.get("content")),
+        snapshot_json(fields.get("tool_calls")),
+        snapshot_json(fields.get("invalid_tool_calls")),
+        fields.get("tool_call_id"),
+        fields.get("role"),
+        fields.get("name"),
     )
 
 

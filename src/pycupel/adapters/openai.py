@@ -29,7 +29,13 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any, Literal
 
-from pycupel.adapters._fit import FitResult, allows_unanswered, fit_units, resolve_counter
+from pycupel.adapters._fit import (
+    FitResult,
+    allows_unanswered,
+    fit_units,
+    resolve_counter,
+    resolve_structure,
+)
 from pycupel.adapters._format import (
     MAX_MESSAGES,
     MAX_PARTS_PER_MESSAGE,
@@ -44,6 +50,7 @@ from pycupel.adapters._format import (
 )
 from pycupel.adapters._media import data_url_bytes, image_tokens
 from pycupel.adapters._repair import group_units
+from pycupel.adapters._structure import Structure
 from pycupel.adapters._tools import OPENAI_TOOLS, with_tools
 from pycupel.adapters._units import (
     AnswerRef,
@@ -215,6 +222,9 @@ def fit_messages(
     deduplicate: bool = False,
     unanswered_tool_calls: Literal["error", "drop"] = "error",
     repair: bool = False,
+    query: str | None = None,
+    keep_recent: int | None = None,
+    structure: Structure | None = None,
 ) -> FitResult[OpenAIMessage]:
     """Fit an OpenAI chat history into a token budget; return the history and the report.
 
@@ -223,7 +233,11 @@ def fit_messages(
         budget: tokens for the whole prompt (an int: target = max = budget), or a
             :class:`~pycupel.ContextBudget` for an output reserve, a margin...
         policy: the selection policy, or a ready :class:`~pycupel.pipeline.Pipeline` (to give
-            a decay scorer its clock, say); defaults to :func:`pycupel.presets.chat`.
+            a decay scorer its clock, say). By default the selection is structure-aware:
+            :func:`pycupel.presets.conversation` scores turns for ``query`` and the
+            conversation's shape is kept (see :class:`~pycupel.adapters.Structure`). A given
+            policy runs the ordinary pipeline, unless ``structure`` or ``keep_recent`` is
+            given too.
         counter: defaults to :class:`~pycupel.tokens.HeuristicCounter`.
         tools: the request's tool definitions, counted as part of the prompt.
         overhead: defaults to :data:`DEFAULT_OVERHEAD`.
@@ -238,6 +252,12 @@ def fit_messages(
             its unit out and reports it excluded with reason ``Filtered``.
         repair: fix what the provider rejects instead of raising, reporting each fix as a
             ``Filtered`` exclusion (see :mod:`pycupel.adapters._repair`).
+        query: what the next answer is about; defaults to the text of the latest user
+            message. Read by query-aware scorers (the default preset's relevance).
+        keep_recent: tokens of the newest turns always kept, as an unbroken tail (shorthand
+            for ``structure=Structure(keep_recent=...)``; by default 10% of the budget).
+        structure: structure-aware selection options (a recent tail, neighbours, dated
+            headers); the default when no policy is given.
 
     Returns:
         ``FitResult(messages, report)``: the kept messages in the original order, and the
@@ -264,6 +284,8 @@ def fit_messages(
         policy=policy,
         deduplicate=deduplicate,
         unanswered_tool_calls="drop" if repair else unanswered_tool_calls,
+        query=query,
+        structure=resolve_structure(policy, structure, keep_recent),
     )
     return FitResult(to_messages(fitted.selected, units), fitted.report)
 

@@ -44,7 +44,7 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any, Literal, NamedTuple
 
-from pycupel.adapters._fit import allows_unanswered, fit_units, resolve_counter
+from pycupel.adapters._fit import allows_unanswered, fit_units, resolve_counter, resolve_structure
 from pycupel.adapters._format import (
     MAX_MESSAGES,
     MAX_PARTS_PER_MESSAGE,
@@ -58,6 +58,7 @@ from pycupel.adapters._format import (
 )
 from pycupel.adapters._media import data_url_bytes, image_tokens
 from pycupel.adapters._repair import group_units
+from pycupel.adapters._structure import Structure
 from pycupel.adapters._tools import OPENAI_TOOLS, with_tools
 from pycupel.adapters._units import (
     AnswerRef,
@@ -263,6 +264,9 @@ def fit_messages(
     deduplicate: bool = False,
     unanswered_tool_calls: Literal["error", "drop"] = "error",
     repair: bool = False,
+    query: str | None = None,
+    keep_recent: int | None = None,
+    structure: Structure | None = None,
 ) -> ResponsesFitResult:
     """Fit a Responses input (and instructions) into a token budget.
 
@@ -278,6 +282,8 @@ def fit_messages(
             leaves its unit out, reported with reason ``Filtered``.
         repair: fix what the provider rejects instead of raising, reporting each fix as a
             ``Filtered`` exclusion (see :mod:`pycupel.adapters._repair`).
+        query, keep_recent, structure: as for :func:`pycupel.adapters.openai.fit_messages`
+            (structure-aware selection for the query by default).
 
     Returns:
         ``ResponsesFitResult(instructions, input, report)``, ready for
@@ -305,6 +311,8 @@ def fit_messages(
         policy=policy,
         deduplicate=deduplicate,
         unanswered_tool_calls="drop" if repair else unanswered_tool_calls,
+        query=query,
+        structure=resolve_structure(policy, structure, keep_recent),
     )
     history = _history(fitted.units, units)
     return ResponsesFitResult(history.instructions, history.input, fitted.report)

@@ -17,11 +17,12 @@ __all__ = ["main"]
 
 # Commands register after the group exists.
 from pycupel.cli.conformance import conformance  # noqa: E402
+from pycupel.cli.cost import cost  # noqa: E402
 from pycupel.cli.explain import explain  # noqa: E402
 from pycupel.cli.policy import policy  # noqa: E402
 from pycupel.cli.replay import replay  # noqa: E402
 from pycupel.cli.select import select  # noqa: E402
 from pycupel.cli.simulate import simulate  # noqa: E402
 
-for _command in (conformance, explain, policy, replay, select, simulate):
+for _command in (conformance, cost, explain, policy, replay, select, simulate):
     main.add_command(_command)

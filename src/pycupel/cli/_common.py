@@ -19,7 +19,8 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
 
-from pycupel.cli._input import FORMATS
+from pycupel.adapters._fit import default_query
+from pycupel.cli._input import FORMATS, Candidates
 from pycupel.errors import CupelError
 from pycupel.model import ContextBudget
 from pycupel.pipeline import Pipeline
@@ -45,11 +46,13 @@ __all__ = [
     "default_scorer",
     "describe_scorer",
     "format_option",
+    "history_defaults",
     "items_argument",
     "make_budget",
     "placer_option",
     "policy_options",
     "progress_option",
+    "query_option",
     "resolve_policy",
     "stderr_console",
     "wants_progress",
@@ -229,9 +232,39 @@ def policy_options(function: F) -> F:
         default=None,
         metavar="NAME",
         help="Run a named preset: Chat, CodeReview, Rag, DocumentQa, ToolUse, LongRunning, "
-        "Debugging (case and - or _ do not matter). Default: recency ×3, priority ×2, kind ×1, "
+        "Debugging, Conversation, Retrieval, Memory (case and - or _ do not matter). Default: "
+        "Conversation for a message history; for items recency ×3, priority ×2, kind ×1, "
         "frequency ×1 with greedy slicing.",
     )(function)
+
+
+def query_option(function: F) -> F:
+    """``--query TEXT``: what the context is for, read by relevance scorers."""
+    return click.option(
+        "--query",
+        default=None,
+        metavar="TEXT",
+        help="What the context is for (a question); read by relevance scoring (presets "
+        "Conversation, Retrieval, Memory). For a message history it defaults to the latest "
+        "user message.",
+    )(function)
+
+
+def history_defaults(
+    policy: Policy | None, candidates: Candidates, query: str | None
+) -> tuple[Policy | None, str | None]:
+    """For a message history: the Conversation preset when no policy was chosen (the
+    adapters' default scorer), and the latest user message as the query when none was given."""
+    units = candidates.units
+    if units is None:
+        return policy, query
+    if policy is None:
+        from pycupel import presets  # noqa: PLC0415 (only when asked for)
+
+        policy = presets.conversation()
+    if query is None:
+        query = default_query(units.units)
+    return policy, query
 
 
 def format_option(function: F) -> F:

@@ -159,6 +159,7 @@ class Pipeline:
         *,
         budget: ContextBudget | None = None,
         collector: TraceCollector | None = None,
+        query: str | None = None,
     ) -> PipelineResult:
         """Select and order ``items`` for the context window.
 
@@ -166,6 +167,9 @@ class Pipeline:
             items: the candidates, a sequence of :class:`~pycupel.ContextItem` (never mutated).
             budget: this run's budget; the pipeline's own when None.
             collector: where to send diagnostics; None or a disabled collector costs nothing.
+            query: what the context is for (a question, the latest user message); handed to
+                query-aware scorers such as :class:`~pycupel.scorers.RelevanceScorer`, which
+                raise :class:`~pycupel.errors.MissingQueryError` without one.
 
         Raises:
             PipelineConfigError: ``items``, ``budget`` or ``collector`` is invalid.
@@ -176,6 +180,8 @@ class Pipeline:
         """
         run_budget = self._budget if budget is None else _check_budget(budget, "budget")
         candidates = _check_sequence(items)
+        if query is not None and not isinstance(query, str):
+            raise PipelineConfigError("query", query, "must be a string or None")
         trace: Trace | None = None
         if collector is not None and _collector_enabled(collector):
             trace = Trace(collector)
@@ -190,17 +196,22 @@ class Pipeline:
             self._column_placer,
             self._deduplicate,
             self._overflow_strategy,
+            query,
         )
 
     def dry_run(
-        self, items: Sequence[ContextItem], *, budget: ContextBudget | None = None
+        self,
+        items: Sequence[ContextItem],
+        *,
+        budget: ContextBudget | None = None,
+        query: str | None = None,
     ) -> DryRunResult:
         """Run with item-level diagnostics and return the result with its report.
 
         Same arguments and errors as :meth:`run`.
         """
         collector = DiagnosticTraceCollector(TraceDetailLevel.ITEM)
-        result = self.run(items, budget=budget, collector=collector)
+        result = self.run(items, budget=budget, collector=collector, query=query)
         return DryRunResult(
             items=result.items,
             total_tokens=result.total_tokens,

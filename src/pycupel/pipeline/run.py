@@ -49,6 +49,7 @@ def execute(  # noqa: PLR0917 (positional: the per-run entry of the hot path)
     columnar_placer: ColumnPlacer | None,
     deduplicate_contents: bool,
     overflow_strategy: OverflowStrategy,
+    query: str | None = None,
 ) -> PipelineResult:
     """Run the stages on ``candidates`` (a checked sequence) within ``budget``.
 
@@ -69,7 +70,7 @@ def execute(  # noqa: PLR0917 (positional: the per-run entry of the hot path)
     if trace is not None:
         started = perf_counter()
     scoreable_tuple = tuple(scoreable)
-    scores = score(scorer, scoreable_tuple)
+    scores = score(scorer, scoreable_tuple, query)
     if trace is not None:
         trace.stage(PipelineStage.SCORE, started, perf_counter(), len(scoreable_tuple))
 

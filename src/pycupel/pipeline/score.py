@@ -1,5 +1,8 @@
 """Stage 2, Score: the scorer scores the scoreable items, once per run (the batch form).
 
+The run's query (``Pipeline.run(items, query=...)``) is handed to query-aware scorers
+(:func:`~pycupel.scorers.score_array_for`); other scorers never see it.
+
 A NaN or infinite score raises :class:`~pycupel.errors.NonFiniteScoreError`; a wrong number of
 scores raises :class:`~pycupel.errors.ScorerConfigError`.
 """
@@ -10,17 +13,17 @@ import numpy as np
 
 from pycupel.errors import ScorerConfigError
 from pycupel.model import ContextItem
-from pycupel.scorers.base import FloatArray, Scorer, check_finite_scores, score_array
+from pycupel.scorers.base import FloatArray, Scorer, check_finite_scores, score_array_for
 
 __all__ = ["score"]
 
 
-def score(scorer: Scorer, items: tuple[ContextItem, ...]) -> FloatArray:
-    """The scores of ``items`` as a float64 array, in their order."""
+def score(scorer: Scorer, items: tuple[ContextItem, ...], query: str | None = None) -> FloatArray:
+    """The scores of ``items`` for the run's ``query`` as a float64 array, in their order."""
     if not items:
         # The specification: an empty scoreable list is never passed to the scorer.
         return np.empty(0, dtype=np.float64)
-    scores = np.asarray(score_array(scorer, items), dtype=np.float64)
+    scores = np.asarray(score_array_for(scorer, items, query), dtype=np.float64)
     if scores.shape != (len(items),):
         raise ScorerConfigError(
             f"{type(scorer).__name__}.score_array",

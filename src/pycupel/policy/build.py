@@ -32,6 +32,8 @@ from pycupel.scorers import (
     PriorityScorer,
     RecencyScorer,
     ReflexiveScorer,
+    RelevanceScorer,
+    RetrievalScoreScorer,
     ScaledScorer,
     Scorer,
     StepDecay,
@@ -93,6 +95,20 @@ def _reflexive(spec: ScorerSpec, clock: Clock | None) -> Scorer:
     return ReflexiveScorer()
 
 
+def _relevance(spec: ScorerSpec, clock: Clock | None) -> Scorer:
+    options = spec.options
+    return RelevanceScorer(
+        k1=options.get("k1", 1.2), b=options.get("b", 0.75), expansion=options.get("expansion", 0.0)
+    )
+
+
+def _retrieval_score(spec: ScorerSpec, clock: Clock | None) -> Scorer:
+    options = spec.options
+    return RetrievalScoreScorer(
+        key=options.get("key", "retrieval_score"), scale=options.get("scale", "rank")
+    )
+
+
 def _scaled(spec: ScorerSpec, clock: Clock | None) -> Scorer:
     return ScaledScorer(build_scorer(spec.options["inner"], clock=clock))
 
@@ -144,6 +160,8 @@ SCORER_BUILDERS: Final[Mapping[str, Callable[[ScorerSpec, Clock | None], Scorer]
             "tag": _tag,
             "frequency": _frequency,
             "reflexive": _reflexive,
+            "relevance": _relevance,
+            "retrieval_score": _retrieval_score,
             "scaled": _scaled,
             "composite": _composite,
             "decay": _decay,

@@ -132,8 +132,9 @@ class ScorerSpec:
 
     Args:
         type: the scorer type (``recency``, ``priority``, ``kind``, ``tag``, ``frequency``,
-            ``reflexive``, ``scaled``, ``composite``, ``decay``, ``metadata_trust``,
-            ``metadata_key``); see :mod:`pycupel.policy.registry` for each type's options.
+            ``reflexive``, ``relevance``, ``retrieval_score``, ``scaled``, ``composite``,
+            ``decay``, ``metadata_trust``, ``metadata_key``); see :mod:`pycupel.policy.registry`
+            for each type's options.
         weight: relative weight among its siblings (finite, > 0). Weights are normalised to
             sum to 1 when the scorers are combined. An inner scorer (``scaled.inner``) has no
             weight and must keep the default.

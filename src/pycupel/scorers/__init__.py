@@ -5,7 +5,10 @@ Absolute scorers look at one item: :class:`KindScorer`, :class:`TagScorer`,
 :class:`MetadataKeyScorer`. Relative scorers rank an item among its peers in one
 O(N log N) pass: :class:`RecencyScorer`, :class:`PriorityScorer`, :class:`FrequencyScorer`.
 Combinators: :class:`CompositeScorer` (weighted average) and :class:`ScaledScorer`
-(min-max normalisation).
+(min-max normalisation). Query-aware scorers read the run's query
+(``Pipeline.run(items, query=...)``): :class:`RelevanceScorer` (BM25), :class:`EmbeddingScorer`
+(your embedding function) and :class:`RankFusionScorer` (reciprocal rank fusion);
+:class:`RetrievalScoreScorer` turns a retriever's raw scores into [0, 1].
 """
 
 from pycupel.scorers.base import (
@@ -13,9 +16,11 @@ from pycupel.scorers.base import (
     BaseScorer,
     FunctionScorer,
     ItemScorer,
+    QueryAwareScorer,
     Scorer,
     as_scorer,
     score_array,
+    score_array_for,
 )
 from pycupel.scorers.composite import CompositeScorer, find_cycle
 from pycupel.scorers.decay import (
@@ -39,6 +44,13 @@ from pycupel.scorers.metadata import (
 from pycupel.scorers.priority import PriorityScorer
 from pycupel.scorers.recency import RecencyScorer
 from pycupel.scorers.reflexive import ReflexiveScorer
+from pycupel.scorers.relevance import (
+    EmbeddingScorer,
+    EmbedFunction,
+    RankFusionScorer,
+    RelevanceScorer,
+    RetrievalScoreScorer,
+)
 from pycupel.scorers.scaled import ScaledScorer
 from pycupel.scorers.tag import TagScorer
 
@@ -50,6 +62,8 @@ __all__ = [
     "CompositeScorer",
     "DecayCurve",
     "DecayScorer",
+    "EmbedFunction",
+    "EmbeddingScorer",
     "ExponentialDecay",
     "FixedClock",
     "FrequencyScorer",
@@ -59,8 +73,12 @@ __all__ = [
     "MetadataKeyScorer",
     "MetadataTrustScorer",
     "PriorityScorer",
+    "QueryAwareScorer",
+    "RankFusionScorer",
     "RecencyScorer",
     "ReflexiveScorer",
+    "RelevanceScorer",
+    "RetrievalScoreScorer",
     "ScaledScorer",
     "Scorer",
     "StepDecay",
@@ -71,4 +89,5 @@ __all__ = [
     "find_cycle",
     "parse_decimal_float",
     "score_array",
+    "score_array_for",
 ]

@@ -31,6 +31,7 @@ __all__ = [
     "FloatArray",
     "FunctionScorer",
     "ItemScorer",
+    "QueryAwareScorer",
     "Scorer",
     "as_scorer",
     "check_finite_scores",
@@ -38,6 +39,7 @@ __all__ = [
     "nesting_depth",
     "real_score",
     "score_array",
+    "score_array_for",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -49,6 +51,20 @@ class Scorer(Protocol):
 
     def score_all(self, items: Sequence[ContextItem]) -> list[float]:
         """Score every item of ``items`` (each against the whole list); same length and order."""
+        ...
+
+
+@runtime_checkable
+class QueryAwareScorer(Protocol):
+    """A scorer that also reads the run's query (``Pipeline.run(items, query=...)``).
+
+    ``score_all_for(items, query)`` gets the query of the run, or ``None`` when the run has
+    none; a scorer that needs one raises :class:`~pycupel.errors.MissingQueryError` then.
+    The query is an argument, never stored: the scorer stays stateless and thread-safe.
+    """
+
+    def score_all_for(self, items: Sequence[ContextItem], query: str | None) -> list[float]:
+        """Score every item of ``items`` for ``query``; same length and order."""
         ...
 
 
@@ -69,6 +85,19 @@ class BaseScorer(ABC):
     def score_all(self, items: Sequence[ContextItem]) -> list[float]:
         """Scores of ``items`` as a list of floats (same length and order)."""
         scores: list[float] = self.score_array(items).tolist()
+        return scores
+
+    def score_array_for(self, items: Sequence[ContextItem], query: str | None) -> FloatArray:
+        """Scores of ``items`` for the run's ``query``.
+
+        Scorers that ignore the query inherit this (it is :meth:`score_array`); query-aware
+        scorers override it, and combinators forward the query to their children.
+        """
+        return self.score_array(items)
+
+    def score_all_for(self, items: Sequence[ContextItem], query: str | None) -> list[float]:
+        """:meth:`score_array_for` as a list of floats (the :class:`QueryAwareScorer` form)."""
+        scores: list[float] = self.score_array_for(items, query).tolist()
         return scores
 
     def score(self, item: ContextItem, all_items: Sequence[ContextItem]) -> float:
@@ -203,7 +232,24 @@ def score_array(scorer: Scorer, items: Sequence[ContextItem]) -> FloatArray:
     """
     if isinstance(scorer, BaseScorer):
         return scorer.score_array(items)
-    raw: object = scorer.score_all(items)
+    return _checked(scorer, scorer.score_all(items), items)
+
+
+def score_array_for(scorer: Scorer, items: Sequence[ContextItem], query: str | None) -> FloatArray:
+    """Like :func:`score_array`, passing the run's ``query`` to scorers that read one.
+
+    Built-in scorers get it through :meth:`BaseScorer.score_array_for`; a custom scorer gets it
+    when it has ``score_all_for(items, query)`` (:class:`QueryAwareScorer`); any other scorer
+    is scored without it.
+    """
+    if isinstance(scorer, BaseScorer):
+        return scorer.score_array_for(items, query)
+    if isinstance(scorer, QueryAwareScorer):
+        return _checked(scorer, scorer.score_all_for(items, query), items)
+    return _checked(scorer, scorer.score_all(items), items)
+
+
+def _checked(scorer: object, raw: object, items: Sequence[ContextItem]) -> FloatArray:
     name = type(scorer).__name__
     if isinstance(raw, np.ndarray) and raw.dtype.kind in "fiu":
         array = raw.astype(np.float64)

@@ -18,6 +18,7 @@ from pycupel.scorers.base import (
     as_scorer,
     check_nesting,
     score_array,
+    score_array_for,
 )
 
 __all__ = ["CompositeScorer", "find_cycle"]
@@ -101,9 +102,13 @@ class CompositeScorer(Immutable, BaseScorer):
         return self._scorers
 
     def score_array(self, items: Sequence[ContextItem]) -> FloatArray:
+        return self.score_array_for(items, None)
+
+    def score_array_for(self, items: Sequence[ContextItem], query: str | None) -> FloatArray:
+        """The weighted average, each child scored for the run's ``query``."""
         result = np.zeros(len(items), dtype=np.float64)
         for scorer, weight in zip(self._scorers, self._weights, strict=True):
-            result += score_array(scorer, items) * weight
+            result += score_array_for(scorer, items, query) * weight
         return result
 
     def score(self, item: ContextItem, all_items: Sequence[ContextItem]) -> float:

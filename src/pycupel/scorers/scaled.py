@@ -17,6 +17,7 @@ from pycupel.scorers.base import (
     as_scorer,
     check_nesting,
     score_array,
+    score_array_for,
 )
 
 __all__ = ["ScaledScorer"]
@@ -60,7 +61,11 @@ class ScaledScorer(Immutable, BaseScorer):
         return (self._inner,)
 
     def score_array(self, items: Sequence[ContextItem]) -> FloatArray:
-        raw = score_array(self._inner, items)
+        return self.score_array_for(items, None)
+
+    def score_array_for(self, items: Sequence[ContextItem], query: str | None) -> FloatArray:
+        """The min-max normalised inner scores, the inner scorer scored for ``query``."""
+        raw = score_array_for(self._inner, items, query)
         low, high = _min_max(raw)
         if high == low:
             return np.full(len(items), DEGENERATE_SCORE, dtype=np.float64)
