@@ -24,7 +24,7 @@ from pycupel.cli._input import FORMATS, Candidates
 from pycupel.errors import CupelError
 from pycupel.model import ContextBudget
 from pycupel.pipeline import Pipeline
-from pycupel.placers import ChronologicalPlacer, Placer, UShapedPlacer
+from pycupel.placers import ChronologicalPlacer, Placer, SystemFirstPlacer, UShapedPlacer
 from pycupel.policy import Policy, load_policy
 from pycupel.scorers import (
     CompositeScorer,
@@ -90,6 +90,7 @@ def build_pipeline(
     *,
     deduplicate: bool = True,
     policy: Policy | None = None,
+    system_first: bool = True,
 ) -> Pipeline:
     """The pipeline the commands run.
 
@@ -97,7 +98,8 @@ def build_pipeline(
     placer (chronological by default). With a policy (``--preset``/``--policy``): the policy's
     pipeline, with ``placer`` overriding the policy's placer when given. Message histories run
     without deduplication (the adapters' rule: two "ok" turns at different points of a chat
-    are not duplicates), whatever the policy says.
+    are not duplicates), whatever the policy says. With ``system_first`` (``--system-first``,
+    the default) the placer is wrapped in a :class:`~pycupel.placers.SystemFirstPlacer`.
     """
     if policy is not None:
         changed = dataclasses.replace(
@@ -105,8 +107,10 @@ def build_pipeline(
             placer=placer or policy.placer,
             deduplicate=policy.deduplicate and deduplicate,
         )
-        return changed.build(budget)
+        return changed.build(budget, system_first=system_first)
     chosen: Placer = PLACERS[placer or "chronological"]()
+    if system_first:
+        chosen = SystemFirstPlacer(chosen)
     return Pipeline(
         budget=budget,
         scorer=default_scorer(),
@@ -196,7 +200,15 @@ def budget_options(function: F) -> F:
 
 
 def placer_option(function: F) -> F:
-    """``--placer``: the order of the selected items in the window."""
+    """``--placer`` (the order of the selected items in the window) and ``--system-first``."""
+    function = click.option(
+        "--system-first/--no-system-first",
+        default=True,
+        show_default=True,
+        help="Keep pinned system prompts at the top of the window, whatever the placer; "
+        "--no-system-first leaves them where the placer puts them (chronological: undated "
+        "items last).",
+    )(function)
     return click.option(
         "--placer",
         type=click.Choice(sorted(PLACERS)),

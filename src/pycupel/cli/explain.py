@@ -103,6 +103,7 @@ def explain(
     target: int | None,
     output_reserve: int,
     placer: str | None,
+    system_first: bool,
     preset: str | None,
     policy_path: str | None,
     input_format: str,
@@ -127,7 +128,11 @@ def explain(
         policy, query = history_defaults(policy, candidates, query)
         items = candidates.items
         pipeline = build_pipeline(
-            budget, placer, deduplicate=not candidates.is_history, policy=policy
+            budget,
+            placer,
+            deduplicate=not candidates.is_history,
+            policy=policy,
+            system_first=system_first,
         )
         show = wants_progress(progress, work=len(items), as_json=as_json, console=errors)
         with ProgressDisplay(show, errors) as display:

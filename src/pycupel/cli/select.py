@@ -66,6 +66,7 @@ def select(
     target: int | None,
     output_reserve: int,
     placer: str | None,
+    system_first: bool,
     preset: str | None,
     policy_path: str | None,
     input_format: str,
@@ -84,7 +85,11 @@ def select(
         candidates = read_candidates(items_path, input_format)
         policy, query = history_defaults(policy, candidates, query)
         pipeline = build_pipeline(
-            budget, placer, deduplicate=not candidates.is_history, policy=policy
+            budget,
+            placer,
+            deduplicate=not candidates.is_history,
+            policy=policy,
+            system_first=system_first,
         )
         result = pipeline.dry_run(candidates.items, query=query)
 

@@ -11,10 +11,11 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, Final
 
+from pycupel._checks import check_bool
 from pycupel.errors import PipelineConfigError
 from pycupel.model import ContextBudget, ContextKind
 from pycupel.pipeline import Pipeline
-from pycupel.placers import ChronologicalPlacer, Placer, UShapedPlacer
+from pycupel.placers import ChronologicalPlacer, Placer, SystemFirstPlacer, UShapedPlacer
 from pycupel.policy import registry
 from pycupel.policy.model import CurveSpec, Policy, ScorerSpec, SlicerSpec
 from pycupel.scorers import (
@@ -325,18 +326,24 @@ def build_placer(name: str) -> Placer:
 
 
 def build_pipeline(
-    policy: Policy, budget: ContextBudget, *, clock: Clock | None = None
+    policy: Policy,
+    budget: ContextBudget,
+    *,
+    clock: Clock | None = None,
+    system_first: bool = False,
 ) -> Pipeline:
     """The pipeline running ``policy`` with ``budget`` (see :meth:`Policy.build`)."""
     if not isinstance(policy, Policy):
         raise PipelineConfigError("policy", policy, "must be a Policy")
     if not isinstance(budget, ContextBudget):
         raise PipelineConfigError("budget", budget, "must be a ContextBudget")
+    check_bool(PipelineConfigError, "system_first", system_first)
+    placer = build_placer(policy.placer)
     return Pipeline(
         budget=budget,
         scorer=_policy_scorer(policy, clock),
         slicer=build_slicer(policy.slicer),
-        placer=build_placer(policy.placer),
+        placer=SystemFirstPlacer(placer) if system_first else placer,
         deduplicate=policy.deduplicate,
         overflow_strategy=policy.overflow_strategy,
     )

@@ -224,14 +224,19 @@ class Policy:
 
     # ------------------------------------------------------------------ conversions
 
-    def build(self, budget: ContextBudget, *, clock: Clock | None = None) -> Pipeline:
+    def build(
+        self, budget: ContextBudget, *, clock: Clock | None = None, system_first: bool = False
+    ) -> Pipeline:
         """A :class:`~pycupel.pipeline.Pipeline` running this policy with ``budget``.
 
         ``clock`` replaces the system clock of every ``decay`` scorer whose policy says
         ``clock = "system"`` (or gives no clock); scorers with a fixed ``reference_time`` keep
-        it. Building a validated policy does not fail.
+        it. ``system_first=True`` wraps the policy's placer in a
+        :class:`~pycupel.placers.SystemFirstPlacer`, so pinned system prompts open the window
+        (the specification's placers put an undated system prompt where its order says).
+        Building a validated policy does not fail.
         """
-        return _build.build_pipeline(self, budget, clock=clock)
+        return _build.build_pipeline(self, budget, clock=clock, system_first=system_first)
 
     def to_dict(self) -> dict[str, Any]:
         """The canonical file form: plain dicts, lists, strings, numbers and booleans (no
