@@ -122,7 +122,14 @@ def resolve_budget(budget: object, per_request: int) -> ContextBudget:
             max_tokens=budget.max_tokens - per_request,
             target_tokens=max(0, budget.target_tokens - per_request),
         )
-    tokens = check_int(PipelineConfigError, "budget", budget, minimum=per_request)
+    tokens = check_int(PipelineConfigError, "budget", budget)
+    if tokens < per_request:
+        raise PipelineConfigError(
+            "budget",
+            budget,
+            f"must be >= {per_request}, the format's per-request overhead (the tokens every "
+            "request costs before its first message)",
+        )
     whole = tokens - per_request
     return ContextBudget(max_tokens=whole, target_tokens=whole)
 

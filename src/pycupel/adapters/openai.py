@@ -93,6 +93,12 @@ __all__ = [
 
 SOURCE = "openai messages"
 
+# Anthropic content blocks with an OpenAI counterpart elsewhere in the message.
+_ANTHROPIC_BLOCKS = {
+    "tool_result": "tool results as role 'tool' messages",
+    "tool_use": "tool calls in the assistant message's tool_calls",
+}
+
 DEFAULT_OVERHEAD = MessageOverhead(
     per_message=4, per_name=1, per_tool_call=6, per_request=3, image=765
 )
@@ -560,6 +566,15 @@ def _content(
             expect_mapping(SOURCE, f"{at}.file", part.get("file"))
             texts.append("[file]")
             media += overhead.media_cost("document", at)
+        elif kind in _ANTHROPIC_BLOCKS:
+            # Accepted silently, a tool result would lose its pairing with its call.
+            fail(
+                SOURCE,
+                f"{at}.type",
+                f"is an Anthropic content block; OpenAI messages carry {_ANTHROPIC_BLOCKS[kind]} "
+                "(use pycupel.adapters.anthropic for Anthropic histories)",
+                kind,
+            )
         else:
             # Unknown part types are counted as their JSON text: an over-estimate is safe.
             texts.append(as_json_text(dict(part)))

@@ -1,13 +1,17 @@
-"""The ``pycupel`` command line. Each command lives in its own module of this package."""
+"""The ``pycupel`` command line. Each command lives in its own module of this package.
+
+Errors take one form and two exit codes (2: usage, 1: input); see :mod:`pycupel.cli._errors`.
+"""
 
 from __future__ import annotations
 
 import click
 
 from pycupel import __version__
+from pycupel.cli._errors import ReportingGroup
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=ReportingGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="pycupel")
 def main() -> None:
     """Select what goes into a language model's context window, and explain why."""

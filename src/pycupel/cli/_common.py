@@ -21,7 +21,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 
 from pycupel.adapters._fit import default_query
 from pycupel.cli._input import FORMATS, Candidates
-from pycupel.errors import CupelError
+from pycupel.errors import CupelError, InvalidValueError
 from pycupel.model import ContextBudget
 from pycupel.pipeline import Pipeline
 from pycupel.placers import ChronologicalPlacer, Placer, SystemFirstPlacer, UShapedPlacer
@@ -132,15 +132,21 @@ def resolve_policy(preset: str | None, policy_path: str | None) -> Policy | None
     """The policy chosen with ``--preset`` or ``--policy`` (at most one), or None.
 
     Raises:
-        click.BadParameter: both options were given.
-        CupelError: unknown preset name, or an invalid policy file (every problem listed).
+        click.BadParameter: both options were given, or the preset name is unknown.
+        CupelError: an invalid policy file (every problem listed).
     """
     if preset is not None and policy_path is not None:
         raise click.BadParameter("give --preset or --policy, not both", param_hint="--preset")
     if preset is not None:
         from pycupel import presets  # noqa: PLC0415 (only when asked for)
 
-        return presets.by_name(preset)
+        try:
+            return presets.by_name(preset)
+        except InvalidValueError as exc:
+            # A name on the command line, not a file's content: a usage error.
+            raise click.BadParameter(
+                f"{exc.rule}, got {exc.value!r}", param_hint="--preset"
+            ) from None
     if policy_path is not None:
         return load_policy(policy_path)
     return None
@@ -199,6 +205,24 @@ def budget_options(function: F) -> F:
     )(function)
 
 
+class PlacerName(click.ParamType[str, Any]):
+    """A placer name in any spelling a policy file accepts (``u-shaped``, ``UShaped``,
+    ``ushaped``...), converted to the canonical one."""
+
+    name = "placer"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        from pycupel.policy import registry  # noqa: PLC0415 (the policy format's spellings)
+
+        component = registry.PLACERS.find(value) if isinstance(value, str) else None
+        if component is None or component.name not in PLACERS:
+            self.fail(registry.PLACERS.unknown_message(str(value)), param, ctx)
+        return component.name
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
+        return "[" + "|".join(sorted(PLACERS)) + "]"
+
+
 def placer_option(function: F) -> F:
     """``--placer`` (the order of the selected items in the window) and ``--system-first``."""
     function = click.option(
@@ -211,7 +235,7 @@ def placer_option(function: F) -> F:
     )(function)
     return click.option(
         "--placer",
-        type=click.Choice(sorted(PLACERS)),
+        type=PlacerName(),
         default=None,
         help="Order of the selected items in the window "
         "(default: the policy's placer, else chronological).",
@@ -223,7 +247,8 @@ def policy_options(function: F) -> F:
     function = click.option(
         "--policy",
         "policy_path",
-        type=click.Path(dir_okay=False, exists=True),
+        # Not exists=True: an unreadable policy file is an input error, as for ITEMS.
+        type=click.Path(dir_okay=False),
         default=None,
         help="Run the pipeline a policy file (JSON or TOML) describes.",
     )(function)
