@@ -94,10 +94,12 @@ __all__ = [
 SOURCE = "openai messages"
 
 # Anthropic content blocks with an OpenAI counterpart elsewhere in the message.
-_ANTHROPIC_BLOCKS = {
-    "tool_result": "tool results as role 'tool' messages",
-    "tool_use": "tool calls in the assistant message's tool_calls",
-}
+_ANTHROPIC_BLOCKS: Mapping[str, str] = MappingProxyType(
+    {
+        "tool_result": "tool results as role 'tool' messages",
+        "tool_use": "tool calls in the assistant message's tool_calls",
+    }
+)
 
 DEFAULT_OVERHEAD = MessageOverhead(
     per_message=4, per_name=1, per_tool_call=6, per_request=3, image=765
