@@ -44,6 +44,7 @@ __all__ = [
     "SlicerConfigError",
     "SolverUnavailableError",
     "StreamSourceError",
+    "SummarizerError",
     "TableTooLargeError",
     "TelemetryUnavailableError",
     "TokenizerError",
@@ -327,6 +328,30 @@ class StreamSourceError(CupelError):
 
     def __reduce__(self) -> tuple[object, ...]:
         return (type(self), (self.stage, self.consumed, self.detail))
+
+
+class SummarizerError(CupelError):
+    """A ``summarize=`` callback raised, or returned something other than a string.
+
+    The callback's own exception, if any, is the ``__cause__``.
+
+    Attributes:
+        summarizer: the callback's qualified name.
+        dropped: how many messages it was asked to summarise.
+        detail: what went wrong (``"Type: message"`` for an exception it raised).
+    """
+
+    def __init__(self, summarizer: str, dropped: int, detail: str) -> None:
+        self.summarizer = summarizer
+        self.dropped = dropped
+        self.detail = detail
+        super().__init__(
+            f"summarize={summarizer} failed on {dropped} dropped messages: {detail} "
+            "(pass on_summary_error='skip' to fit without the summary)"
+        )
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.summarizer, self.dropped, self.detail))
 
 
 class CollectorStateError(CupelError):

@@ -39,7 +39,10 @@ def test_structure_guarantees_over_generated_histories(
     units = openai.from_messages(messages)
     pinned = sum(unit.item.tokens for unit in units if unit.item.pinned) + 3
     budget = max(pinned, int(total * share))
-    fitted, report = openai.fit_messages(messages, budget=budget, keep_recent=keep_recent)
+    # The structure's own guarantees, with units kept whole or dropped (no shorter versions).
+    fitted, report = openai.fit_messages(
+        messages, budget=budget, keep_recent=keep_recent, shrink=False
+    )
 
     # Valid: re-parsing finds no orphaned result or unanswered call; within the budget.
     openai.from_messages(fitted)

@@ -6,6 +6,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 
+def shortened(message: Any) -> bool:
+    """The message is a tool result kept as a placeholder or a head + tail truncation."""
+    text = str(message.content)
+    return text.startswith("[result cleared:") or "tokens elided ...]" in text
+
+
 def assert_valid_langchain_input(messages: Sequence[Any]) -> None:
     """System messages only at the start; every tool call answered, every result called."""
     from langchain_core.messages import AIMessage, SystemMessage, ToolMessage

@@ -34,6 +34,15 @@ Decisions shared by all of them:
   session's dated header when they fit. :func:`select_structured` is that selection on its
   own, for callers that build units themselves. A ``policy=`` runs the ordinary pipeline
   instead (add ``structure=`` to combine its scorer with the structure).
+* **Shrink, don't only drop.** When the history does not fit, the default selection keeps an
+  older tool result as a placeholder (``[result cleared: 5,400 tokens]``) after its call,
+  which stays whole, rather than dropping the pair, and a long result or message may be kept
+  as its head and tail around ``[... N tokens elided ...]``. The result's id
+  (``tool_call_id``, ``tool_use_id``, ``call_id``, a Gemini ``functionResponse``'s name and
+  id) is kept, so the history stays valid; a shortened message is a new object, the others
+  are yours. ``shrink=`` sets it (:class:`Shrink`: placeholders or truncations off, the
+  newest N results never shortened, ``exclude_tools``); the report holds a shortened unit as
+  its version's item, and :func:`variant_name` names the version.
 * **Pinning.** System/developer prompts and the latest user turn are pinned by default; if
   they alone do not fit, the pipeline's :class:`~pycupel.errors.PinnedBudgetError` propagates.
 * **Deduplication is off by default.** Two "ok" turns at different points of a chat are not
@@ -53,6 +62,7 @@ from pycupel.adapters._format import (
 )
 from pycupel.adapters._structure import Structure, StructuredSelection, select_structured
 from pycupel.adapters._units import SYNTHETIC_EPOCH, MessageOverhead, MessageUnit, MessageUnits
+from pycupel.adapters._variants import Shrink, VariantName, variant_name
 
 __all__ = [
     "MAX_ID_LENGTH",
@@ -65,7 +75,10 @@ __all__ = [
     "MessageOverhead",
     "MessageUnit",
     "MessageUnits",
+    "Shrink",
     "Structure",
     "StructuredSelection",
+    "VariantName",
     "select_structured",
+    "variant_name",
 ]

@@ -3,18 +3,51 @@
 The fit is traced once with a counter that records the texts it is asked about (counting them
 as zero), the distinct texts are counted with one awaited call, and the fit runs again on those
 counts. Parsing errors surface from the trace, before anything is awaited.
+
+Shorter versions of tool results (placeholders, truncations) are texts made from the first
+counts; the next run records the ones not counted yet (counting them as zero) and another
+awaited call counts them, until a run meets no new text. A history that fits whole needs no
+versions and so no second call.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from pycupel.tokens.asynchronous import AsyncTokenCounter, RecordingCounter, precount
+from pycupel.tokens.asynchronous import (
+    AsyncTokenCounter,
+    PrecountedCounter,
+    RecordingCounter,
+    precount,
+)
 
 __all__ = ["afit"]
 
 R = TypeVar("R")
+
+_MAX_ROUNDS = 4
+"""Rounds of counting after the first: the versions' texts depend on at most three rounds."""
+
+
+class _CountedOrRecorded:
+    """Answers from known counts; records (and counts as zero) the texts it does not know."""
+
+    __slots__ = ("_counts", "missing")
+
+    def __init__(self, counts: Mapping[str, int]) -> None:
+        self._counts = counts
+        self.missing: dict[str, None] = {}  # an insertion-ordered set
+
+    def count(self, text: str) -> int:
+        known = self._counts.get(text)
+        if known is None:
+            self.missing[text] = None
+            return 0
+        return known
+
+    def count_batch(self, texts: Sequence[str]) -> list[int]:
+        return [self.count(text) for text in texts]
 
 
 async def afit(
@@ -23,5 +56,17 @@ async def afit(
     """``fit(messages, counter=..., **options)`` with the counts awaited from ``counter``."""
     recorder = RecordingCounter()
     fit(messages, counter=recorder, **options)
-    counts = await precount(list(recorder.texts), counter)
-    return fit(messages, counter=counts, **options)
+    texts = list(recorder.texts)
+    first = await precount(texts, counter)
+    counts = dict(zip(texts, first.count_batch(texts), strict=True))
+    # A version's text can quote a count (a placeholder names the tokens it clears): each
+    # round counts the texts made from the previous round's counts, until none is new.
+    for _ in range(_MAX_ROUNDS):
+        probe = _CountedOrRecorded(counts)
+        fit(messages, counter=probe, **options)
+        if not probe.missing:
+            break
+        more = list(probe.missing)
+        counted = await precount(more, counter)
+        counts.update(zip(more, counted.count_batch(more), strict=True))
+    return fit(messages, counter=PrecountedCounter(counts), **options)

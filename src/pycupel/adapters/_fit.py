@@ -21,16 +21,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Generic, NamedTuple, TypeVar
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from pycupel._checks import check_bool, check_int
 from pycupel.adapters._structure import Structure, select_structured
 from pycupel.adapters._units import MessageUnit, MessageUnits
+from pycupel.adapters._variants import (
+    Editor,
+    Shrink,
+    Variant,
+    select_with_variants,
+    unit_versions,
+)
 from pycupel.diagnostics import ExcludedItem, Filtered, SelectionReport
 from pycupel.errors import PinnedBudgetError, PipelineConfigError
-from pycupel.model import ContextBudget, ContextItem
+from pycupel.model import ContextBudget, ContextItem, compute_effective_budget
 from pycupel.pipeline import Pipeline
 from pycupel.policy import Policy
 from pycupel.tokens import HeuristicCounter, TokenCounter
@@ -46,6 +55,7 @@ __all__ = [
     "resolve_budget",
     "resolve_counter",
     "resolve_structure",
+    "with_variants",
 ]
 
 M = TypeVar("M")
@@ -77,10 +87,17 @@ class LeadingFilter:
 
 @dataclass(frozen=True, slots=True)
 class Fitted:
-    """The selected units in conversation order, and the report explaining the selection."""
+    """The selected units in conversation order, and the report explaining the selection.
+
+    ``variants`` maps the units kept in a shorter version (a placeholder, a truncation) to
+    that version; :func:`with_variants` puts their messages in place.
+    """
 
     units: tuple[MessageUnit, ...]
     report: SelectionReport
+    variants: Mapping[MessageUnit, Variant[Any]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
 
     @property
     def selected(self) -> tuple[ContextItem, ...]:
@@ -163,6 +180,18 @@ def resolve_structure(policy: object, structure: object, keep_recent: object) ->
     return structure
 
 
+def with_variants(units: MessageUnits[M], fitted: Fitted) -> MessageUnits[M]:
+    """``units`` whose messages hold the shorter versions chosen by ``fitted`` (new message
+    objects in place of the shortened ones; everything else the caller's own objects)."""
+    if not fitted.variants:
+        return units
+    messages = list(units.messages)
+    for unit, variant in fitted.variants.items():
+        for index, message in zip(unit.message_indices, variant.messages, strict=True):
+            messages[index] = message
+    return dataclasses.replace(units, messages=tuple(messages))
+
+
 def _pipeline(
     policy: object, budget: ContextBudget, deduplicate: bool, *, structured: bool
 ) -> Pipeline:
@@ -201,12 +230,18 @@ def fit_units(
     leading_filter: LeadingFilter | None = None,
     query: str | None = None,
     structure: Structure | None = None,
+    shrink: Shrink | None = None,
+    editor: Editor[M] | None = None,
+    counter: TokenCounter | None = None,
 ) -> Fitted:
     """Select units within ``budget``; see the module documentation for the rules.
 
     ``structure`` selects structure-aware (``fit_messages`` passes
     :func:`resolve_structure`'s answer); without it the policy's pipeline runs, and a
     ``None`` policy means :func:`pycupel.presets.chat`.
+    With ``shrink`` (and the format's ``editor`` and ``counter``), a structure-aware
+    selection may keep units in a shorter version (:mod:`pycupel.adapters._variants`) when
+    the history does not fit whole.
     Messages repair mode left out before grouping (``units.repairs``) are reported excluded.
     """
     check_bool(PipelineConfigError, "deduplicate", deduplicate)
@@ -231,8 +266,34 @@ def fit_units(
         else:
             candidates.append(unit)
 
+    variants: Mapping[MessageUnit, Variant[Any]] = MappingProxyType({})
+    versions = (
+        _versions(
+            units,
+            candidates,
+            budget=pipeline_budget,
+            shrink=shrink,
+            editor=editor,
+            counter=counter,
+        )
+        if chosen_structure is not None
+        else {}
+    )
     try:
-        if chosen_structure is not None:
+        if chosen_structure is not None and versions:
+            shrunk = select_with_variants(
+                candidates,
+                versions,
+                budget=pipeline_budget,
+                scorer=pipeline.scorer,
+                query=query if query is not None else default_query(candidates),
+                structure=chosen_structure,
+                deduplicate=deduplicate,
+                shrink=shrink,  # type: ignore[arg-type]  # versions exist only with shrink
+                leads=leading_filter.applies if leading_filter is not None else None,
+            )
+            chosen, report, variants = shrunk.units, shrunk.report, shrunk.variants
+        elif chosen_structure is not None:
             selection = select_structured(
                 candidates,
                 budget=pipeline_budget,
@@ -261,6 +322,8 @@ def fit_units(
             if unit.item.pinned or not leading_filter.applies(unit):
                 break
             removed.add(unit.item)
+            if unit in variants:
+                removed.add(variants[unit].item)  # the report holds the version's item
         if removed:
             chosen = tuple(unit for unit in chosen if unit.item not in removed)
             filtered.extend(
@@ -270,7 +333,30 @@ def fit_units(
             )
     if filtered:
         report = _with_exclusions(report, filtered, removed=removed)
-    return Fitted(chosen, report)
+    if removed and variants:
+        variants = MappingProxyType({u: v for u, v in variants.items() if u.item not in removed})
+    return Fitted(chosen, report, variants)
+
+
+def _versions(
+    units: MessageUnits[M],
+    candidates: Sequence[MessageUnit],
+    *,
+    budget: ContextBudget,
+    shrink: Shrink | None,
+    editor: Editor[M] | None,
+    counter: TokenCounter | None,
+) -> dict[int, Any]:
+    """The shorter versions of the candidates, or none when shrinking is off or the whole
+    history fits (nothing needs to shrink)."""
+    if shrink is None or editor is None:
+        return {}
+    whole = sum(max(unit.item.tokens, 0) for unit in candidates)
+    if whole <= compute_effective_budget(budget, 0).target_tokens:
+        return {}
+    return unit_versions(
+        candidates, units.messages, editor=editor, counter=resolve_counter(counter), shrink=shrink
+    )
 
 
 def _with_exclusions(

@@ -56,6 +56,7 @@ from pycupel.adapters._fit import (
     fit_units,
     resolve_counter,
     resolve_structure,
+    with_variants,
 )
 from pycupel.adapters._format import (
     MAX_MESSAGES,
@@ -80,6 +81,7 @@ from pycupel.adapters._units import (
     ParsedMessage,
     count_parsed,
 )
+from pycupel.adapters._variants import Editor, Replace, Shrink, resolve_shrink
 from pycupel.diagnostics import SelectionReport
 from pycupel.errors import PipelineConfigError
 from pycupel.model import ContextBudget, ContextItem
@@ -257,6 +259,7 @@ def fit_messages(
     query: str | None = None,
     keep_recent: int | None = None,
     structure: Structure | None = None,
+    shrink: Shrink | bool | None = None,
     start_with_user: bool = True,
     merge_consecutive: bool = False,
 ) -> AnthropicFitResult:
@@ -280,6 +283,8 @@ def fit_messages(
         repair: fix what the provider rejects instead of raising, reporting each fix as a
             ``Filtered`` exclusion (see :mod:`pycupel.adapters._repair`).
         query, keep_recent, structure: as for :func:`pycupel.adapters.openai.fit_messages`.
+        shrink: as for :func:`pycupel.adapters.openai.fit_messages` (older tool results
+            kept as placeholders, long ones truncated; on by default without a policy).
 
     Returns:
         ``AnthropicFitResult(system, messages, report)``, ready for
@@ -311,13 +316,18 @@ def fit_messages(
         unanswered_tool_calls="drop" if repair else unanswered_tool_calls,
         query=query,
         structure=resolve_structure(policy, structure, keep_recent),
+        shrink=resolve_shrink(shrink, default_on=policy is None),
+        editor=_editor(units.overhead),
+        counter=counter,
         leading_filter=(
             LeadingFilter(START_WITH_USER_FILTER, lambda unit: unit.first_role == "assistant")
             if start_with_user or repair
             else None
         ),
     )
-    history = _history(fitted.units, units, merge_consecutive=merge_consecutive)
+    history = _history(
+        fitted.units, with_variants(units, fitted), merge_consecutive=merge_consecutive
+    )
     return AnthropicFitResult(history.system, history.messages, fitted.report)
 
 
@@ -540,6 +550,60 @@ def _blocks(content: object) -> list[Any]:
         return [{"type": "text", "text": content}] if content else []
     assert isinstance(content, list | tuple)  # validated when parsed
     return list(content)
+
+
+# --------------------------------------------------------------------------- versions
+
+
+def _editor(overhead: MessageOverhead) -> Editor[AnthropicMessage]:
+    def parse(messages: Sequence[AnthropicMessage]) -> list[ParsedMessage]:
+        return _parse(list(messages), None, overhead)
+
+    def rewrite(
+        messages: Sequence[AnthropicMessage], replace: Replace
+    ) -> list[AnthropicMessage] | None:
+        return _rewrite(messages, replace, overhead)
+
+    return Editor(rewrite=rewrite, parse=parse)
+
+
+def _rewrite(
+    messages: Sequence[AnthropicMessage], replace: Replace, overhead: MessageOverhead
+) -> list[AnthropicMessage] | None:
+    """The unit's messages with each ``tool_result`` block's content (and each plain string
+    content) replaced as ``replace`` says; ``tool_use_id``, ``is_error`` and every other key
+    are kept."""
+    names = {
+        block["id"]: block["name"]
+        for message in messages
+        for block in _blocks(message["content"])
+        if isinstance(block, Mapping) and block.get("type") == "tool_use"
+    }
+    rewritten: list[AnthropicMessage] = []
+    changed = False
+    for position, message in enumerate(messages):
+        content = message["content"]
+        if isinstance(content, str):
+            new_text = replace(None, content) if content else None
+            if new_text is not None:
+                rewritten.append({**message, "content": new_text})
+                changed = True
+            else:
+                rewritten.append(message)
+            continue
+        blocks: list[Any] = []
+        for block_position, block in enumerate(content):
+            new_block = block
+            if isinstance(block, Mapping) and block.get("type") == "tool_result":
+                at = f"messages[{position}].content[{block_position}].content"
+                text, _ = _result_content(block.get("content"), at, overhead)
+                new_text = replace(names.get(block["tool_use_id"], ""), text)
+                if new_text is not None:
+                    new_block = {**block, "content": new_text}
+                    changed = True
+            blocks.append(new_block)
+        rewritten.append({**message, "content": blocks} if blocks != list(content) else message)
+    return rewritten if changed else None
 
 
 # --------------------------------------------------------------------------- parsing

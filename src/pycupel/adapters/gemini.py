@@ -57,6 +57,7 @@ from pycupel.adapters._fit import (
     fit_units,
     resolve_counter,
     resolve_structure,
+    with_variants,
 )
 from pycupel.adapters._format import (
     MAX_MESSAGES,
@@ -81,6 +82,7 @@ from pycupel.adapters._units import (
     ParsedMessage,
     count_parsed,
 )
+from pycupel.adapters._variants import Editor, Replace, Shrink, resolve_shrink
 from pycupel.diagnostics import SelectionReport
 from pycupel.errors import PipelineConfigError
 from pycupel.model import ContextBudget, ContextItem
@@ -259,6 +261,7 @@ def fit_messages(
     query: str | None = None,
     keep_recent: int | None = None,
     structure: Structure | None = None,
+    shrink: Shrink | bool | None = None,
     start_with_user: bool = True,
     merge_consecutive: bool = False,
 ) -> GeminiFitResult:
@@ -280,6 +283,8 @@ def fit_messages(
             ``Filtered`` exclusion (see :mod:`pycupel.adapters._repair`).
         query, keep_recent, structure: as for :func:`pycupel.adapters.openai.fit_messages`
             (structure-aware selection for the query by default).
+        shrink: as for :func:`pycupel.adapters.openai.fit_messages` (older tool results
+            kept as placeholders, long ones truncated; on by default without a policy).
 
     Returns:
         ``GeminiFitResult(system_instruction, contents, report)``.
@@ -310,13 +315,18 @@ def fit_messages(
         unanswered_tool_calls="drop" if repair else unanswered_tool_calls,
         query=query,
         structure=resolve_structure(policy, structure, keep_recent),
+        shrink=resolve_shrink(shrink, default_on=policy is None),
+        editor=_editor(units.overhead),
+        counter=counter,
         leading_filter=(
             LeadingFilter(START_WITH_USER_FILTER, lambda unit: unit.first_role == "model")
             if start_with_user or repair
             else None
         ),
     )
-    history = _history(fitted.units, units, merge_consecutive=merge_consecutive or repair)
+    history = _history(
+        fitted.units, with_variants(units, fitted), merge_consecutive=merge_consecutive or repair
+    )
     return GeminiFitResult(history.system_instruction, history.contents, fitted.report)
 
 
@@ -360,6 +370,38 @@ def merge_runs(kept: Sequence[tuple[int, GeminiContent]]) -> list[GeminiContent]
         else:
             merged.append(content)
     return merged
+
+
+# --------------------------------------------------------------------------- versions
+
+
+def _editor(overhead: MessageOverhead) -> Editor[GeminiContent]:
+    def parse(contents: Sequence[GeminiContent]) -> list[ParsedMessage]:
+        return _parse(list(contents), None, overhead)
+
+    return Editor(rewrite=_rewrite, parse=parse)
+
+
+def _rewrite(contents: Sequence[GeminiContent], replace: Replace) -> list[GeminiContent] | None:
+    """The unit's turns with each ``functionResponse``'s ``response`` replaced by
+    ``{"result": <new text>}`` as ``replace`` says (its text is the response's JSON); the
+    response's ``name`` and ``id`` and every other key are kept."""
+    rewritten: list[GeminiContent] = []
+    changed = False
+    for content in contents:
+        parts: list[Any] = []
+        touched = False
+        for part in content.get("parts") or ():
+            key, body = _field(part, "functionResponse")
+            if body is not None:
+                new_text = replace(body["name"], as_json_text(body.get("response") or {}))
+                if new_text is not None:
+                    part = {**part, key: {**body, "response": {"result": new_text}}}  # noqa: PLW2901
+                    touched = True
+            parts.append(part)
+        rewritten.append({**content, "parts": parts} if touched else content)
+        changed = changed or touched
+    return rewritten if changed else None
 
 
 # --------------------------------------------------------------------------- parsing

@@ -34,6 +34,7 @@ from pycupel.adapters._fit import (
     fit_units,
     resolve_counter,
     resolve_structure,
+    with_variants,
 )
 from pycupel.adapters._format import (
     MAX_MESSAGES,
@@ -58,6 +59,7 @@ from pycupel.adapters._units import (
     build_units,
     count_parsed,
 )
+from pycupel.adapters._variants import Editor, Replace, Shrink, resolve_shrink
 from pycupel.adapters.openai import DEFAULT_OVERHEAD
 from pycupel.errors import AdapterUnavailableError
 from pycupel.model import ContextBudget, ContextItem
@@ -175,6 +177,7 @@ def fit_messages(
     query: str | None = None,
     keep_recent: int | None = None,
     structure: Structure | None = None,
+    shrink: Shrink | bool | None = None,
 ) -> FitResult[BaseMessage]:
     """Fit a LangChain message list into a token budget; return the messages and the report.
 
@@ -197,8 +200,11 @@ def fit_messages(
         unanswered_tool_calls=unanswered_tool_calls,
         query=query,
         structure=resolve_structure(policy, structure, keep_recent),
+        shrink=resolve_shrink(shrink, default_on=policy is None),
+        editor=_editor(units.overhead),
+        counter=counter,
     )
-    return FitResult(to_messages(fitted.selected, units), fitted.report)
+    return FitResult(to_messages(fitted.selected, with_variants(units, fitted)), fitted.report)
 
 
 # --------------------------------------------------------------------------- sessions
@@ -293,6 +299,54 @@ def _snapshot(message: Any) -> object:
 
 def _same(message: Any, snapshot: object) -> bool:
     return _snapshot(message) == snapshot
+
+
+# --------------------------------------------------------------------------- versions
+
+
+def _editor(overhead: MessageOverhead) -> Editor[BaseMessage]:
+    def parse(messages: Sequence[BaseMessage]) -> list[ParsedMessage]:
+        return _parse(list(messages), overhead)
+
+    def rewrite(messages: Sequence[BaseMessage], replace: Replace) -> list[BaseMessage] | None:
+        return _rewrite(messages, replace, overhead)
+
+    return Editor(rewrite=rewrite, parse=parse)
+
+
+def _rewrite(
+    messages: Sequence[BaseMessage], replace: Replace, overhead: MessageOverhead
+) -> list[BaseMessage] | None:
+    """The unit's messages with each ToolMessage's content (and each plain string content)
+    replaced as ``replace`` says, as copies (``model_copy``) keeping ``tool_call_id``, ids
+    and every other field."""
+    lc = _langchain()
+    names = {
+        call["id"]: call["name"]
+        for message in messages
+        if isinstance(message, lc.AIMessage)
+        for call in message.tool_calls
+    }
+    rewritten: list[BaseMessage] = []
+    changed = False
+    for position, message in enumerate(messages):
+        new_text: str | None = None
+        if isinstance(message, lc.ToolMessage):
+            text, _ = _content(message.content, f"messages[{position}].content", overhead, set())
+            new_text = replace(names.get(message.tool_call_id, ""), text)
+        elif (
+            isinstance(message, lc.HumanMessage | lc.AIMessage)
+            and isinstance(message.content, str)
+            and message.content
+            and not getattr(message, "tool_calls", None)
+        ):
+            new_text = replace(None, message.content)
+        if new_text is None:
+            rewritten.append(message)
+        else:
+            rewritten.append(message.model_copy(update={"content": new_text}))
+            changed = True
+    return rewritten if changed else None
 
 
 # --------------------------------------------------------------------------- parsing

@@ -36,6 +36,7 @@ from pycupel.adapters._fit import (
     fit_units,
     resolve_counter,
     resolve_structure,
+    with_variants,
 )
 from pycupel.adapters._format import (
     MAX_MESSAGES,
@@ -62,6 +63,7 @@ from pycupel.adapters._units import (
     ParsedMessage,
     count_parsed,
 )
+from pycupel.adapters._variants import Editor, Replace, Shrink, resolve_shrink
 from pycupel.model import ContextBudget, ContextItem
 from pycupel.pipeline import Pipeline
 from pycupel.policy import Policy
@@ -236,6 +238,7 @@ def fit_messages(
     query: str | None = None,
     keep_recent: int | None = None,
     structure: Structure | None = None,
+    shrink: Shrink | bool | None = None,
 ) -> FitResult[OpenAIMessage]:
     """Fit an OpenAI chat history into a token budget; return the history and the report.
 
@@ -269,10 +272,17 @@ def fit_messages(
             for ``structure=Structure(keep_recent=...)``; by default 10% of the budget).
         structure: structure-aware selection options (a recent tail, neighbours, dated
             headers); the default when no policy is given.
+        shrink: keep older tool results as placeholders (their calls whole) and long
+            results and messages as head + tail truncations instead of dropping them (see
+            :class:`~pycupel.adapters.Shrink`). ``None``: on for the structure-aware
+            default, off with a given policy; ``True``/``False``: the default options on or
+            off; a ``Shrink`` sets them (``keep_whole``, ``exclude_tools``...).
 
     Returns:
-        ``FitResult(messages, report)``: the kept messages in the original order, and the
-        pipeline's :class:`~pycupel.diagnostics.SelectionReport`.
+        ``FitResult(messages, report)``: the kept messages in the original order (a
+        shortened message is a new dict with the same keys and ids), and the
+        pipeline's :class:`~pycupel.diagnostics.SelectionReport` (a shortened unit is
+        reported by its version's item; :func:`pycupel.adapters.variant_name` names it).
 
     Raises:
         MessageFormatError: malformed history.
@@ -297,8 +307,11 @@ def fit_messages(
         unanswered_tool_calls="drop" if repair else unanswered_tool_calls,
         query=query,
         structure=resolve_structure(policy, structure, keep_recent),
+        shrink=resolve_shrink(shrink, default_on=policy is None),
+        editor=_editor(units.overhead),
+        counter=counter,
     )
-    return FitResult(to_messages(fitted.selected, units), fitted.report)
+    return FitResult(to_messages(fitted.selected, with_variants(units, fitted)), fitted.report)
 
 
 # --------------------------------------------------------------------------- sessions
@@ -598,6 +611,49 @@ def _image_cost(image: Mapping[str, Any], at: str, overhead: MessageOverhead) ->
         fallback=overhead.image,
         detail=detail,
     )
+
+
+# --------------------------------------------------------------------------- versions
+
+
+def _editor(overhead: MessageOverhead) -> Editor[OpenAIMessage]:
+    def parse(messages: Sequence[OpenAIMessage]) -> list[ParsedMessage]:
+        return _parse(list(messages), overhead)
+
+    def rewrite(messages: Sequence[OpenAIMessage], replace: Replace) -> list[OpenAIMessage] | None:
+        return _rewrite(messages, replace, overhead)
+
+    return Editor(rewrite=rewrite, parse=parse)
+
+
+def _rewrite(
+    messages: Sequence[OpenAIMessage], replace: Replace, overhead: MessageOverhead
+) -> list[OpenAIMessage] | None:
+    """The unit's messages with their tool results (and plain string contents) replaced as
+    ``replace`` says; ``tool_call_id``, ``name`` and every other key are kept."""
+    names: dict[str, str] = {}
+    for message in messages:
+        for call in message.get("tool_calls") or ():
+            body = call.get("function") or call.get("custom") or {}
+            names[call["id"]] = body.get("name", "")
+    rewritten: list[OpenAIMessage] = []
+    changed = False
+    for position, message in enumerate(messages):
+        role = message["role"]
+        content = message.get("content")
+        new_text: str | None = None
+        if role in ("tool", "function"):
+            text, _ = _content(content, f"messages[{position}].content", overhead, optional=False)
+            tool = names.get(message.get("tool_call_id", ""), "") if role == "tool" else None
+            new_text = replace(tool if tool is not None else message.get("name", ""), text)
+        elif role in ("user", "assistant") and isinstance(content, str) and content:
+            new_text = replace(None, content)
+        if new_text is None:
+            rewritten.append(message)
+        else:
+            rewritten.append({**message, "content": new_text})
+            changed = True
+    return rewritten if changed else None
 
 
 # --------------------------------------------------------------------------- async

@@ -44,7 +44,13 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any, Literal, NamedTuple
 
-from pycupel.adapters._fit import allows_unanswered, fit_units, resolve_counter, resolve_structure
+from pycupel.adapters._fit import (
+    allows_unanswered,
+    fit_units,
+    resolve_counter,
+    resolve_structure,
+    with_variants,
+)
 from pycupel.adapters._format import (
     MAX_MESSAGES,
     MAX_PARTS_PER_MESSAGE,
@@ -70,6 +76,7 @@ from pycupel.adapters._units import (
     ParsedMessage,
     count_parsed,
 )
+from pycupel.adapters._variants import Editor, Replace, Shrink, resolve_shrink
 from pycupel.diagnostics import SelectionReport
 from pycupel.model import ContextBudget, ContextItem
 from pycupel.pipeline import Pipeline
@@ -267,6 +274,7 @@ def fit_messages(
     query: str | None = None,
     keep_recent: int | None = None,
     structure: Structure | None = None,
+    shrink: Shrink | bool | None = None,
 ) -> ResponsesFitResult:
     """Fit a Responses input (and instructions) into a token budget.
 
@@ -284,6 +292,8 @@ def fit_messages(
             ``Filtered`` exclusion (see :mod:`pycupel.adapters._repair`).
         query, keep_recent, structure: as for :func:`pycupel.adapters.openai.fit_messages`
             (structure-aware selection for the query by default).
+        shrink: as for :func:`pycupel.adapters.openai.fit_messages` (older tool results
+            kept as placeholders, long ones truncated; on by default without a policy).
 
     Returns:
         ``ResponsesFitResult(instructions, input, report)``, ready for
@@ -313,8 +323,11 @@ def fit_messages(
         unanswered_tool_calls="drop" if repair else unanswered_tool_calls,
         query=query,
         structure=resolve_structure(policy, structure, keep_recent),
+        shrink=resolve_shrink(shrink, default_on=policy is None),
+        editor=_editor(units.overhead),
+        counter=counter,
     )
-    history = _history(fitted.units, units)
+    history = _history(fitted.units, with_variants(units, fitted))
     return ResponsesFitResult(history.instructions, history.input, fitted.report)
 
 
@@ -333,6 +346,53 @@ def _history(chosen: Sequence[MessageUnit], units: MessageUnits[Any]) -> Respons
     if origin.plain_string and items:
         return ResponsesHistory(instructions, items[0]["content"])
     return ResponsesHistory(instructions, items)
+
+
+# --------------------------------------------------------------------------- versions
+
+
+def _editor(overhead: MessageOverhead) -> Editor[ResponseItem]:
+    def parse(items: Sequence[ResponseItem]) -> list[ParsedMessage]:
+        return _parse(list(items), None, overhead)[0]
+
+    def rewrite(items: Sequence[ResponseItem], replace: Replace) -> list[ResponseItem] | None:
+        return _rewrite(items, replace, overhead)
+
+    return Editor(rewrite=rewrite, parse=parse)
+
+
+_SHRINKABLE_OUTPUTS = frozenset(
+    {"function_call_output", "custom_tool_call_output", "apply_patch_call_output"}
+)
+
+
+def _rewrite(
+    items: Sequence[ResponseItem], replace: Replace, overhead: MessageOverhead
+) -> list[ResponseItem] | None:
+    """The unit's items with each text tool output (and each plain string message content)
+    replaced as ``replace`` says; ``call_id`` and every other key are kept."""
+    names = {
+        item["call_id"]: str(item.get("name", ""))
+        for item in items
+        if item.get("type") in _CALLS and "call_id" in item
+    }
+    rewritten: list[ResponseItem] = []
+    changed = False
+    for position, item in enumerate(items):
+        kind = item.get("type")
+        new_item = item
+        if kind in _SHRINKABLE_OUTPUTS:
+            text, _ = _output_content(kind, item, f"input[{position}]", overhead)
+            new_text = replace(names.get(item["call_id"], ""), text)
+            if new_text is not None:
+                new_item = {**item, "output": new_text}
+        elif kind in (None, "message") and isinstance(item.get("content"), str):
+            new_text = replace(None, item["content"]) if item["content"] else None
+            if new_text is not None:
+                new_item = {**item, "content": new_text}
+        changed = changed or new_item is not item
+        rewritten.append(new_item)
+    return rewritten if changed else None
 
 
 # --------------------------------------------------------------------------- parsing

@@ -243,6 +243,7 @@ class ContextWindowMemory(BaseChatStoreMemory):
             counter=self._settings.counter,
             overhead=self._settings.overhead,
             unanswered_tool_calls="drop",
+            shrink=False,  # the kept messages are mapped back to the memory's by identity
         )
         if self.on_report is not None:
             self.on_report(report)

@@ -90,6 +90,7 @@ def fit_items(
         counter=settings.counter,
         overhead=settings.overhead,
         unanswered_tool_calls=settings.unanswered_tool_calls,
+        shrink=False,  # the kept messages are mapped back to the input items by identity
     )
     kept = {id(message) for message in fitted}
     chosen = [

@@ -1,0 +1,568 @@
+"""Shorter versions of message units: tool-result placeholders and head + tail truncations.
+
+An item used to be kept whole or dropped. For a tool result there is a third choice: keep the
+call and replace the result by a short placeholder (``[result of read_file cleared: 5,400
+tokens]``), so the model still sees what it did and does not call the tool again; or keep the
+result's head and tail around a ``[... N tokens elided ...]`` marker. Long plain messages get
+the truncated version too.
+
+* **Versions.** :func:`unit_versions` builds, for each unit, its placeholder and truncated
+  versions (:class:`Variant`): the unit's messages rewritten by the provider adapter (an
+  :class:`Editor`), counted exactly as ``count_tokens`` counts them. A placeholder keeps the
+  result's id (``tool_call_id``, ``tool_use_id``, ``call_id``, a Gemini
+  ``functionResponse``'s name and id), so the history stays valid in every format.
+* **Choice.** :func:`select_with_variants` wraps the structure-aware selection: it runs on
+  the whole budget first; then a placeholder is reserved for every tool result (newest
+  first, within ``placeholder_share`` of the room), and of what the selection took the
+  recent tail and then the best-scored units are kept whole while they fit beside those
+  placeholders; every other tool result falls back to its placeholder; the room left
+  upgrades units by value density (score per token, the structure's exponent) to the
+  largest version that fits. At most one version of a unit is ever kept.
+* **Report.** A unit kept in a shorter version is reported included (reason ``Scored``, its
+  score) with the version's item: its ``metadata["variant"]`` names the version and
+  ``metadata["cupel:variant-of"]`` the unit. :func:`variant_name` reads it back (``"full"``
+  for any other item). The wire format is unchanged: the versions are ordinary items.
+* **The pipeline path.** With a given policy, :func:`pipeline_candidates` offers every
+  version as a candidate sharing a ``cupel:variant-of`` key, which
+  :class:`~pycupel.slicers.OptimalSlice` reads (at most one version per unit, chosen
+  exactly); for any other slicer :func:`resolve_versions` keeps the largest version chosen of
+  each unit and reports the others ``Deduplicated`` against it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Final, Generic, Literal, TypeVar
+
+from pycupel._checks import check_bool, check_float, check_int
+from pycupel.adapters._structure import Structure, StructuredSelection, select_structured
+from pycupel.adapters._units import MessageUnit, ParsedMessage, message_tokens
+from pycupel.diagnostics import ExcludedItem, IncludedItem, SelectionReport
+from pycupel.diagnostics.reasons import BudgetExceeded, InclusionReason
+from pycupel.errors import PipelineConfigError
+from pycupel.model import ContextBudget, ContextItem, compute_effective_budget
+from pycupel.scorers.base import Scorer
+from pycupel.tokens import TokenCounter
+from pycupel.tokens.base import checked_counts
+
+__all__ = [
+    "VARIANT_KEY",
+    "VARIANT_NAME_KEY",
+    "Editor",
+    "Replace",
+    "Shrink",
+    "Variant",
+    "VariantName",
+    "resolve_shrink",
+    "select_with_variants",
+    "unit_versions",
+    "variant_name",
+]
+
+M = TypeVar("M")
+
+VariantName = Literal["full", "truncated", "placeholder"]
+"""The versions of a unit: whole, head + tail, or a placeholder for its tool results."""
+
+VARIANT_KEY: Final = "cupel:variant-of"
+"""The specification's metadata key for versions of one thing (read by OptimalSlice)."""
+VARIANT_NAME_KEY: Final = "variant"
+"""Item metadata naming the version a shorter item stands for."""
+
+Replace = Callable[[str | None, str], str | None]
+"""``replace(tool, text)``: the new text of a tool result (``tool`` is the tool's name, ``""``
+when unknown) or of a plain message (``tool`` is ``None``), or ``None`` to leave it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Editor(Generic[M]):
+    """What a provider adapter gives the versions: a way to rewrite and to re-read messages.
+
+    Attributes:
+        rewrite: ``rewrite(messages, replace)`` returns the unit's messages with each tool
+            result's text (and each plain string message) replaced as ``replace`` says,
+            keeping every id; ``None`` when nothing changed.
+        parse: parses a run of messages of the format (a unit, rewritten or not) so that
+            they are counted and rendered exactly as ``count_tokens`` would.
+    """
+
+    rewrite: Callable[[Sequence[M], Replace], list[M] | None]
+    parse: Callable[[Sequence[M]], list[ParsedMessage]]
+
+
+@dataclass(frozen=True, slots=True)
+class Shrink:
+    """How tool results (and long messages) may be shortened instead of dropped.
+
+    Attributes:
+        placeholders: an older tool result may be replaced by a placeholder naming the tool
+            and the tokens cleared; its call stays whole.
+        truncate: a long tool result or message may be kept as its head and tail around a
+            ``[... N tokens elided ...]`` marker.
+        keep_whole: the newest this many tool-result units are never shortened: kept whole
+            or, when the selection does not keep them, dropped (0: every tool result may be
+            shortened, the selection decides by value; the recent tail is whole anyway).
+        exclude_tools: names of tools whose results are never shortened.
+        truncate_to: tokens a truncation keeps (head and tail together); only texts of more
+            than twice this many tokens get a truncated version.
+        long_message: a plain message of more than this many tokens gets a truncated
+            version (0: never).
+        placeholder_share: the largest share of the room (after pinned units) the floors
+            (the kept-whole newest results and the placeholders) may take; placeholders
+            beyond it, the oldest, are not reserved.
+    """
+
+    placeholders: bool = True
+    truncate: bool = True
+    keep_whole: int = 0
+    exclude_tools: Collection[str] = frozenset()
+    truncate_to: int = 200
+    long_message: int = 2_000
+    placeholder_share: float = 0.9
+
+    def __post_init__(self) -> None:
+        err = PipelineConfigError
+        check_bool(err, "shrink.placeholders", self.placeholders)
+        check_bool(err, "shrink.truncate", self.truncate)
+        check_int(err, "shrink.keep_whole", self.keep_whole, minimum=0)
+        check_int(err, "shrink.truncate_to", self.truncate_to, minimum=1)
+        check_int(err, "shrink.long_message", self.long_message, minimum=0)
+        share = check_float(err, "shrink.placeholder_share", self.placeholder_share)
+        if not 0.0 <= share <= 1.0:
+            raise PipelineConfigError(
+                "shrink.placeholder_share", self.placeholder_share, "must be between 0 and 1"
+            )
+        names = self.exclude_tools
+        if isinstance(names, str) or not isinstance(names, Collection):
+            raise PipelineConfigError(
+                "shrink.exclude_tools", names, "must be a collection of tool names (strings)"
+            )
+        for name in names:
+            if not isinstance(name, str) or not name:
+                raise PipelineConfigError(
+                    "shrink.exclude_tools", names, f"must hold non-empty strings, not {name!r}"
+                )
+        object.__setattr__(self, "exclude_tools", frozenset(names))
+
+
+def resolve_shrink(shrink: object, *, default_on: bool) -> Shrink | None:
+    """The ``shrink=`` option: ``None`` follows ``default_on``, ``True``/``False`` switch the
+    default options on or off, a :class:`Shrink` is used as given."""
+    if shrink is None:
+        return Shrink() if default_on else None
+    if isinstance(shrink, bool):
+        return Shrink() if shrink else None
+    if isinstance(shrink, Shrink):
+        return shrink
+    raise PipelineConfigError("shrink", shrink, "must be a pycupel.adapters.Shrink, a bool or None")
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Variant(Generic[M]):
+    """A shorter version of a unit.
+
+    Attributes:
+        name: ``"truncated"`` or ``"placeholder"``.
+        item: the version's candidate item (its text, its exact tokens, ``metadata``
+            naming the version and the unit).
+        messages: the unit's messages in this version (new objects where rewritten, the
+            caller's own objects elsewhere).
+    """
+
+    name: VariantName
+    item: ContextItem
+    messages: tuple[M, ...]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class _Versions(Generic[M]):
+    """The shorter versions of one unit (at least one is set)."""
+
+    truncated: Variant[M] | None = None
+    placeholder: Variant[M] | None = None
+
+
+def variant_name(item: ContextItem) -> VariantName:
+    """The version an item of a report stands for: ``"full"`` unless it is a shorter one."""
+    name = item.metadata.get(VARIANT_NAME_KEY)
+    if name in ("truncated", "placeholder"):
+        return name  # type: ignore[no-any-return]  # checked just above
+    return "full"
+
+
+# --------------------------------------------------------------------------- versions
+
+
+def placeholder_text(tokens: int) -> str:
+    """The text standing for a cleared tool result (its call, just before it, names the tool
+    and its arguments: repeating them would cost tokens on every placeholder)."""
+    return f"[result cleared: {tokens:,} tokens]"
+
+
+def truncated_text(text: str, tokens: int, keep: int, counter: TokenCounter) -> str:
+    """``text`` cut to its head and tail (about ``keep`` tokens together) around a marker
+    naming the tokens left out; cuts fall on line ends where the text has them."""
+    share = keep / max(tokens, 1)
+    head_chars = max(1, int(len(text) * share * 0.6))
+    tail_chars = max(1, int(len(text) * share * 0.4))
+    head = text[:head_chars]
+    tail = text[len(text) - tail_chars :]
+    newline = head.rfind("\n")
+    if newline > head_chars // 2:
+        head = head[:newline]
+    newline = tail.find("\n")
+    if 0 <= newline < tail_chars // 2:
+        tail = tail[newline + 1 :]
+    kept = checked_counts(counter, counter.count_batch([head, tail]), 2)
+    elided = max(tokens - kept[0] - kept[1], 0)
+    return f"{head}\n[... {elided:,} tokens elided ...]\n{tail}"
+
+
+def unit_versions(
+    units: Sequence[MessageUnit],
+    messages: Sequence[M],
+    *,
+    editor: Editor[M],
+    counter: TokenCounter,
+    shrink: Shrink,
+) -> dict[int, _Versions[M]]:
+    """Position of a unit -> its shorter versions (units without any are left out)."""
+    tool_positions = [
+        position
+        for position, unit in enumerate(units)
+        if unit.call_ids and not unit.item.pinned and not unit.unanswered_call_ids
+    ]
+    newest = set(tool_positions[len(tool_positions) - shrink.keep_whole :])
+    if shrink.keep_whole == 0:
+        newest = set()
+    found: dict[int, _Versions[M]] = {}
+    for position, unit in enumerate(units):
+        if unit.item.pinned or unit.system_parameter or unit.unanswered_call_ids:
+            continue
+        if position in newest:
+            continue
+        is_tool = bool(unit.call_ids)
+        if not is_tool and (not shrink.truncate or shrink.long_message == 0):
+            continue
+        if not is_tool and unit.item.tokens <= shrink.long_message:
+            continue
+        original = [messages[index] for index in unit.message_indices]
+        truncated = placeholder = None
+        if shrink.truncate:
+            truncated = _variant(
+                unit,
+                original=original,
+                name="truncated",
+                replace=_truncator(shrink, counter),
+                editor=editor,
+                counter=counter,
+            )
+        if is_tool and shrink.placeholders:
+            placeholder = _variant(
+                unit,
+                original=original,
+                name="placeholder",
+                replace=_placeholder(shrink, counter),
+                editor=editor,
+                counter=counter,
+            )
+        if (
+            truncated is not None
+            and placeholder is not None
+            and truncated.item.tokens <= placeholder.item.tokens
+        ):
+            truncated = None
+        if truncated is not None and truncated.item.tokens >= unit.item.tokens:
+            truncated = None
+        if placeholder is not None and placeholder.item.tokens >= unit.item.tokens:
+            placeholder = None
+        if truncated is not None or placeholder is not None:
+            found[position] = _Versions(truncated, placeholder)
+    return found
+
+
+def _placeholder(shrink: Shrink, counter: TokenCounter) -> Replace:
+    def replace(tool: str | None, text: str) -> str | None:
+        if tool is None or tool in shrink.exclude_tools:
+            return None
+        return placeholder_text(counter.count(text))
+
+    return replace
+
+
+def _truncator(shrink: Shrink, counter: TokenCounter) -> Replace:
+    def replace(tool: str | None, text: str) -> str | None:
+        if tool is not None and tool in shrink.exclude_tools:
+            return None
+        tokens = counter.count(text)
+        if tokens <= 2 * shrink.truncate_to:
+            return None
+        return truncated_text(text, tokens, shrink.truncate_to, counter)
+
+    return replace
+
+
+def _variant(
+    unit: MessageUnit,
+    *,
+    original: Sequence[M],
+    name: VariantName,
+    replace: Replace,
+    editor: Editor[M],
+    counter: TokenCounter,
+) -> Variant[M] | None:
+    rewritten = editor.rewrite(original, replace)
+    if rewritten is None:
+        return None
+    parsed = editor.parse(rewritten)
+    tokens = sum(message_tokens(parsed, counter))
+    metadata = {
+        **unit.item.metadata,
+        VARIANT_KEY: _unit_key(unit),
+        VARIANT_NAME_KEY: name,
+    }
+    item = unit.item.replace(
+        content="\n\n".join(message.rendered() for message in parsed),
+        tokens=tokens,
+        metadata=metadata,
+        pinned=False,
+    )
+    return Variant(name, item, tuple(rewritten))
+
+
+def _unit_key(unit: MessageUnit) -> str:
+    first = unit.message_indices[0] if unit.message_indices else -1
+    return f"message-unit:{first}"
+
+
+# --------------------------------------------------------------------------- selection
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class VariantSelection(Generic[M]):
+    """The selected units in conversation order, the versions they are kept in, and the report.
+
+    Attributes:
+        units: the selected units, in conversation order.
+        variants: the units kept in a shorter version -> that version (the others are whole).
+        report: every unit included (a shorter one as its version's item) or excluded.
+    """
+
+    units: tuple[MessageUnit, ...]
+    variants: Mapping[MessageUnit, Variant[M]] = field(default_factory=lambda: MappingProxyType({}))
+    report: SelectionReport = field(
+        default_factory=lambda: SelectionReport.build(events=(), included=(), excluded=())
+    )
+
+
+def select_with_variants(
+    units: Sequence[MessageUnit],
+    versions: Mapping[int, _Versions[M]],
+    *,
+    budget: ContextBudget,
+    scorer: Scorer,
+    query: str | None,
+    structure: Structure,
+    deduplicate: bool,
+    shrink: Shrink,
+    leads: Callable[[MessageUnit], bool] | None = None,
+) -> VariantSelection[M]:
+    """Structure-aware selection where a unit may be kept in a shorter version.
+
+    ``versions`` comes from :func:`unit_versions` for the same ``units``. The passes:
+
+    1. the ordinary structure-aware selection runs on the whole budget (its scores and its
+       choice are the starting point);
+    2. the floors are reserved: a placeholder for every tool result that has one, newest
+       first, within ``placeholder_share`` of the room;
+    3. of what step 1 took, the recent tail is kept first (unbroken, the structure's share
+       of the room left by the floors), then the rest by score, best first, each while it
+       fits beside the floors still reserved (a unit kept whole gives its floor back);
+    4. every unit step 3 did not keep falls back to its floor (or is left out);
+    5. the room left upgrades units, best value per token first, to the largest version
+       that fits.
+
+    ``leads(unit)`` tells a unit the format will not let lead the history (Anthropic's and
+    Gemini's histories start with a user turn; see ``LeadingFilter``): the nearest unit
+    before the oldest placeholder that may lead is then kept too, or every placeholder
+    before the first such unit would be filtered out.
+
+    Raises:
+        PinnedBudgetError: the pinned units alone exceed the budget.
+    """
+    selection = select_structured(
+        units,
+        budget=budget,
+        scorer=scorer,
+        query=query,
+        structure=structure,
+        deduplicate=deduplicate,
+    )
+    items = [unit.item for unit in units]
+    pinned_tokens = sum(max(item.tokens, 0) for item in items if item.pinned)
+    room = compute_effective_budget(budget, pinned_tokens).target_tokens
+
+    floors: dict[int, Variant[M]] = {}
+    limit = int(room * shrink.placeholder_share)
+    reserved = 0
+    for position in sorted(versions, reverse=True):
+        floor = versions[position].placeholder
+        if floor is not None and reserved + floor.item.tokens <= limit:
+            floors[position] = floor
+            reserved += floor.item.tokens
+    anchor = _anchor(units, floors, leads)
+    tail_room = (
+        structure.keep_recent
+        if structure.keep_recent is not None
+        else int((room - reserved) * structure.recent_share)
+    )
+    return _complete(
+        units,
+        versions,
+        floors,
+        selection,
+        room=room,
+        tail_room=tail_room,
+        density=structure.density,
+        anchor=anchor,
+    )
+
+
+def _anchor(
+    units: Sequence[MessageUnit],
+    floors: Mapping[int, object],
+    leads: Callable[[MessageUnit], bool] | None,
+) -> int | None:
+    """The nearest unit before the oldest floor that may lead the history, when the format
+    filters leading units (``None`` when there is no need or no such unit)."""
+    if leads is None or not floors:
+        return None
+    for position in range(min(floors) - 1, -1, -1):
+        unit = units[position]
+        if unit.system_parameter or unit.item.pinned:
+            continue
+        if not leads(unit):
+            return position
+    return None
+
+
+def _tokens(item: ContextItem, variant: Variant[M] | None) -> int:
+    return item.tokens if variant is None else variant.item.tokens
+
+
+def _complete(
+    units: Sequence[MessageUnit],
+    versions: Mapping[int, _Versions[M]],
+    floors: Mapping[int, Variant[M]],
+    selection: StructuredSelection,
+    *,
+    room: int,
+    tail_room: int,
+    density: float,
+    anchor: int | None,
+) -> VariantSelection[M]:
+    items = [unit.item for unit in units]
+    position_of = {item: position for position, item in enumerate(items)}
+    report = selection.report
+    scores = {entry.item: entry.score for entry in report.included}
+    scores.update((entry.item, entry.score) for entry in report.excluded)
+    left_out = {
+        position_of[entry.item]
+        for entry in report.excluded
+        if not isinstance(entry.reason, BudgetExceeded)
+    }
+    taken = sorted(position_of[entry.item] for entry in report.included)
+    chosen: dict[int, Variant[M] | None] = {p: None for p in taken if items[p].pinned}
+    floors = {p: floor for p, floor in floors.items() if p not in left_out}
+    used = sum(_tokens(items[p], floor) for p, floor in floors.items())
+
+    def keep_whole(position: int) -> bool:
+        nonlocal used
+        extra = items[position].tokens
+        if position in floors:
+            extra -= _tokens(items[position], floors[position])
+        if used + extra > room:
+            return False
+        chosen[position] = None
+        used += extra
+        return True
+
+    if anchor is not None and anchor not in left_out:
+        keep_whole(anchor)
+    free = [p for p in taken if not items[p].pinned]
+    tail_used = 0
+    after = len(items)
+    for position in reversed(free):
+        # The tail is an unbroken run of the newest units (pinned ones may sit inside it).
+        if any(not items[q].pinned for q in range(position + 1, after)):
+            break
+        if tail_used + items[position].tokens > tail_room or not keep_whole(position):
+            break
+        tail_used += items[position].tokens
+        after = position
+    for position in sorted(free, key=lambda p: (-scores.get(items[p], 0.0), -p)):
+        if position not in chosen:
+            keep_whole(position)
+    for position, floor in floors.items():
+        if position not in chosen and position not in left_out:
+            chosen[position] = floor
+
+    # The room left upgrades units, best value per token first, to the largest version that
+    # fits (a dropped unit may come back whole, truncated or as a placeholder).
+    slack = room - used
+    open_positions = [
+        p
+        for p in range(len(items))
+        if not items[p].pinned and p not in left_out and (p not in chosen or chosen[p] is not None)
+    ]
+    open_positions.sort(
+        key=lambda p: (-scores.get(items[p], 0.0) / max(items[p].tokens, 1) ** density, -p)
+    )
+    for position in open_positions:
+        current = _tokens(items[position], chosen[position]) if position in chosen else 0
+        options: list[Variant[M] | None] = [None]
+        if position in versions:
+            options.extend(
+                v for v in (versions[position].truncated, versions[position].placeholder) if v
+            )
+        for option in options:
+            tokens = _tokens(items[position], option)
+            if tokens <= current:
+                break
+            if tokens - current <= slack:
+                chosen[position] = option
+                slack -= tokens - current
+                break
+
+    included: list[IncludedItem] = []
+    given = {entry.item: entry for entry in report.included}
+    for position, item in enumerate(items):
+        if position not in chosen:
+            continue
+        variant = chosen[position]
+        score = scores.get(item, 0.0)
+        if variant is not None:
+            included.append(IncludedItem(variant.item, score, InclusionReason.SCORED))
+        elif item in given:
+            included.append(given[item])
+        else:
+            reason = InclusionReason.SCORED if item.tokens else InclusionReason.ZERO_TOKEN
+            included.append(IncludedItem(item, score, reason))
+    excluded: list[ExcludedItem] = []
+    given_out = {entry.item: entry for entry in report.excluded}
+    for position, item in enumerate(items):
+        if position in chosen:
+            continue
+        entry = given_out.get(item)
+        if entry is not None and not isinstance(entry.reason, BudgetExceeded):
+            excluded.append(entry)  # deduplicated: the reason stands
+        else:
+            exceeded = BudgetExceeded(item.tokens, max(slack, 0))
+            excluded.append(ExcludedItem(item, scores.get(item, 0.0), exceeded))
+    return VariantSelection(
+        units=tuple(units[p] for p in sorted(chosen)),
+        variants=MappingProxyType({units[p]: v for p, v in chosen.items() if v is not None}),
+        report=SelectionReport.build(events=report.events, included=included, excluded=excluded),
+    )
