@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Generic, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Generic, NamedTuple, TypeVar
 
 from pycupel._checks import check_bool, check_int
 from pycupel.adapters._units import MessageUnit, MessageUnits
@@ -26,8 +26,10 @@ from pycupel.diagnostics import ExcludedItem, Filtered, SelectionReport
 from pycupel.errors import PinnedBudgetError, PipelineConfigError
 from pycupel.model import ContextBudget, ContextItem
 from pycupel.pipeline import Pipeline
-from pycupel.policy import Policy
 from pycupel.tokens import HeuristicCounter, TokenCounter
+
+if TYPE_CHECKING:
+    from pycupel.policy import Policy
 
 __all__ = [
     "UNANSWERED_FILTER",
@@ -124,10 +126,13 @@ def _pipeline(policy: object, budget: ContextBudget, deduplicate: bool) -> Pipel
         from pycupel import presets  # noqa: PLC0415  (presets pull in every component)
 
         policy = presets.chat()
-    if isinstance(policy, Policy):
-        built = policy.build(budget)
-    elif isinstance(policy, Pipeline):
+    # The policy package is imported only when a policy is given (it loads every component).
+    from pycupel.policy import Policy  # noqa: PLC0415
+
+    if isinstance(policy, Pipeline):
         built = policy
+    elif isinstance(policy, Policy):
+        built = policy.build(budget)
     else:
         raise PipelineConfigError(
             "policy", policy, "must be a pycupel.policy.Policy, a Pipeline or None"

@@ -54,11 +54,12 @@ from pycupel.adapters.openai import DEFAULT_OVERHEAD
 from pycupel.errors import AdapterUnavailableError
 from pycupel.model import ContextBudget, ContextItem
 from pycupel.pipeline import Pipeline
-from pycupel.policy import Policy
 from pycupel.tokens import TokenCounter
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
+
+    from pycupel.policy import Policy
 
 __all__ = [
     "DEFAULT_OVERHEAD",

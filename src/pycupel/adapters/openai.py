@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pycupel.adapters._fit import FitResult, allows_unanswered, fit_units, resolve_counter
 from pycupel.adapters._format import (
@@ -54,8 +54,10 @@ from pycupel.adapters._units import (
 )
 from pycupel.model import ContextBudget, ContextItem
 from pycupel.pipeline import Pipeline
-from pycupel.policy import Policy
 from pycupel.tokens import TokenCounter
+
+if TYPE_CHECKING:
+    from pycupel.policy import Policy
 
 __all__ = [
     "DEFAULT_OVERHEAD",

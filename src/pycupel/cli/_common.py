@@ -13,18 +13,16 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
 
 from pycupel.cli._input import FORMATS
 from pycupel.errors import CupelError
 from pycupel.model import ContextBudget
 from pycupel.pipeline import Pipeline
 from pycupel.placers import ChronologicalPlacer, Placer, UShapedPlacer
-from pycupel.policy import Policy, load_policy
 from pycupel.scorers import (
     CompositeScorer,
     FrequencyScorer,
@@ -34,6 +32,11 @@ from pycupel.scorers import (
     Scorer,
 )
 from pycupel.slicers import GreedySlice
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
+
+    from pycupel.policy import Policy
 
 __all__ = [
     "PLACERS",
@@ -135,6 +138,8 @@ def resolve_policy(preset: str | None, policy_path: str | None) -> Policy | None
 
         return presets.by_name(preset)
     if policy_path is not None:
+        from pycupel.policy import load_policy  # noqa: PLC0415 (only when asked for)
+
         return load_policy(policy_path)
     return None
 
@@ -285,6 +290,14 @@ class ProgressDisplay:
     def __init__(self, enabled: bool, console: Console) -> None:
         self._progress: Progress | None = None
         if enabled:
+            from rich.progress import (  # noqa: PLC0415 (only long runs show progress)
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                SpinnerColumn,
+                TextColumn,
+            )
+
             self._progress = Progress(
                 SpinnerColumn(),
                 TextColumn("{task.description}"),
