@@ -287,6 +287,44 @@ class ContextItem(_Frozen):
 
         return item_from_text(text, counter=counter, **fields)
 
+    @classmethod
+    def _prevalidated(
+        cls,
+        content: str,
+        *,
+        tokens: int,
+        kind: ContextKind,
+        source: ContextSource,
+        tags: tuple[str, ...],
+        metadata: Mapping[str, Any],
+        timestamp: datetime,
+        timestamp_micros: int,
+        pinned: bool,
+    ) -> ContextItem:
+        """An item from values its caller has already checked, without checking them again.
+
+        For hot paths that build many items from values that are valid by construction (the
+        chat adapters: validated messages, counted tokens, UTC timestamps). The caller
+        guarantees what ``__init__`` would check: ``content`` a non-empty str, ``tokens`` an
+        int, ``tags`` a tuple of str, ``metadata`` a read-only mapping with str keys,
+        ``timestamp`` in UTC with ``timestamp_micros`` its microseconds since the epoch.
+        """
+        item = object.__new__(cls)
+        setter = object.__setattr__
+        setter(item, "content", content)
+        setter(item, "tokens", tokens)
+        setter(item, "kind", kind)
+        setter(item, "source", source)
+        setter(item, "priority", None)
+        setter(item, "tags", tags)
+        setter(item, "metadata", metadata)
+        setter(item, "timestamp", timestamp)
+        setter(item, "timestamp_micros", timestamp_micros)
+        setter(item, "future_relevance_hint", None)
+        setter(item, "pinned", pinned)
+        setter(item, "original_tokens", None)
+        return item
+
     def replace(self, **changes: Any) -> ContextItem:
         """Return a new, validated item with the given fields changed (a different identity)."""
         fields: dict[str, Any] = {
@@ -378,6 +416,12 @@ def _check_metadata(metadata: object) -> Mapping[str, Any]:
     return MappingProxyType(copied)
 
 
+def utc_micros(timestamp: datetime) -> tuple[datetime, int]:
+    """An aware ``timestamp`` in UTC and as integer microseconds since the Unix epoch."""
+    utc = timestamp.astimezone(UTC)
+    return utc, (utc - _EPOCH) // _ONE_MICROSECOND
+
+
 def _check_timestamp(timestamp: object) -> tuple[datetime, int]:
     if not isinstance(timestamp, datetime):
         raise ItemValidationError("timestamp", timestamp, "must be a datetime")
@@ -386,12 +430,11 @@ def _check_timestamp(timestamp: object) -> tuple[datetime, int]:
             "timestamp", timestamp, "must be timezone-aware (naive datetimes are ambiguous)"
         )
     try:
-        utc = timestamp.astimezone(UTC)
+        return utc_micros(timestamp)
     except OverflowError as exc:
         raise ItemValidationError(
             "timestamp", timestamp, "must be representable in UTC (within year 1..9999)"
         ) from exc
-    return utc, (utc - _EPOCH) // _ONE_MICROSECOND
 
 
 # --------------------------------------------------------------------------- budget

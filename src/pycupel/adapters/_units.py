@@ -26,12 +26,12 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from types import MappingProxyType
-from typing import Generic, Literal, TypeVar
+from typing import Generic, Literal, NamedTuple, TypeVar
 
 from pycupel._checks import check_int
 from pycupel.adapters._format import fail
 from pycupel.errors import ItemValidationError, PipelineConfigError
-from pycupel.model import ContextItem, ContextKind, ContextSource
+from pycupel.model import ContextItem, ContextKind, ContextSource, utc_micros
 from pycupel.tokens import TokenCounter
 from pycupel.tokens.base import checked_counts
 
@@ -301,31 +301,32 @@ def build_units(
         allow_unanswered: keep units with unanswered tool calls instead of raising.
     """
     stamps = _message_timestamps(timestamps, message_count)
-    # A system prompt beside the list is the oldest part of the conversation.
-    oldest = min(stamps, default=SYNTHETIC_EPOCH) if timestamps is not None else SYNTHETIC_EPOCH
     spans, unanswered = _pair_tool_calls(parsed, source=source, allow_unanswered=allow_unanswered)
     tokens = message_tokens(parsed, counter)
     latest_user = max(
         (position for position, message in enumerate(parsed) if message.user_turn), default=-1
     )
-
+    maker = _UnitMaker(stamps, pin_system)
     units: list[MessageUnit] = []
     start = 0
     end = -1
-    for position in range(len(parsed)):
+    for position, message in enumerate(parsed):
         if position > end:
             start = position
         end = max(end, spans.get(position, position))
-        if position == end:
+        if position != end:
+            continue
+        pinned_user = pin_latest_user and start <= latest_user <= end
+        if start == end and not message.tool_names and position not in unanswered:
+            # The common unit: one message, no tool involved.
+            units.append(maker.single(message, tokens[position], pinned_user))
+        else:
             units.append(
-                _make_unit(
+                maker.unit(
                     parsed[start : end + 1],
-                    tokens[start : end + 1],
-                    stamps,
-                    oldest,
-                    pinned_user=pin_latest_user and start <= latest_user <= end,
-                    pin_system=pin_system,
-                    unanswered=_unanswered_in(unanswered, start, end) if unanswered else (),
+                    sum(tokens[start : end + 1]),
+                    pinned_user,
+                    _unanswered_in(unanswered, start, end) if unanswered else (),
                 )
             )
     return tuple(units)
@@ -414,9 +415,27 @@ def count_parsed(parsed: Sequence[ParsedMessage], counter: TokenCounter) -> int:
     return sum(message_tokens(parsed, counter))
 
 
-def _message_timestamps(timestamps: object, count: int) -> list[datetime]:
+class _Stamps(NamedTuple):
+    """Each message's timestamp in UTC and in microseconds, and the oldest one."""
+
+    utc: list[datetime]
+    micros: list[int]
+    oldest: datetime
+    oldest_micros: int
+
+
+def _message_timestamps(timestamps: object, count: int) -> _Stamps:
     if timestamps is None:
-        return [SYNTHETIC_EPOCH + _STEP * (index + 1) for index in range(count)]
+        # Synthetic: strictly increasing seconds after the epoch, computed exactly.
+        epoch, epoch_micros = utc_micros(SYNTHETIC_EPOCH)
+        return _Stamps(
+            [epoch + _STEP * (index + 1) for index in range(count)],
+            list(
+                range(epoch_micros + 1_000_000, epoch_micros + 1_000_000 * (count + 1), 1_000_000)
+            ),
+            epoch,
+            epoch_micros,
+        )
     if isinstance(timestamps, str | bytes) or not isinstance(timestamps, Sequence):
         raise PipelineConfigError("timestamps", timestamps, "must be a sequence of datetimes")
     if len(timestamps) != count:
@@ -425,6 +444,8 @@ def _message_timestamps(timestamps: object, count: int) -> list[datetime]:
             f"<{len(timestamps)} timestamps>",
             f"must hold exactly one timestamp per message ({count})",
         )
+    utc: list[datetime] = []
+    micros: list[int] = []
     for index, stamp in enumerate(timestamps):
         if not isinstance(stamp, datetime):
             raise PipelineConfigError(f"timestamps[{index}]", stamp, "must be a datetime")
@@ -432,64 +453,144 @@ def _message_timestamps(timestamps: object, count: int) -> list[datetime]:
             raise PipelineConfigError(
                 f"timestamps[{index}]", stamp, "must be timezone-aware (naive times are ambiguous)"
             )
-    return list(timestamps)
+        try:
+            converted, stamp_micros = utc_micros(stamp)
+        except OverflowError as exc:
+            raise PipelineConfigError(
+                f"timestamps[{index}]", stamp, "must be representable in UTC (within year 1..9999)"
+            ) from exc
+        utc.append(converted)
+        micros.append(stamp_micros)
+    if not micros:
+        epoch, epoch_micros = utc_micros(SYNTHETIC_EPOCH)
+        return _Stamps(utc, micros, epoch, epoch_micros)
+    # A system prompt beside the list is the oldest part of the conversation.
+    first = micros.index(min(micros))
+    return _Stamps(utc, micros, utc[first], micros[first])
 
 
-def _make_unit(
-    messages: Sequence[ParsedMessage],
-    message_token_counts: Sequence[int],
-    stamps: Sequence[datetime],
-    oldest: datetime,
-    *,
-    pinned_user: bool,
-    pin_system: bool,
-    unanswered: tuple[str, ...],
-) -> MessageUnit:
-    indices: list[int] = []
-    tags: dict[str, None] = {}  # an insertion-ordered set
-    all_system = True
-    has_system = has_answers = system_parameter = False
-    for message in messages:
-        if message.index is None:
-            system_parameter = True
+class _UnitMaker:
+    """Builds the units of one conversion: the item fields shared by many units are made once.
+
+    The items are built with :meth:`ContextItem._prevalidated`: every field comes from a
+    validated message, a checked count or a checked timestamp.
+    """
+
+    __slots__ = ("_pin_system", "_role_fields", "_stamps")
+
+    def __init__(self, stamps: _Stamps, pin_system: bool) -> None:
+        self._stamps = stamps
+        self._pin_system = pin_system
+        # role -> (its tags, its roles tuple): equal immutable tuples shared by many items.
+        self._role_fields: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+
+    def _timestamp(self, indices: Sequence[int]) -> tuple[datetime, int]:
+        # A unit is as recent as its latest message.
+        stamps = self._stamps
+        if not indices:
+            return stamps.oldest, stamps.oldest_micros
+        micros = stamps.micros
+        latest = indices[0]
+        for index in indices[1:]:
+            if micros[index] > micros[latest]:
+                latest = index
+        return stamps.utc[latest], micros[latest]
+
+    def single(self, message: ParsedMessage, tokens: int, pinned_user: bool) -> MessageUnit:
+        """The unit of one message that neither issues nor answers a tool call."""
+        role = message.role
+        fields = self._role_fields.get(role)
+        if fields is None:
+            fields = self._role_fields[role] = ((f"role:{role}",), (role,))
+        tags, roles = fields
+        index = message.index
+        stamps = self._stamps
+        if index is None:
+            indices: tuple[int, ...] = ()
+            timestamp, micros = stamps.oldest, stamps.oldest_micros
         else:
-            indices.append(message.index)
-        tags[f"role:{message.role}"] = None
-        for name in message.tool_names:
-            tags[f"tool:{name}"] = None
-        if message.category == "system":
-            has_system = True
+            indices = (index,)
+            timestamp, micros = stamps.utc[index], stamps.micros[index]
+        system = message.category == "system"
+        if system:
+            kind, source = ContextKind.SYSTEM_PROMPT, ContextSource.CHAT
+        elif message.answers:
+            kind, source = ContextKind.TOOL_OUTPUT, ContextSource.TOOL
         else:
-            all_system = False
-        if message.answers:
-            has_answers = True
-    if unanswered:
-        tags["unanswered-tool-call"] = None
+            kind, source = ContextKind.MESSAGE, ContextSource.CHAT
+        item = ContextItem._prevalidated(
+            message.rendered(),
+            tokens=tokens,
+            kind=kind,
+            source=source,
+            tags=tags,
+            metadata=MappingProxyType({"message_indices": indices, "roles": roles}),
+            timestamp=timestamp,
+            timestamp_micros=micros,
+            pinned=(self._pin_system and system) or pinned_user,
+        )
+        return MessageUnit(
+            item=item,
+            message_indices=indices,
+            roles=roles,
+            system_parameter=index is None,
+            call_ids=tuple(call.call_id for call in message.calls),
+        )
 
-    if all_system:
-        kind, source = ContextKind.SYSTEM_PROMPT, ContextSource.CHAT
-    elif has_answers:
-        kind, source = ContextKind.TOOL_OUTPUT, ContextSource.TOOL
-    else:
-        kind, source = ContextKind.MESSAGE, ContextSource.CHAT
-    roles = tuple(message.role for message in messages)
-    # A unit is as recent as its latest message.
-    timestamp = max((stamps[i] for i in indices), default=oldest)
-    item = ContextItem(
-        "\n\n".join(message.rendered() for message in messages),
-        tokens=sum(message_token_counts),
-        kind=kind,
-        source=source,
-        tags=tags,
-        metadata={"message_indices": tuple(indices), "roles": roles},
-        timestamp=timestamp,
-        pinned=(pin_system and has_system) or pinned_user,
-    )
-    return MessageUnit(
-        item=item,
-        message_indices=item.metadata["message_indices"],
-        roles=roles,
-        system_parameter=system_parameter,
-        call_ids=tuple(call.call_id for message in messages for call in message.calls),
-        unanswered_call_ids=unanswered,
-    )
+    def unit(
+        self,
+        messages: Sequence[ParsedMessage],
+        tokens: int,
+        pinned_user: bool,
+        unanswered: tuple[str, ...],
+    ) -> MessageUnit:
+        """The unit of any span of messages (a tool call with its results, say)."""
+        indices: list[int] = []
+        tags: dict[str, None] = {}  # an insertion-ordered set
+        all_system = True
+        has_system = has_answers = system_parameter = False
+        for message in messages:
+            if message.index is None:
+                system_parameter = True
+            else:
+                indices.append(message.index)
+            tags[f"role:{message.role}"] = None
+            for name in message.tool_names:
+                tags[f"tool:{name}"] = None
+            if message.category == "system":
+                has_system = True
+            else:
+                all_system = False
+            if message.answers:
+                has_answers = True
+        if unanswered:
+            tags["unanswered-tool-call"] = None
+
+        if all_system:
+            kind, source = ContextKind.SYSTEM_PROMPT, ContextSource.CHAT
+        elif has_answers:
+            kind, source = ContextKind.TOOL_OUTPUT, ContextSource.TOOL
+        else:
+            kind, source = ContextKind.MESSAGE, ContextSource.CHAT
+        roles = tuple(message.role for message in messages)
+        index_tuple = tuple(indices)
+        timestamp, micros = self._timestamp(index_tuple)
+        item = ContextItem._prevalidated(
+            "\n\n".join(message.rendered() for message in messages),
+            tokens=tokens,
+            kind=kind,
+            source=source,
+            tags=tuple(tags),
+            metadata=MappingProxyType({"message_indices": index_tuple, "roles": roles}),
+            timestamp=timestamp,
+            timestamp_micros=micros,
+            pinned=(self._pin_system and has_system) or pinned_user,
+        )
+        return MessageUnit(
+            item=item,
+            message_indices=index_tuple,
+            roles=roles,
+            system_parameter=system_parameter,
+            call_ids=tuple(call.call_id for message in messages for call in message.calls),
+            unanswered_call_ids=unanswered,
+        )
