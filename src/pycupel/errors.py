@@ -20,6 +20,7 @@ __all__ = [
     "CountRequirementError",
     "CupelError",
     "InputFormatError",
+    "IntegrationUnavailableError",
     "InvalidValueError",
     "ItemValidationError",
     "MessageFormatError",
@@ -299,6 +300,23 @@ class AdapterUnavailableError(MissingDependencyError):
         return (
             f"the {self.feature} adapter needs the '{self.package}' package; install it with "
             f"pip install 'pycupel[{self.extra}]'"
+        )
+
+
+class IntegrationUnavailableError(MissingDependencyError):
+    """A framework integration (``pycupel.integrations.*``) needs its framework, which is missing.
+
+    ``integration`` names the integration (the ``feature`` of the base class).
+    """
+
+    @property
+    def integration(self) -> str:
+        return self.feature
+
+    def _message(self) -> str:
+        return (
+            f"the {self.feature} integration needs the '{self.package}' package; install it "
+            f"with pip install 'pycupel[{self.extra}]'"
         )
 
 

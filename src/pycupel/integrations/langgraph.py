@@ -1,0 +1,90 @@
+"""LangGraph: a ``pre_model_hook`` for the prebuilt ReAct agent that fits the model input.
+
+``create_react_agent(model, tools, pre_model_hook=ContextWindowHook(budget=8_000))``. Before
+every model call the hook fits the graph's ``messages`` into the budget and returns them as
+``llm_input_messages``: the model sees the window, the graph state keeps the whole history.
+
+The agent's ``prompt=`` is added after the hook runs, so it is not part of what the hook
+counts; leave room for it (and for the tool schemas) in the budget, or put the system prompt
+in the messages, where it is counted and pinned. For ``langchain.agents.create_agent`` use
+:class:`pycupel.integrations.langchain.ContextWindowMiddleware`.
+
+Needs ``langchain-core`` (``pip install 'pycupel[langgraph]'``); importing this module
+without it raises :class:`~pycupel.errors.IntegrationUnavailableError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from pycupel.errors import IntegrationUnavailableError, PipelineConfigError
+
+try:
+    from langchain_core.messages import BaseMessage
+except ImportError as exc:  # pragma: no cover - exercised without the extra installed
+    raise IntegrationUnavailableError(
+        "LangGraph pre-model hook", "langchain-core", "langgraph"
+    ) from exc
+
+from pycupel.adapters._units import MessageOverhead
+from pycupel.integrations._window import WindowSettings
+from pycupel.integrations.langchain import ReportHook, fit_window
+from pycupel.model import ContextBudget
+from pycupel.pipeline import Pipeline
+from pycupel.policy import Policy
+from pycupel.tokens import TokenCounter
+
+__all__ = ["ContextWindowHook"]
+
+
+class ContextWindowHook:
+    """A LangGraph ``pre_model_hook``: the state's messages in, ``llm_input_messages`` out.
+
+    Arguments are those of :class:`pycupel.integrations.langchain.ContextWindowMiddleware`.
+    The hook is a plain callable holding only its settings, safe to share across graphs.
+    """
+
+    __slots__ = ("on_report", "settings")
+
+    def __init__(
+        self,
+        *,
+        budget: int | ContextBudget,
+        policy: Policy | Pipeline | None = None,
+        counter: TokenCounter | None = None,
+        overhead: MessageOverhead | None = None,
+        unanswered_tool_calls: Literal["error", "drop"] = "error",
+        on_report: ReportHook | None = None,
+    ) -> None:
+        self.settings = WindowSettings(
+            budget=budget,
+            policy=policy,
+            counter=counter,
+            overhead=overhead,
+            unanswered_tool_calls=unanswered_tool_calls,
+        )
+        if on_report is not None and not callable(on_report):
+            raise PipelineConfigError("on_report", on_report, "must be callable or None")
+        self.on_report = on_report
+
+    def __call__(self, state: Mapping[str, Any] | Any) -> dict[str, list[BaseMessage]]:
+        messages = _state_messages(state)
+        fitted, report = fit_window(messages, self.settings)
+        if self.on_report is not None:
+            self.on_report(report)
+        return {"llm_input_messages": fitted}
+
+
+def _state_messages(state: object) -> Sequence[BaseMessage]:
+    """The ``messages`` of a dict state or of a Pydantic/dataclass state."""
+    messages = state.get("messages") if isinstance(state, Mapping) else None
+    if messages is None and not isinstance(state, Mapping):
+        messages = getattr(state, "messages", None)
+    if messages is None:
+        raise PipelineConfigError(
+            "state.messages",
+            None,
+            f"the agent state ({type(state).__name__}) must hold a messages list",
+        )
+    return messages  # type: ignore[no-any-return]
