@@ -375,7 +375,24 @@ def test_score_all_equals_score_array(case: tuple[list[ContextItem], ContextItem
         ReflexiveScorer(),
         KindScorer(),
         TagScorer({"a": 1.0, "Db": 2.0}),
+        CompositeScorer(
+            [(RecencyScorer(), 3), (PriorityScorer(), 2), (KindScorer(), 1), (FrequencyScorer(), 1)]
+        ),
+        CompositeScorer([(FrequencyScorer(), 0.3), (lambda item: len(item.tags), 0.7)]),
     ]:
         listed = scorer.score_all(items)
         assert all(isinstance(s, float) for s in listed)
         assert listed == scorer.score_array(items).tolist()
+
+
+@_SETTINGS
+@given(st.lists(items_strategy(), min_size=60, max_size=70))
+def test_small_batch_lists_equal_the_vectorised_scores_around_the_threshold(
+    items: list[ContextItem],
+) -> None:
+    # Below and above SMALL_BATCH, score_all takes the pure-Python and the numpy path.
+    composite = CompositeScorer(
+        [(RecencyScorer(), 3), (PriorityScorer(), 2), (KindScorer(), 1), (FrequencyScorer(), 1)]
+    )
+    for scorer in [RecencyScorer(), PriorityScorer(), FrequencyScorer(), composite]:
+        assert scorer.score_all(items) == scorer.score_array(items).tolist()

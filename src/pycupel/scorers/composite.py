@@ -11,7 +11,14 @@ from pycupel._checks import check_float
 from pycupel.errors import ScorerConfigError
 from pycupel.model import ContextItem
 from pycupel.scorers._immutable import Immutable
-from pycupel.scorers.base import BaseScorer, FloatArray, Scorer, as_scorer, score_array
+from pycupel.scorers.base import (
+    SMALL_BATCH,
+    BaseScorer,
+    FloatArray,
+    Scorer,
+    as_scorer,
+    score_array,
+)
 
 __all__ = ["CompositeScorer", "find_cycle"]
 
@@ -97,6 +104,20 @@ class CompositeScorer(Immutable, BaseScorer):
         result = np.zeros(len(items), dtype=np.float64)
         for scorer, weight in zip(self._scorers, self._weights, strict=True):
             result += score_array(scorer, items) * weight
+        return result
+
+    def score_all(self, items: Sequence[ContextItem]) -> list[float]:
+        if len(items) > SMALL_BATCH:
+            return super().score_all(items)
+        # The vectorised form's arithmetic, element by element: 0.0 + s0*w0 + s1*w1 + ...
+        result = [0.0] * len(items)
+        for scorer, weight in zip(self._scorers, self._weights, strict=True):
+            if isinstance(scorer, BaseScorer):
+                scores = scorer.score_all(items)
+            else:
+                # Other scorers' output is checked and converted as score_array does.
+                scores = score_array(scorer, items).tolist()
+            result = [total + score * weight for total, score in zip(result, scores, strict=True)]
         return result
 
     def score(self, item: ContextItem, all_items: Sequence[ContextItem]) -> float:

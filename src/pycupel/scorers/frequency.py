@@ -36,7 +36,7 @@ import numpy.typing as npt
 from pycupel._identity import identity_key
 from pycupel.model import ContextItem, ascii_fold
 from pycupel.scorers._immutable import Immutable
-from pycupel.scorers.base import BaseScorer, FloatArray
+from pycupel.scorers.base import SMALL_BATCH, BaseScorer, FloatArray
 
 __all__ = ["FrequencyScorer"]
 
@@ -79,6 +79,36 @@ class FrequencyScorer(Immutable, BaseScorer):
         matching = _reach(positions, tags, vocabulary, size) - _occurrences(items)
         tagged = lengths > 0
         scores[tagged] = matching[tagged] / (size - 1)
+        return scores
+
+    def score_all(self, items: Sequence[ContextItem]) -> list[float]:
+        size = len(items)
+        if size > SMALL_BATCH:
+            return super().score_all(items)
+        if size <= 1:
+            return [0.0] * size
+        # Small batches: one bit per position for each folded tag; an item's reach is the
+        # number of bits in the union of its tags' masks (itself included), as in score_array.
+        masks: dict[str, int] = {}
+        folded_lists: list[list[str]] = []
+        for position, item in enumerate(items):
+            folded = [tag.lower() if tag.isascii() else ascii_fold(tag) for tag in item.tags]
+            folded_lists.append(folded)
+            bit = 1 << position
+            for tag in folded:
+                masks[tag] = masks.get(tag, 0) | bit
+        occurrences = _occurrences(items)
+        denominator = size - 1
+        scores: list[float] = []
+        for position, folded in enumerate(folded_lists):
+            if not folded:
+                scores.append(0.0)
+                continue
+            union = 0
+            for tag in folded:
+                union |= masks[tag]
+            repeats = occurrences if isinstance(occurrences, int) else int(occurrences[position])
+            scores.append((union.bit_count() - repeats) / denominator)
         return scores
 
     def score(self, item: ContextItem, all_items: Sequence[ContextItem]) -> float:

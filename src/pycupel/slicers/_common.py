@@ -77,6 +77,18 @@ class ColumnSlicer(ABC):
         score-sorted items; ``budget`` has been checked.
         """
 
+    def select_positions_of_lists(
+        self, tokens: list[int], scores: list[float], budget: ContextBudget
+    ) -> list[int]:
+        """:meth:`select_positions` for columns held as lists (small inputs).
+
+        The same positions; this base form converts the lists to arrays. A slicer that can
+        decide from plain lists faster than numpy can for a few items overrides it.
+        """
+        return self.select_positions(
+            token_column(tokens), np.asarray(scores, dtype=np.float64), budget
+        )
+
     def slice(self, items: Sequence[ScoredItem], budget: ContextBudget) -> SliceResult:
         """Select from ``items`` (score-sorted) within ``budget.target_tokens``."""
         checked = check_budget(budget)

@@ -76,5 +76,31 @@ class GreedySlice(ColumnSlicer):
                 break
         return chosen
 
+    def select_positions_of_lists(
+        self, tokens: list[int], scores: list[float], budget: ContextBudget
+    ) -> list[int]:
+        """:meth:`select_positions` in plain Python, for a few items (the same positions).
+
+        The scores must be free of NaN (the pipeline refuses NaN scores before slicing): a
+        Python sort, unlike numpy's, has no place for them.
+        """
+        target = budget.target_tokens
+        if not tokens or target <= 0:
+            return []
+        # Negated densities: a zero-token item first (-MAX_FLOAT), as in the array form.
+        keys = [
+            -(score / count) if count else -_MAX_FLOAT
+            for count, score in zip(tokens, scores, strict=True)
+        ]
+        chosen: list[int] = []
+        remaining = target
+        # A stable sort: density descending, position ascending on ties.
+        for position in sorted(range(len(keys)), key=keys.__getitem__):
+            count = tokens[position]
+            if count <= remaining:
+                chosen.append(position)
+                remaining -= count
+        return chosen
+
     def __repr__(self) -> str:
         return "GreedySlice()"
