@@ -310,19 +310,19 @@ class ContextItem(_Frozen):
         ``timestamp`` in UTC with ``timestamp_micros`` its microseconds since the epoch.
         """
         item = object.__new__(cls)
-        setter = object.__setattr__
-        setter(item, "content", content)
-        setter(item, "tokens", tokens)
-        setter(item, "kind", kind)
-        setter(item, "source", source)
-        setter(item, "priority", None)
-        setter(item, "tags", tags)
-        setter(item, "metadata", metadata)
-        setter(item, "timestamp", timestamp)
-        setter(item, "timestamp_micros", timestamp_micros)
-        setter(item, "future_relevance_hint", None)
-        setter(item, "pinned", pinned)
-        setter(item, "original_tokens", None)
+        # The slots' own setters: a third of the cost of object.__setattr__ by name.
+        _set_content(item, content)
+        _set_tokens(item, tokens)
+        _set_kind(item, kind)
+        _set_source(item, source)
+        _set_priority(item, None)
+        _set_tags(item, tags)
+        _set_metadata(item, metadata)
+        _set_timestamp(item, timestamp)
+        _set_timestamp_micros(item, timestamp_micros)
+        _set_future_relevance_hint(item, None)
+        _set_pinned(item, pinned)
+        _set_original_tokens(item, None)
         return item
 
     def replace(self, **changes: Any) -> ContextItem:
@@ -382,6 +382,38 @@ class ContextItem(_Frozen):
             "pinned": self.pinned,
             "original_tokens": self.original_tokens,
         }
+
+
+(
+    _set_content,
+    _set_tokens,
+    _set_kind,
+    _set_source,
+    _set_priority,
+    _set_tags,
+    _set_metadata,
+    _set_timestamp,
+    _set_timestamp_micros,
+    _set_future_relevance_hint,
+    _set_pinned,
+    _set_original_tokens,
+) = (
+    getattr(ContextItem, name).__set__
+    for name in (
+        "content",
+        "tokens",
+        "kind",
+        "source",
+        "priority",
+        "tags",
+        "metadata",
+        "timestamp",
+        "timestamp_micros",
+        "future_relevance_hint",
+        "pinned",
+        "original_tokens",
+    )
+)
 
 
 def _rebuild_item(content: str, kwargs: dict[str, Any]) -> ContextItem:

@@ -23,7 +23,7 @@ module does the rest, once for every provider:
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime, timedelta
 from types import MappingProxyType
 from typing import Generic, Literal, NamedTuple, TypeVar
@@ -163,12 +163,59 @@ class ParsedMessage:
     label: str | None = None
     tool_names: tuple[str, ...] = ()
 
+    @classmethod
+    def of_text(
+        cls,
+        index: int | None,
+        role: str,
+        category: Category,
+        text: str,
+        fixed_tokens: int,
+        *,
+        user_turn: bool = False,
+    ) -> ParsedMessage:
+        """A message that is text only (no tool call or result, no name, no label).
+
+        The same object the constructor builds, made through the slots' own setters: adapters
+        build one per message, and the frozen dataclass's ``__init__`` costs twice as much.
+        """
+        message = object.__new__(cls)
+        _message_index(message, index)
+        _message_role(message, role)
+        _message_category(message, category)
+        _message_text(message, text)
+        _message_fixed_tokens(message, fixed_tokens)
+        _message_calls(message, ())
+        _message_answers(message, ())
+        _message_user_turn(message, user_turn)
+        _message_name(message, None)
+        _message_label(message, None)
+        _message_tool_names(message, ())
+        return message
+
     def rendered(self) -> str:
         """The message as it appears in an item's content: ``"label: text"``."""
         label = self.label
         if label is None:
             label = f"{self.role} ({self.name})" if self.name else self.role
         return f"{label}: {self.text}"
+
+
+# The slot setters in field order; a new ParsedMessage field makes this unpacking fail at
+# import (and ParsedMessage.of_text must then set it).
+(
+    _message_index,
+    _message_role,
+    _message_category,
+    _message_text,
+    _message_fixed_tokens,
+    _message_calls,
+    _message_answers,
+    _message_user_turn,
+    _message_name,
+    _message_label,
+    _message_tool_names,
+) = (getattr(ParsedMessage, field.name).__set__ for field in fields(ParsedMessage))
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -529,12 +576,13 @@ class _UnitMaker:
             timestamp_micros=micros,
             pinned=(self._pin_system and system) or pinned_user,
         )
-        return MessageUnit(
-            item=item,
-            message_indices=indices,
-            roles=roles,
-            system_parameter=index is None,
-            call_ids=tuple(call.call_id for call in message.calls),
+        calls = message.calls
+        return _new_unit(
+            item,
+            indices,
+            roles,
+            index is None,
+            tuple([call.call_id for call in calls]) if calls else (),
         )
 
     def unit(
@@ -594,3 +642,34 @@ class _UnitMaker:
             call_ids=tuple(call.call_id for message in messages for call in message.calls),
             unanswered_call_ids=unanswered,
         )
+
+
+def _new_unit(
+    item: ContextItem,
+    indices: tuple[int, ...],
+    roles: tuple[str, ...],
+    system_parameter: bool,
+    call_ids: tuple[str, ...],
+) -> MessageUnit:
+    """A :class:`MessageUnit` with no unanswered call, set through its slots' own setters
+    (the frozen dataclass's ``__init__`` costs more than the rest of a small unit)."""
+    unit = object.__new__(MessageUnit)
+    _unit_item(unit, item)
+    _unit_indices(unit, indices)
+    _unit_roles(unit, roles)
+    _unit_system_parameter(unit, system_parameter)
+    _unit_call_ids(unit, call_ids)
+    _unit_unanswered(unit, ())
+    return unit
+
+
+# The slot setters in field order; a new MessageUnit field makes this unpacking fail at import
+# (and _new_unit must then set it).
+(
+    _unit_item,
+    _unit_indices,
+    _unit_roles,
+    _unit_system_parameter,
+    _unit_call_ids,
+    _unit_unanswered,
+) = (getattr(MessageUnit, field.name).__set__ for field in fields(MessageUnit))

@@ -347,13 +347,8 @@ def _plain_message(
     if not plain and message.get("name") is not None:
         return None
     if role in _PLAIN_ROLES:
-        return ParsedMessage(
-            index=index,
-            role=role,
-            category=_CATEGORIES[role],
-            text=content,
-            fixed_tokens=overhead.per_message,
-            user_turn=role == "user",
+        return ParsedMessage.of_text(
+            index, role, _CATEGORIES[role], content, overhead.per_message, user_turn=role == "user"
         )
     if role == "assistant" and (
         plain
@@ -364,13 +359,7 @@ def _plain_message(
             and message.get("audio") is None
         )
     ):
-        return ParsedMessage(
-            index=index,
-            role=role,
-            category="assistant",
-            text=content,
-            fixed_tokens=overhead.per_message,
-        )
+        return ParsedMessage.of_text(index, role, "assistant", content, overhead.per_message)
     return None
 
 
