@@ -25,10 +25,10 @@ from typing import Any, ClassVar
 
 import pytest
 
-from pycupel import pipeline as pipeline_module
 from pycupel.diagnostics import NullTraceCollector
 from pycupel.model import ContextBudget, ContextItem, ContextKind
 from pycupel.pipeline import Pipeline
+from pycupel.pipeline import pipeline as pipeline_module
 from pycupel.placers import ChronologicalPlacer, UShapedPlacer
 from pycupel.scorers import (
     CompositeScorer,
@@ -217,7 +217,7 @@ def test_pipeline_scores_once_per_run() -> None:
 
 def test_disabled_diagnostics_build_no_per_run_state(monkeypatch: pytest.MonkeyPatch) -> None:
     made: list[object] = []
-    original = pipeline_module._Trace
+    original = pipeline_module.Trace
 
     class CountingTrace(original):  # type: ignore[misc,valid-type]
         __slots__ = ()
@@ -226,7 +226,7 @@ def test_disabled_diagnostics_build_no_per_run_state(monkeypatch: pytest.MonkeyP
             made.append(self)
             super().__init__(*args)
 
-    monkeypatch.setattr(pipeline_module, "_Trace", CountingTrace)
+    monkeypatch.setattr(pipeline_module, "Trace", CountingTrace)
     items = make_items(200, seed=8)
     pipeline = Pipeline(budget=budget_for(items), scorer=pipeline_scorer())
     pipeline.run(items)

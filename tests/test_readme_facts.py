@@ -34,3 +34,15 @@ def test_readme_counts_the_project_vectors() -> None:
         f"slicing, {counts['placing']} placing, {counts['pipeline']} pipeline)"
     )
     assert expected in text
+
+
+def test_readme_maps_every_pipeline_module() -> None:
+    package = ROOT / "src" / "pycupel" / "pipeline"
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    modules = sorted(path.name for path in package.glob("*.py") if path.name != "__init__.py")
+    assert "classify.py" in modules
+    for name in modules:
+        assert f"`pipeline/{name}`" in text, name
+    for stage in ("classify", "score", "deduplicate", "sort", "slice", "place"):
+        # The "where" column of the stage table points at the stage's own module.
+        assert f"| `pipeline/{stage}.py`" in text, stage

@@ -32,9 +32,11 @@ __all__ = [
     "PlacerConfigError",
     "PolicyError",
     "PolicyProblem",
+    "ProviderUsageError",
     "ReportAssertionError",
     "RequirementUnreachableError",
     "ScorerConfigError",
+    "SessionConfigError",
     "SliceInputError",
     "SlicerConfigError",
     "SolverUnavailableError",
@@ -101,6 +103,16 @@ class BudgetSimulationError(InvalidValueError):
 class SliceInputError(InvalidValueError):
     """A slicer was called with input it cannot use: an item with a negative token count, a
     score the knapsack cannot scale to an integer, a token counter returning a non-integer."""
+
+
+class SessionConfigError(InvalidValueError):
+    """A session (``pycupel.session``, ``adapters.*.Session``) was configured with an invalid
+    value: a budget, a watermark, a grid or a recall share."""
+
+
+class ProviderUsageError(InvalidValueError):
+    """The usage given to ``Session.record_usage`` is not a provider usage object: a missing
+    prompt count, a negative or non-integer count, cached tokens above the prompt tokens."""
 
 
 class NonFiniteScoreError(ScorerConfigError):

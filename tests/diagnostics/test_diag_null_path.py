@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from typing import Any
 
 import pytest
 from diag_helpers import CustomSlice, item, make_pipeline
 
-import pycupel.pipeline as pipeline_module
+import pycupel.pipeline
 from pycupel.diagnostics import DiagnosticTraceCollector, NullTraceCollector
 from pycupel.slicers.base import CapExclusion, SliceResult
 
-# Every diagnostic constructor and helper the pipeline module can reach.
+# Every module of the pipeline package.
+PIPELINE_MODULES = [
+    importlib.import_module(f"pycupel.pipeline.{info.name}")
+    for info in pkgutil.iter_modules(pycupel.pipeline.__path__)
+]
+
+# Every diagnostic constructor and helper the pipeline modules can reach.
 DIAGNOSTIC_NAMES = [
     "TraceEvent",
     "BudgetExceeded",
@@ -23,11 +31,12 @@ DIAGNOSTIC_NAMES = [
     "IncludedItem",
     "SelectionReport",
     "DiagnosticTraceCollector",
-    "_Trace",
-    "_explain_slice",
-    "_explain_duplicates",
-    "_explain_truncation",
-    "_included",
+    "Trace",
+    "explain_negative",
+    "explain_slice",
+    "explain_duplicates",
+    "explain_truncation",
+    "included",
     "_cap_reasons",
     "perf_counter",
 ]
@@ -40,8 +49,10 @@ def _forbid(*args: Any, **kwargs: Any) -> Any:
 @pytest.fixture
 def no_diagnostics(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in DIAGNOSTIC_NAMES:
-        assert hasattr(pipeline_module, name), name
-        monkeypatch.setattr(pipeline_module, name, _forbid)
+        holders = [module for module in PIPELINE_MODULES if hasattr(module, name)]
+        assert holders, name
+        for module in holders:
+            monkeypatch.setattr(module, name, _forbid)
 
 
 def _busy_items() -> list[Any]:

@@ -32,7 +32,8 @@ from pycupel.otel import (
     create_collector,
     traced_run,
 )
-from pycupel.pipeline import Pipeline, _Trace
+from pycupel.pipeline import Pipeline
+from pycupel.pipeline.trace import Trace
 from pycupel.scorers import PriorityScorer
 
 STAGES = ["classify", "score", "deduplicate", "slice", "place"]
@@ -241,7 +242,7 @@ def test_stage_only_costs_nothing_per_item() -> None:
     assert isinstance(collector, StageOnlyCollector)
     assert not isinstance(collector, SelectionRecorder)
     # The pipeline's own view: no item events, no per-item decisions to build.
-    trace = _Trace(collector)
+    trace = Trace(collector)
     assert trace.item_events is False
     assert trace.decisions is False
 
@@ -254,7 +255,7 @@ def test_exclusion_tiers_take_decisions_but_no_item_events() -> None:
     ):
         collector = create_collector(budget, tier)
         assert type(collector) is kind
-        trace = _Trace(collector)
+        trace = Trace(collector)
         assert trace.item_events is False
         assert trace.decisions is True
 

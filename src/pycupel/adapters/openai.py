@@ -54,6 +54,18 @@ from pycupel.adapters._units import (
 )
 from pycupel.model import ContextBudget, ContextItem
 from pycupel.pipeline import Pipeline
+from pycupel.session import (
+    DEFAULT_COMPACT_AT,
+    DEFAULT_COMPACT_TO,
+    DEFAULT_GRID,
+    DEFAULT_RECALL_SHARE,
+    MessageFormat,
+    ParseState,
+    ProviderUsage,
+    SessionCore,
+    SessionWindow,
+)
+from pycupel.session.history import snapshot_json
 from pycupel.tokens import TokenCounter
 
 if TYPE_CHECKING:
@@ -62,6 +74,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_OVERHEAD",
     "FitResult",
+    "Session",
     "count_tokens",
     "fit_messages",
     "from_messages",
@@ -226,6 +239,99 @@ def fit_messages(
         unanswered_tool_calls=unanswered_tool_calls,
     )
     return FitResult(to_messages(fitted.selected, units), fitted.report)
+
+
+# --------------------------------------------------------------------------- sessions
+
+
+class Session:
+    """One conversation, fitted turn after turn into a cache-stable window.
+
+    Call :meth:`fit` every turn with the whole history so far (the same list grown, or a new
+    list with the same leading messages) and send ``window.messages``; then pass the
+    response's ``usage`` to :meth:`record_usage` so that the token estimate follows what
+    OpenAI counts. Between compactions each request extends the previous one message for
+    message, which is what OpenAI's automatic prompt caching (prompts of 1,024 tokens and
+    more, in 128-token steps) needs: there is nothing to mark. Pass a stable
+    ``prompt_cache_key`` (one per conversation, or per shared system prompt) with the request
+    so that requests of one conversation reach the same cache.
+
+    See :mod:`pycupel.session.core` for the window's zones, compaction and recall. A session
+    holds one conversation; its methods hold a lock, so sharing it between threads is safe
+    but interleaving two conversations in it makes every turn an edit.
+
+    Args:
+        budget: tokens for the whole prompt, in OpenAI's count once usage is recorded.
+        policy: chooses what a compaction keeps (a Policy or Pipeline; default
+            :func:`pycupel.presets.chat`).
+        counter: counts message text; defaults to the heuristic estimate.
+        overhead: the chat format's fixed costs; defaults to :data:`DEFAULT_OVERHEAD`.
+        compact_at: high watermark, as a share of ``budget``.
+        compact_to: low watermark a compaction cuts down to.
+        grid: compaction cut points are rounded up to a multiple of this many messages.
+        recall_share: the largest share of ``budget`` the recall zone may take (0 disables it).
+        pin_system: always keep ``system``/``developer`` messages.
+
+    Raises:
+        SessionConfigError: an invalid setting.
+    """
+
+    __slots__ = ("_core",)
+
+    def __init__(
+        self,
+        *,
+        budget: int,
+        policy: Policy | Pipeline | None = None,
+        counter: TokenCounter | None = None,
+        overhead: MessageOverhead | None = None,
+        compact_at: float = DEFAULT_COMPACT_AT,
+        compact_to: float = DEFAULT_COMPACT_TO,
+        grid: int = DEFAULT_GRID,
+        recall_share: float = DEFAULT_RECALL_SHARE,
+        pin_system: bool = True,
+    ) -> None:
+        chosen = overhead if overhead is not None else DEFAULT_OVERHEAD
+
+        def parse(index: int, raw: OpenAIMessage, state: ParseState) -> ParsedMessage:
+            return _parse_message(index, raw, chosen, state.tool_names, state.pending)
+
+        self._core: SessionCore[OpenAIMessage] = SessionCore(
+            MessageFormat("openai", SOURCE, chosen, parse=parse, snapshot=snapshot_json),
+            budget=budget,
+            policy=policy,
+            counter=counter,
+            compact_at=compact_at,
+            compact_to=compact_to,
+            grid=grid,
+            recall_share=recall_share,
+            pin_system=pin_system,
+        )
+
+    def fit(self, messages: Sequence[OpenAIMessage]) -> SessionWindow[OpenAIMessage]:
+        """This turn's window for the whole history so far.
+
+        Raises:
+            MessageFormatError: a malformed message, or a tool call without its result.
+            PinnedBudgetError: the system prompt and latest user turn alone do not fit.
+        """
+        window = self._core.fit(messages)
+        return SessionWindow(
+            messages=[messages[index] for index in window.message_indices],
+            report=window.report,
+            tokens=window.tokens,
+            cached_tokens=window.cached_tokens,
+            compacted=window.compacted,
+        )
+
+    def record_usage(self, usage: object) -> ProviderUsage:
+        """Calibrate with ``response.usage`` (Chat Completions or Responses, object or dict).
+
+        Raises:
+            ProviderUsageError: not a usage object, or a negative or non-integer count.
+            SessionConfigError: no window was fitted yet, or its usage was already recorded.
+        """
+        return self._core.record_usage(usage)
 
 
 # --------------------------------------------------------------------------- parsing

@@ -1,0 +1,35 @@
+"""Stage 3, Deduplicate: byte-exact duplicate contents keep their best-scored item.
+
+The earliest item wins a tie; survivors keep input order. On by default
+(``Pipeline(deduplicate=False)`` skips the stage).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from pycupel.model import ContextItem
+from pycupel.scorers.base import FloatArray
+
+__all__ = ["deduplicate"]
+
+
+def deduplicate(
+    items: tuple[ContextItem, ...], scores: FloatArray
+) -> tuple[Sequence[ContextItem], FloatArray, list[int] | None]:
+    """``(survivors, their scores, surviving indices)``; the indices are None when no item
+    was a duplicate (then ``items`` and ``scores`` come back as they are)."""
+    contents = [item.content for item in items]
+    if len(set(contents)) == len(contents):
+        return items, scores, None
+    score_list: list[float] = scores.tolist()
+    best: dict[str, int] = {}
+    for index, content in enumerate(contents):
+        current = best.get(content)
+        # A strictly higher score replaces; on a tie the earlier item stays.
+        if current is None or score_list[index] > score_list[current]:
+            best[content] = index
+    keep = sorted(best.values())
+    return [items[i] for i in keep], scores[np.asarray(keep, dtype=np.intp)], keep

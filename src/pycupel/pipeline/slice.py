@@ -1,0 +1,114 @@
+"""Stage 5, Slice: the slicer chooses from the sorted items within the effective budget.
+
+The effective budget (:func:`~pycupel.model.compute_effective_budget`) leaves room for the
+pinned items and the output reserve. A built-in columnar slicer
+(:class:`~pycupel.slicers._common.ColumnSlicer` whose ``slice`` is not overridden) decides from
+the token and score columns alone; any other slicer gets the (item, score) pairs and must return
+each selected item once, all from its input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from operator import attrgetter
+
+from pycupel._identity import by_id, identity_key
+from pycupel.errors import SlicerConfigError
+from pycupel.model import ContextBudget, ContextItem, ScoredItem, compute_effective_budget
+from pycupel.pipeline.classify import check_no_repeats
+from pycupel.scorers.base import FloatArray
+from pycupel.slicers._common import ColumnSlicer, token_column
+from pycupel.slicers.base import Slicer, SliceResult
+
+__all__ = ["column_slicer", "slice_sorted"]
+
+_TOKENS = attrgetter("tokens")
+_COLUMN_SLICE: object = ColumnSlicer.slice
+
+
+def column_slicer(slicer: Slicer) -> ColumnSlicer | None:
+    """``slicer`` when it decides from the columns alone and its ``slice`` is the columnar
+    one (a subclass that overrides ``slice`` keeps its own), else None."""
+    if isinstance(slicer, ColumnSlicer) and getattr(type(slicer), "slice", None) is _COLUMN_SLICE:
+        return slicer
+    return None
+
+
+def slice_sorted(  # noqa: PLR0917 (positional: called once per run on the hot path)
+    slicer: Slicer,
+    columnar: ColumnSlicer | None,
+    sorted_items: list[ContextItem],
+    sorted_scores: list[float],
+    sorted_array: FloatArray,
+    scored: tuple[ScoredItem, ...] | None,
+    budget: ContextBudget,
+    pinned_tokens: int,
+    candidates: Sequence[ContextItem],
+    plain: bool,
+) -> tuple[SliceResult, list[int], list[bool], int, int]:
+    """Run the slicer on the sorted items.
+
+    ``columnar`` is :func:`column_slicer` of ``slicer``; ``scored`` the sorted (item, score)
+    pairs, needed only when it is None. ``candidates`` and ``plain`` come from Classify.
+
+    Returns ``(result, positions, is_chosen, selected_tokens, effective_target)``:
+    ``positions`` are where the selected items sit in the sorted list, in the slicer's output
+    order (the order the specification's Place stage merges them in); ``is_chosen`` flags each
+    sorted entry.
+
+    Raises:
+        SlicerConfigError: the slicer returned something other than a selection of its input.
+        PipelineConfigError: the run was given the same item object twice.
+    """
+    effective = compute_effective_budget(budget, pinned_tokens)
+    positions: list[int] | None = None
+    if columnar is not None:
+        positions = []
+        if sorted_items and effective.target_tokens > 0:
+            tokens = token_column(list(map(_TOKENS, sorted_items)))
+            positions = columnar.select_positions(tokens, sorted_array, effective)
+        result = SliceResult(tuple(map(sorted_items.__getitem__, positions)))
+    else:
+        assert scored is not None
+        result = _custom_slice(slicer, scored, effective)
+    selected = result.selected
+    keys = identity_key(selected) if plain else by_id
+    selected_keys = set(keys(selected))
+    selected_tokens = sum(map(_TOKENS, selected))
+    if len(selected_keys) != len(selected):
+        check_no_repeats(candidates)
+        raise SlicerConfigError(
+            f"{type(slicer).__name__}.slice",
+            f"{len(selected)} items, {len(selected_keys)} distinct",
+            "must return each selected item once",
+        )
+    # Which sorted entries were chosen, tested in C (no Python frame per item).
+    is_chosen = list(map(selected_keys.__contains__, keys(sorted_items)))
+    chosen_count = sum(is_chosen)
+    if chosen_count != len(selected_keys):
+        check_no_repeats(candidates)
+        raise SlicerConfigError(
+            f"{type(slicer).__name__}.slice",
+            f"{len(selected_keys) - chosen_count} items not among its input",
+            "must return only items it was given",
+        )
+    if positions is None:
+        # A custom slicer returned items: find them in the sorted list by identity.
+        position_of = dict(zip(keys(sorted_items), range(len(sorted_items)), strict=True))
+        positions = list(map(position_of.__getitem__, keys(selected)))
+    return result, positions, is_chosen, selected_tokens, effective.target_tokens
+
+
+def _custom_slice(
+    slicer: Slicer, items: tuple[ScoredItem, ...], budget: ContextBudget
+) -> SliceResult:
+    result: object = slicer.slice(items, budget)
+    if isinstance(result, SliceResult):
+        return result
+    name = f"{type(slicer).__name__}.slice"
+    if isinstance(result, list | tuple):
+        for value in result:
+            if not isinstance(value, ContextItem):
+                raise SlicerConfigError(name, value, "must return ContextItem instances")
+        return SliceResult.of(result)
+    raise SlicerConfigError(name, result, "must return a SliceResult or a sequence of items")

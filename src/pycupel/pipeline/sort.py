@@ -1,0 +1,32 @@
+"""Stage 4, Sort: score descending, input order on ties (a stable sort). It emits no event."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import repeat
+
+import numpy as np
+
+from pycupel.model import ContextItem, ScoredItem
+from pycupel.scorers.base import FloatArray
+
+__all__ = ["scored_items", "sort_by_score"]
+
+_tuple_new = tuple.__new__
+
+
+def sort_by_score(
+    items: Sequence[ContextItem], scores: FloatArray
+) -> tuple[list[ContextItem], list[float], FloatArray]:
+    """``items`` and their ``scores`` (as a list and as an array), best score first."""
+    order = np.argsort(-scores, kind="stable")
+    sorted_array = scores[order]
+    sorted_scores: list[float] = sorted_array.tolist()
+    sorted_items = list(map(items.__getitem__, order.tolist()))
+    return sorted_items, sorted_scores, sorted_array
+
+
+def scored_items(items: list[ContextItem], scores: list[float]) -> tuple[ScoredItem, ...]:
+    """``items`` paired with ``scores`` as the specification's (item, score) entries."""
+    # ScoredItem is a NamedTuple: build the tuples directly, without a Python-level loop.
+    return tuple(map(_tuple_new, repeat(ScoredItem), zip(items, scores, strict=True)))

@@ -1,0 +1,408 @@
+"""The provider-neutral session: one conversation, one call per turn, a cache-stable window.
+
+A request is three zones, in this order::
+
+    [ stable prefix ][ recall zone ][ tail: the latest turn ]
+
+* **Append-only between compactions.** New units are appended to the tail. As long as the
+  window stays under the high watermark (``compact_at`` x budget) and the recall zone does not
+  move, each request extends the previous one message for message, so the provider serves the
+  whole previous request from its prompt cache.
+* **Compaction.** When the stable prefix and tail reach the high watermark, the policy selects
+  once from the whole history down to the low watermark (``compact_to`` x budget): system
+  prompt and latest user turn pinned, everything else scored by the policy. The unbroken run
+  of recent units it keeps starts at a message position rounded up to a multiple of ``grid``,
+  so compactions land on the same boundaries (a rebuilt or restarted session cuts where the
+  previous one did). The cache is given up once, for many cheap turns after.
+* **Recall zone.** When a new user message arrives, the recall index (BM25 over every unit,
+  built once) finds dropped units relevant to it. They go after the stable prefix and before
+  the latest turn, within ``recall_share`` x budget and the room under the high watermark, so
+  relevance never touches the cached prefix: when the recall zone changes only it and the
+  tail are re-sent.
+* **Edits.** A changed, removed or replaced earlier message is detected (each known message
+  against a snapshot of its content); the window keeps only the units before the edit, the
+  rest is re-read, and the report names the edit and the cache break. Nothing crashes.
+* **Calibration.** Token limits are applied in the provider's count: each watermark is
+  converted to the session's estimate with the calibration's upper ratio
+  (:mod:`pycupel.session.calibration`), and predictions use its ratio.
+
+Thread rules: a session serves one conversation. ``fit`` and ``record_usage`` hold the
+session's lock, so sharing a session between threads cannot corrupt it, but interleaving two
+conversations in one session makes every turn an edit: give each conversation its own session.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+from pycupel._checks import check_bool, check_float, check_int
+from pycupel.adapters._fit import fit_units, resolve_counter
+from pycupel.adapters._units import MessageUnit, MessageUnits
+from pycupel.diagnostics import SelectionReport
+from pycupel.errors import PinnedBudgetError, SessionConfigError
+from pycupel.pipeline import Pipeline
+from pycupel.session.calibration import Calibration
+from pycupel.session.history import NO_SYSTEM, History, MessageFormat
+from pycupel.session.usage import ProviderUsage, read_usage
+from pycupel.session.window import CacheBreak, SessionReport
+from pycupel.tokens import TokenCounter
+
+if TYPE_CHECKING:
+    from pycupel.policy import Policy
+
+__all__ = [
+    "DEFAULT_COMPACT_AT",
+    "DEFAULT_COMPACT_TO",
+    "DEFAULT_GRID",
+    "DEFAULT_RECALL_SHARE",
+    "CoreWindow",
+    "SessionCore",
+]
+
+M = TypeVar("M")
+
+DEFAULT_COMPACT_AT = 0.9
+"""High watermark: share of the budget at which the window compacts."""
+DEFAULT_COMPACT_TO = 0.5
+"""Low watermark: share of the budget a compaction cuts the window down to."""
+DEFAULT_GRID = 8
+"""Compaction cut points are rounded up to a multiple of this many messages."""
+DEFAULT_RECALL_SHARE = 0.15
+"""Largest share of the budget the recall zone may take."""
+TAIL_SHARE = 0.6
+"""Share of the low watermark a compaction keeps as the unbroken run of newest units."""
+_RELATIVE_THRESHOLD = 0.3
+"""Recalled units score at least this share of the best match (weak matches are noise)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CoreWindow:
+    """A turn's window in provider-neutral terms; the adapter turns it into messages.
+
+    Attributes:
+        units: the request's units in order (a system-parameter unit first when present).
+        message_indices: positions in the history of the request's messages, in order.
+        stable_messages: how many leading entries of ``message_indices`` form the stable
+            prefix; the recall zone follows them.
+        recall_messages: how many entries after those are the recall zone.
+        tokens, cached_tokens, compacted, report: as in
+            :class:`~pycupel.session.window.SessionWindow`.
+    """
+
+    units: tuple[MessageUnit, ...]
+    message_indices: tuple[int, ...]
+    stable_messages: int
+    recall_messages: int
+    tokens: int
+    cached_tokens: int
+    compacted: bool
+    report: SessionReport
+
+
+class SessionCore(Generic[M]):
+    """The session engine shared by every adapter's ``Session`` (see the module docs)."""
+
+    def __init__(
+        self,
+        fmt: MessageFormat[M],
+        *,
+        budget: int,
+        policy: Policy | Pipeline | None = None,
+        counter: TokenCounter | None = None,
+        compact_at: float = DEFAULT_COMPACT_AT,
+        compact_to: float = DEFAULT_COMPACT_TO,
+        grid: int = DEFAULT_GRID,
+        recall_share: float = DEFAULT_RECALL_SHARE,
+        pin_system: bool = True,
+    ) -> None:
+        err = SessionConfigError
+        per_request = fmt.overhead.per_request
+        self.budget = check_int(err, "budget", budget, minimum=per_request + 1)
+        self.compact_at = check_float(err, "compact_at", compact_at, positive=True, maximum=1.0)
+        self.compact_to = check_float(err, "compact_to", compact_to, positive=True)
+        if self.compact_to >= self.compact_at:
+            raise SessionConfigError(
+                "compact_to", compact_to, f"must be < compact_at ({compact_at})"
+            )
+        self.grid = check_int(err, "grid", grid, minimum=1)
+        self.recall_share = check_float(err, "recall_share", recall_share, minimum=0.0)
+        if self.recall_share >= 1.0:
+            raise SessionConfigError("recall_share", recall_share, "must be < 1")
+        check_bool(err, "pin_system", pin_system)
+        if policy is not None and not isinstance(policy, Pipeline) and not _is_policy(policy):
+            raise SessionConfigError(
+                "policy", policy, "must be a pycupel.policy.Policy, a Pipeline or None"
+            )
+        self.policy = policy
+        self.format = fmt
+        self.counter = resolve_counter(counter)
+        self._lock = threading.Lock()
+        self._history: History[M] = History(fmt, counter=self.counter, pin_system=pin_system)
+        self._calibration = Calibration()
+        self._stable: list[int] = []
+        self._recall: list[int] = []
+        self._tail: list[int] = []
+        self._previous: list[int] = []
+        self._recall_query = -1
+        self._turn = 0
+        self._recorded_turn = 0
+        self._last_estimate: int | None = None
+
+    # ------------------------------------------------------------------ public
+
+    @property
+    def calibration_ratio(self) -> float:
+        """The current factor from estimated to predicted tokens."""
+        with self._lock:
+            return self._calibration.ratio
+
+    def record_usage(self, usage: object) -> ProviderUsage:
+        """Calibrate with the provider's usage for the latest window; returns it, read."""
+        read = read_usage(usage)
+        with self._lock:
+            if self._last_estimate is None:
+                raise SessionConfigError(
+                    "usage", usage, "must follow a fit() call (no window was fitted yet)"
+                )
+            if self._recorded_turn == self._turn:
+                raise SessionConfigError(
+                    "usage",
+                    usage,
+                    f"was already recorded for turn {self._turn}; record each window's usage "
+                    f"once, after its request",
+                )
+            self._calibration.record(
+                estimated_tokens=self._last_estimate, reported_tokens=read.prompt_tokens
+            )
+            self._recorded_turn = self._turn
+        return read
+
+    def fit(self, messages: Sequence[M], system: object = NO_SYSTEM) -> CoreWindow:
+        """This turn's window for the whole history so far (see the module docs)."""
+        with self._lock:
+            return self._fit(messages, system)
+
+    # ------------------------------------------------------------------ the turn
+
+    def _fit(self, messages: Sequence[M], system: object) -> CoreWindow:
+        history = self._history
+        previous_units = len(history.units)
+        sync = history.sync(messages, system)
+        history.check_complete()
+        units = history.units
+        self._turn += 1
+        first = self._turn == 1 or not self._previous
+        valid_below = len(units)
+        cache_break: CacheBreak | None = "first" if first else None
+        if sync.edited_at is not None:
+            valid_below = sync.kept_units
+            self._stable = [u for u in self._stable if u < valid_below]
+            self._recall = [u for u in self._recall if u < valid_below]
+            self._tail = [u for u in self._tail if u < valid_below]
+            if self._recall_query >= valid_below:
+                self._recall_query = -1
+            previous_units = valid_below
+            cache_break = "edit"
+        self._tail.extend(range(previous_units, len(units)))
+
+        ratio = self._calibration.upper_ratio
+        per_request = self.format.overhead.per_request
+        high = int(self.compact_at * self.budget / ratio) - per_request
+        low = int(self.compact_to * self.budget / ratio) - per_request
+        recall_cap = int(self.recall_share * self.budget / ratio)
+
+        compacted = False
+        selection: SelectionReport | None = None
+        if self._tokens(self._stable) + self._tokens(self._tail) > high:
+            selection = self._compact(low, high)
+            compacted = True
+            cache_break = "edit" if cache_break == "edit" else "compaction"
+            self._recall_query = -1
+        latest = history.latest_user_unit
+        if latest != self._recall_query:
+            room = min(recall_cap, high - self._tokens(self._stable) - self._tokens(self._tail))
+            recalled = self._select_recall(room)
+            if recalled != self._recall or sync.edited_at is not None:
+                if self._recall and cache_break is None:
+                    cache_break = "recall"
+                self._move_recall(recalled)
+            self._recall_query = latest
+        elif self._recall and self._tokens(self._stable, self._recall, self._tail) > high:
+            self._move_recall([])
+            cache_break = cache_break or "recall-dropped"
+
+        return self._window(
+            messages_in=len(messages),
+            valid_below=valid_below,
+            compacted=compacted,
+            cache_break=cache_break,
+            edited_at=sync.edited_at,
+            selection=selection,
+        )
+
+    def _tokens(self, *zones: Sequence[int]) -> int:
+        units = self._history.units
+        return sum(units[u].item.tokens for zone in zones for u in zone)
+
+    def _move_recall(self, recalled: list[int]) -> None:
+        """Put ``recalled`` between the stable prefix and the latest turn."""
+        latest = self._history.latest_user_unit
+        window = [*self._stable, *self._tail]  # both ascending, the tail after the prefix
+        self._stable = [u for u in window if u < latest]
+        self._tail = [u for u in window if u >= latest]
+        self._recall = recalled
+
+    def _select_recall(self, room: int) -> list[int]:
+        history = self._history
+        query = history.latest_user_text()
+        if room <= 0 or not query:
+            return []
+        window = set(self._stable)
+        window.update(self._tail)
+        dropped = [u for u in range(len(history.units)) if u not in window]
+        if not dropped:
+            return []
+        scores = history.index.search(query, dropped)
+        if not scores:
+            return []
+        floor = max(scores.values()) * _RELATIVE_THRESHOLD
+        units = history.units
+        chosen: list[int] = []
+        used = 0
+        for unit, score in sorted(scores.items(), key=lambda pair: (-pair[1], pair[0])):
+            if score < floor:
+                break
+            tokens = units[unit].item.tokens
+            if used + tokens <= room:
+                chosen.append(unit)
+                used += tokens
+        return sorted(chosen)
+
+    def _compact(self, low: int, high: int) -> SelectionReport:
+        """Cut the window down to ``low`` tokens; sets the zones.
+
+        The newest units are kept unbroken, back to a grid boundary, within
+        :data:`TAIL_SHARE` of ``low``; the policy chooses from the older units (system prompt
+        pinned) with what is left.
+        """
+        history = self._history
+        units = history.units
+        latest = history.latest_user_unit
+        cut = self._tail_cut(int(low * TAIL_SHARE), latest)
+        tail = list(range(cut, len(units)))
+        older = units[:cut]
+        position_of = {id(unit): position for position, unit in enumerate(older)}
+        candidates: MessageUnits[M] = MessageUnits(
+            self.format.provider, (), tuple(older), self.format.overhead
+        )
+        per_request = self.format.overhead.per_request
+        tail_tokens = self._tokens(tail)
+        try:
+            fitted = self._select(candidates, max(low - tail_tokens, 0) + per_request)
+        except PinnedBudgetError:
+            fitted = self._select(candidates, max(high - tail_tokens, 0) + per_request)
+        kept = [position_of[id(unit)] for unit in fitted.units] + tail
+        self._stable = [u for u in kept if u < latest]
+        self._tail = [u for u in kept if u >= latest]
+        self._recall = []
+        return fitted.report
+
+    def _select(self, candidates: MessageUnits[M], budget: int) -> _Fitted:
+        fitted = fit_units(
+            candidates,
+            budget=budget,
+            policy=self.policy,
+            deduplicate=False,
+            unanswered_tool_calls="error",
+        )
+        return _Fitted(fitted.units, fitted.report)
+
+    def _tail_cut(self, tokens: int, latest: int) -> int:
+        """The first unit of the unbroken recent run: as far back as ``tokens`` allow, then
+        forward to the first unit starting on a grid boundary (never past the latest turn)."""
+        units = self._history.units
+        start = len(units)
+        used = 0
+        while start > 0 and not units[start - 1].system_parameter:
+            cost = units[start - 1].item.tokens
+            if used + cost > tokens and start <= latest:
+                break
+            used += cost
+            start -= 1
+        limit = latest if latest >= 0 else len(units) - 1
+        while start < limit:
+            indices = units[start].message_indices
+            if indices and indices[0] % self.grid == 0:
+                break
+            start += 1
+        return start
+
+    def _window(
+        self,
+        *,
+        messages_in: int,
+        valid_below: int,
+        compacted: bool,
+        cache_break: CacheBreak | None,
+        edited_at: int | None,
+        selection: SelectionReport | None,
+    ) -> CoreWindow:
+        history = self._history
+        units = history.units
+        request = [*self._stable, *self._recall, *self._tail]
+        common = 0
+        for before, now in zip(self._previous, request, strict=False):
+            if before != now or now >= valid_below:
+                break
+            common += 1
+        if cache_break is None and common < len(self._previous):
+            cache_break = "recall"  # defensive: any shrink of the prefix is reported
+        per_request = self.format.overhead.per_request
+        estimate = self._tokens(request) + per_request
+        cached = sum(units[u].item.tokens for u in request[:common])
+        indices = [i for u in request for i in units[u].message_indices]
+        stable = sum(len(units[u].message_indices) for u in self._stable)
+        recall = sum(len(units[u].message_indices) for u in self._recall)
+        calibration = self._calibration
+        report = SessionReport(
+            turn=self._turn,
+            history_messages=messages_in,
+            window_messages=len(indices),
+            stable_messages=stable,
+            recall_messages=tuple(i for u in self._recall for i in units[u].message_indices),
+            dropped_units=len(units) - len(request),
+            compacted=compacted,
+            cache_break=cache_break,
+            edited_at=edited_at,
+            estimated_tokens=estimate,
+            calibration_ratio=calibration.ratio,
+            selection=selection,
+        )
+        self._previous = request
+        self._last_estimate = estimate
+        return CoreWindow(
+            units=tuple(units[u] for u in request),
+            message_indices=tuple(indices),
+            stable_messages=stable,
+            recall_messages=recall,
+            tokens=calibration.predict(estimate),
+            cached_tokens=calibration.predict(cached),
+            compacted=compacted,
+            report=report,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Fitted:
+    units: tuple[MessageUnit, ...]
+    report: SelectionReport
+
+
+def _is_policy(value: object) -> bool:
+    # The policy package loads every component: imported only when a policy is given.
+    from pycupel.policy import Policy  # noqa: PLC0415
+
+    return isinstance(value, Policy)

@@ -1,0 +1,136 @@
+"""The token usage a provider reports for one request, read from its usage object or dict.
+
+Providers report how many prompt tokens they actually billed; that count is the ground truth
+a session calibrates its estimate against (:mod:`pycupel.session.calibration`). Three shapes
+are understood, as objects (the SDKs' pydantic models) or as plain mappings:
+
+* OpenAI Chat Completions: ``prompt_tokens`` and ``prompt_tokens_details.cached_tokens``;
+* OpenAI Responses: ``input_tokens`` and ``input_tokens_details.cached_tokens``;
+* Anthropic Messages: ``input_tokens`` (the uncached part only), ``cache_read_input_tokens``
+  and ``cache_creation_input_tokens``; the prompt is the sum of the three.
+
+Anything else (a negative or non-integer count, a missing prompt count, a value of the wrong
+type) raises :class:`~pycupel.errors.ProviderUsageError` naming the field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from pycupel.errors import ProviderUsageError
+
+__all__ = ["ProviderUsage", "read_usage"]
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderUsage:
+    """The prompt side of one request's usage, provider-neutral.
+
+    Attributes:
+        prompt_tokens: every input token of the request (cached, written and uncached).
+        cache_read_tokens: input tokens served from the provider's prompt cache.
+        cache_write_tokens: input tokens written to the cache (Anthropic; 0 for OpenAI, which
+            does not bill writes).
+    """
+
+    prompt_tokens: int
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("prompt_tokens", "cache_read_tokens", "cache_write_tokens"):
+            _count(name, getattr(self, name))
+        if self.cache_read_tokens + self.cache_write_tokens > self.prompt_tokens:
+            raise ProviderUsageError(
+                "usage.cache_read_tokens",
+                self.cache_read_tokens,
+                f"cached ({self.cache_read_tokens}) plus written ({self.cache_write_tokens}) "
+                f"tokens must not exceed the prompt tokens ({self.prompt_tokens})",
+            )
+
+    @property
+    def uncached_tokens(self) -> int:
+        """Prompt tokens neither read from nor written to the cache."""
+        return self.prompt_tokens - self.cache_read_tokens - self.cache_write_tokens
+
+
+def read_usage(usage: object) -> ProviderUsage:
+    """Read an OpenAI (Chat or Responses) or Anthropic usage object or mapping.
+
+    Raises:
+        ProviderUsageError: ``usage`` is none of the known shapes, or a count is not a non-negative
+            integer.
+    """
+    if isinstance(usage, ProviderUsage):
+        return usage
+    if usage is None or isinstance(usage, str | bytes | int | float | list | tuple):
+        raise ProviderUsageError(
+            "usage",
+            usage,
+            "must be a provider usage object or mapping (OpenAI prompt_tokens / input_tokens, "
+            "Anthropic input_tokens with cache_read_input_tokens)",
+        )
+    if _has(usage, "cache_read_input_tokens") or _has(usage, "cache_creation_input_tokens"):
+        uncached = _count("usage.input_tokens", _get(usage, "input_tokens"))
+        read = _optional_count("usage.cache_read_input_tokens", usage, "cache_read_input_tokens")
+        written = _optional_count(
+            "usage.cache_creation_input_tokens", usage, "cache_creation_input_tokens"
+        )
+        return ProviderUsage(uncached + read + written, read, written)
+    if _has(usage, "prompt_tokens"):
+        prompt = _count("usage.prompt_tokens", _get(usage, "prompt_tokens"))
+        cached = _details_cached(usage, "prompt_tokens_details")
+        return _openai(prompt, cached, "prompt_tokens")
+    if _has(usage, "input_tokens"):
+        prompt = _count("usage.input_tokens", _get(usage, "input_tokens"))
+        cached = _details_cached(usage, "input_tokens_details")
+        return _openai(prompt, cached, "input_tokens")
+    raise ProviderUsageError(
+        "usage",
+        usage,
+        "must have prompt_tokens (OpenAI Chat), input_tokens (OpenAI Responses, Anthropic) "
+        "or cache_read_input_tokens (Anthropic)",
+    )
+
+
+def _openai(prompt: int, cached: int, field: str) -> ProviderUsage:
+    if cached > prompt:
+        raise ProviderUsageError(
+            f"usage.{field}_details.cached_tokens",
+            cached,
+            f"must not exceed usage.{field} ({prompt})",
+        )
+    return ProviderUsage(prompt, cached, 0)
+
+
+def _details_cached(usage: object, details_name: str) -> int:
+    details = _get(usage, details_name)
+    if details is None:
+        return 0
+    if isinstance(details, str | bytes | int | float | list | tuple):
+        raise ProviderUsageError(f"usage.{details_name}", details, "must be an object or mapping")
+    return _optional_count(f"usage.{details_name}.cached_tokens", details, "cached_tokens")
+
+
+def _has(usage: object, name: str) -> bool:
+    return _get(usage, name) is not None
+
+
+def _get(usage: object, name: str) -> object:
+    if isinstance(usage, Mapping):
+        return usage.get(name)
+    return getattr(usage, name, None)
+
+
+def _optional_count(field: str, usage: object, name: str) -> int:
+    value = _get(usage, name)
+    return 0 if value is None else _count(field, value)
+
+
+def _count(field: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ProviderUsageError(field, value, "must be an integer token count")
+    if value < 0:
+        raise ProviderUsageError(field, value, "must be >= 0")
+    return value
