@@ -593,55 +593,103 @@ class _UnitMaker:
         unanswered: tuple[str, ...],
     ) -> MessageUnit:
         """The unit of any span of messages (a tool call with its results, say)."""
-        indices: list[int] = []
-        tags: dict[str, None] = {}  # an insertion-ordered set
-        all_system = True
-        has_system = has_answers = system_parameter = False
-        for message in messages:
-            if message.index is None:
-                system_parameter = True
-            else:
-                indices.append(message.index)
-            tags[f"role:{message.role}"] = None
-            for name in message.tool_names:
-                tags[f"tool:{name}"] = None
-            if message.category == "system":
-                has_system = True
-            else:
-                all_system = False
-            if message.answers:
-                has_answers = True
-        if unanswered:
-            tags["unanswered-tool-call"] = None
+        indices = tuple(message.index for message in messages if message.index is not None)
+        return _span_unit(
+            messages,
+            tokens,
+            self._timestamp(indices),
+            pin_system=self._pin_system,
+            pinned_user=pinned_user,
+            unanswered=unanswered,
+        )
 
-        if all_system:
-            kind, source = ContextKind.SYSTEM_PROMPT, ContextSource.CHAT
-        elif has_answers:
-            kind, source = ContextKind.TOOL_OUTPUT, ContextSource.TOOL
+
+def _make_unit(
+    messages: Sequence[ParsedMessage],
+    message_token_counts: Sequence[int],
+    stamps: Sequence[datetime],
+    oldest: datetime,
+    *,
+    pinned_user: bool,
+    pin_system: bool,
+    unanswered: tuple[str, ...],
+) -> MessageUnit:
+    """The unit of ``messages``, stamped from ``stamps`` (one aware datetime per message index).
+
+    For builders that keep their own list of timestamps (the incremental session).
+    """
+    indices = [message.index for message in messages if message.index is not None]
+    # A unit is as recent as its latest message.
+    latest = max((stamps[index] for index in indices), default=oldest)
+    return _span_unit(
+        messages,
+        sum(message_token_counts),
+        utc_micros(latest),
+        pin_system=pin_system,
+        pinned_user=pinned_user,
+        unanswered=unanswered,
+    )
+
+
+def _span_unit(
+    messages: Sequence[ParsedMessage],
+    tokens: int,
+    stamp: tuple[datetime, int],
+    *,
+    pin_system: bool,
+    pinned_user: bool,
+    unanswered: tuple[str, ...],
+) -> MessageUnit:
+    """The unit of a span of messages whose tokens and UTC timestamp are known."""
+    indices: list[int] = []
+    tags: dict[str, None] = {}  # an insertion-ordered set
+    all_system = True
+    has_system = has_answers = system_parameter = False
+    for message in messages:
+        if message.index is None:
+            system_parameter = True
         else:
-            kind, source = ContextKind.MESSAGE, ContextSource.CHAT
-        roles = tuple(message.role for message in messages)
-        index_tuple = tuple(indices)
-        timestamp, micros = self._timestamp(index_tuple)
-        item = ContextItem._prevalidated(
-            "\n\n".join(message.rendered() for message in messages),
-            tokens=tokens,
-            kind=kind,
-            source=source,
-            tags=tuple(tags),
-            metadata=MappingProxyType({"message_indices": index_tuple, "roles": roles}),
-            timestamp=timestamp,
-            timestamp_micros=micros,
-            pinned=(self._pin_system and has_system) or pinned_user,
-        )
-        return MessageUnit(
-            item=item,
-            message_indices=index_tuple,
-            roles=roles,
-            system_parameter=system_parameter,
-            call_ids=tuple(call.call_id for message in messages for call in message.calls),
-            unanswered_call_ids=unanswered,
-        )
+            indices.append(message.index)
+        tags[f"role:{message.role}"] = None
+        for name in message.tool_names:
+            tags[f"tool:{name}"] = None
+        if message.category == "system":
+            has_system = True
+        else:
+            all_system = False
+        if message.answers:
+            has_answers = True
+    if unanswered:
+        tags["unanswered-tool-call"] = None
+
+    if all_system:
+        kind, source = ContextKind.SYSTEM_PROMPT, ContextSource.CHAT
+    elif has_answers:
+        kind, source = ContextKind.TOOL_OUTPUT, ContextSource.TOOL
+    else:
+        kind, source = ContextKind.MESSAGE, ContextSource.CHAT
+    roles = tuple(message.role for message in messages)
+    index_tuple = tuple(indices)
+    timestamp, micros = stamp
+    item = ContextItem._prevalidated(
+        "\n\n".join(message.rendered() for message in messages),
+        tokens=tokens,
+        kind=kind,
+        source=source,
+        tags=tuple(tags),
+        metadata=MappingProxyType({"message_indices": index_tuple, "roles": roles}),
+        timestamp=timestamp,
+        timestamp_micros=micros,
+        pinned=(pin_system and has_system) or pinned_user,
+    )
+    return MessageUnit(
+        item=item,
+        message_indices=index_tuple,
+        roles=roles,
+        system_parameter=system_parameter,
+        call_ids=tuple(call.call_id for message in messages for call in message.calls),
+        unanswered_call_ids=unanswered,
+    )
 
 
 def _new_unit(
