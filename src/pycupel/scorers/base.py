@@ -32,6 +32,7 @@ __all__ = [
     "Scorer",
     "as_scorer",
     "check_finite_scores",
+    "is_builtin",
     "score_array",
 ]
 
@@ -135,6 +136,12 @@ def as_scorer(value: Scorer | Callable[[ContextItem], float]) -> Scorer:
     raise ScorerConfigError(
         "scorer", value, "must have a score_all(items) method or be a function item -> float"
     )
+
+
+def is_builtin(scorer: object) -> bool:
+    """Whether ``scorer`` is an instance of one of pycupel's own scorer classes (not of a
+    subclass defined elsewhere): then its ``score_all`` returns floats by construction."""
+    return type(scorer).__module__.startswith("pycupel.scorers.")
 
 
 def score_array(scorer: Scorer, items: Sequence[ContextItem]) -> FloatArray:

@@ -17,6 +17,7 @@ from pycupel.scorers.base import (
     FloatArray,
     Scorer,
     as_scorer,
+    is_builtin,
     score_array,
 )
 
@@ -112,7 +113,7 @@ class CompositeScorer(Immutable, BaseScorer):
         # The vectorised form's arithmetic, element by element: 0.0 + s0*w0 + s1*w1 + ...
         result = [0.0] * len(items)
         for scorer, weight in zip(self._scorers, self._weights, strict=True):
-            if isinstance(scorer, BaseScorer):
+            if is_builtin(scorer):
                 scores = scorer.score_all(items)
             else:
                 # Other scorers' output is checked and converted as score_array does.
