@@ -43,6 +43,7 @@ from pycupel.errors import (
     PolicyError,
     PolicyProblem,
     ProviderUsageError,
+    ReplayLogError,
     ReportAssertionError,
     RequirementUnreachableError,
     ScorerConfigError,
@@ -202,6 +203,7 @@ SAMPLES: list[CupelError] = [
     InputFormatError("items.json", "items[3].tokens", "must be an integer"),
     MessageFormatError("openai messages", "messages[0].role", "must be one of ..."),
     ConformanceVectorError("v.toml", "", "invalid TOML"),
+    ReplayLogError("logs.jsonl", "line 7: format", "must be one of openai, anthropic"),
     PolicyError("p.json", [PolicyProblem("scorers[0].weight", "must be > 0")]),
 ]
 

@@ -33,6 +33,7 @@ __all__ = [
     "PolicyError",
     "PolicyProblem",
     "ProviderUsageError",
+    "ReplayLogError",
     "ReportAssertionError",
     "RequirementUnreachableError",
     "ScorerConfigError",
@@ -358,6 +359,11 @@ class InputFormatError(CupelError):
 
 class MessageFormatError(InputFormatError):
     """A chat-message history (OpenAI, Anthropic, LangChain) is malformed."""
+
+
+class ReplayLogError(InputFormatError):
+    """A logged request in a replay log (JSON Lines or Parquet) is malformed; ``source`` is the
+    file and ``location`` the line or row, then the field (``"line 7: messages[2].role"``)."""
 
 
 class ConformanceVectorError(InputFormatError):

@@ -22,6 +22,7 @@ COMMANDS: Mapping[str, str] = MappingProxyType(
         "conformance": "pycupel.cli.conformance",
         "explain": "pycupel.cli.explain",
         "policy": "pycupel.cli.policy",
+        "replay": "pycupel.cli.replay",
         "select": "pycupel.cli.select",
         "simulate": "pycupel.cli.simulate",
     }

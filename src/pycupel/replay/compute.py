@@ -1,0 +1,331 @@
+"""The replay of one request under every policy: the numbers of one output row each.
+
+For each request the messages are split into units once (the adapter of its format, the
+default heuristic token counter); then, per policy:
+
+* the policy fits the units into the budget with the adapter's rules;
+* the fitted history is checked (``valid``): it parses again with its format's adapter (so no
+  orphaned tool result, no unanswered tool call, no broken message), it fits in the budget,
+  and it keeps every system message and the latest user turn;
+* kept and dropped messages are counted by role (system, user, assistant, tool) and by the kind
+  of their unit (Message, ToolOutput, SystemPrompt);
+* the input cost is predicted with caching (:mod:`pycupel.replay.prices`), against the previous
+  request of the same session under the same policy; the original request is priced the same
+  way, against the previous original request;
+* evidence recall is the share of the labelled evidence messages that were kept;
+* ``fit_ms`` is the wall time of the fit (the only column that differs between runs).
+
+A fit that cannot succeed (the pinned messages alone exceed the budget, a policy's quota
+cannot be met...) gives a row with ``status`` naming the error and empty fitted columns; the
+session's cache state then stays as it was.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pycupel._checks import check_int
+from pycupel.adapters import MessageUnits
+from pycupel.adapters._fit import resolve_budget
+from pycupel.errors import CupelError, InputFormatError, PipelineConfigError, ReplayLogError
+from pycupel.model import ContextKind
+from pycupel.pipeline import Pipeline
+from pycupel.policy import Policy
+from pycupel.replay.formats import FORMATS, ROLE_CATEGORIES, ReplayFormat
+from pycupel.replay.prices import DEFAULT_PRICES, Price
+from pycupel.replay.schema import LoggedRequest, reported_usage
+
+__all__ = [
+    "KIND_COLUMNS",
+    "NONDETERMINISTIC_COLUMNS",
+    "ReplayConfig",
+    "ReplayPolicy",
+    "Replayer",
+    "SessionState",
+]
+
+KIND_COLUMNS = (
+    (ContextKind.MESSAGE, "message"),
+    (ContextKind.TOOL_OUTPUT, "tool_output"),
+    (ContextKind.SYSTEM_PROMPT, "system_prompt"),
+)
+NONDETERMINISTIC_COLUMNS = ("fit_ms",)
+"""Columns that change from run to run (timings); every other column is reproducible."""
+
+OnError = Literal["fail", "skip"]
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayPolicy:
+    """A policy to replay, with the label its rows carry."""
+
+    name: str
+    policy: Policy
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayConfig:
+    """Everything a replay needs besides its input; small and picklable (sent to workers).
+
+    Attributes:
+        policies: the policies to compare (labels unique).
+        budget: tokens for the whole prompt of every request.
+        on_error: ``"fail"`` stops at the first malformed record; ``"skip"`` leaves it out
+            and counts it.
+        prices: ``(format, Price)`` pairs; formats not listed use :data:`DEFAULT_PRICES`.
+    """
+
+    policies: tuple[ReplayPolicy, ...]
+    budget: int
+    on_error: OnError = "fail"
+    prices: tuple[tuple[str, Price], ...] = DEFAULT_PRICES
+
+    def __post_init__(self) -> None:
+        if not self.policies:
+            raise PipelineConfigError("policies", self.policies, "must name at least one policy")
+        seen: set[str] = set()
+        for index, entry in enumerate(self.policies):
+            if not isinstance(entry, ReplayPolicy) or not isinstance(entry.policy, Policy):
+                raise PipelineConfigError(
+                    f"policies[{index}]", entry, "must be a ReplayPolicy holding a Policy"
+                )
+            if entry.name in seen:
+                raise PipelineConfigError(
+                    f"policies[{index}].name", entry.name, "must be unique among the policies"
+                )
+            seen.add(entry.name)
+        check_int(PipelineConfigError, "budget", self.budget, minimum=1)
+        if self.on_error not in ("fail", "skip"):
+            raise PipelineConfigError("on_error", self.on_error, "must be 'fail' or 'skip'")
+
+    def price(self, format_name: str) -> Price:
+        """The price for requests of ``format_name``."""
+        for name, price in self.prices:
+            if name == format_name:
+                return price
+        return dict(DEFAULT_PRICES)[format_name]
+
+
+@dataclass(slots=True)
+class SessionState:
+    """What a session remembers between its requests: the units of the previous request as
+    sent (original, and fitted per policy), for the cached-prefix computation."""
+
+    original: tuple[tuple[str, int], ...] = ()
+    fitted: dict[str, tuple[tuple[str, int], ...]] = field(default_factory=dict)
+
+
+class Replayer:
+    """Replays requests under the configured policies; one per worker (not shared)."""
+
+    def __init__(self, config: ReplayConfig, sources: Sequence[str]) -> None:
+        self.config = config
+        self.sources = tuple(sources)
+        self._pipelines = tuple(
+            (entry.name, entry.policy.build(resolve_budget(config.budget, 0)))
+            for entry in config.policies
+        )
+        self._adapters: dict[str, Any] = {}
+
+    def replay_request(
+        self, request: LoggedRequest, state: SessionState | None
+    ) -> list[dict[str, Any]]:
+        """One row per policy for ``request``; ``state`` carries the session's cache."""
+        spec = FORMATS[request.format]
+        adapter = self._adapters.get(spec.name)
+        if adapter is None:
+            adapter = self._adapters[spec.name] = spec.adapter()
+        source = self.sources[request.key.file_index]
+        try:
+            units = spec.units(adapter, request)
+        except InputFormatError as exc:
+            location = f"{request.location}: {exc.location}".rstrip(": ")
+            raise ReplayLogError(source, location, exc.detail) from None
+        except CupelError as exc:  # an adapter option error (an audio part without estimate)
+            raise ReplayLogError(source, request.location, str(exc)) from None
+
+        budget = self.config.budget
+        price = self.config.price(request.format)
+        original = _signature(units)
+        tokens_before = units.total_tokens
+        cached_before = 0
+        if state is not None:
+            cached_before = price.cached_tokens(_prefix_tokens(state.original, original))
+            state.original = original
+        reported_input, reported_cached = reported_usage(request.usage)
+        roles_before = _count_messages(spec, units, units.units)
+        base: dict[str, Any] = {
+            "file_index": request.key.file_index,
+            "line": request.key.line,
+            "session_id": request.session_id,
+            "turn": request.turn,
+            "format": request.format,
+            "budget": budget,
+            "messages_before": sum(len(unit.roles) for unit in units.units),
+            "units_before": len(units.units),
+            "tokens_before": tokens_before,
+            "cached_tokens_before": cached_before,
+            "cost_before_usd": price.cost(tokens_before, cached_before),
+            "reported_input_tokens": reported_input,
+            "reported_cached_tokens": reported_cached,
+            "evidence_total": None if request.evidence is None else len(request.evidence),
+        }
+        rows = []
+        for policy_index, (name, pipeline) in enumerate(self._pipelines):
+            row = dict(base)
+            row["policy"] = name
+            row["policy_index"] = policy_index
+            self._fit_row(
+                row,
+                spec=spec,
+                adapter=adapter,
+                units=units,
+                pipeline=pipeline,
+                request=request,
+                state=state,
+                price=price,
+            )
+            for category in ROLE_CATEGORIES:
+                kept = row.pop(f"_kept_{category}", 0)
+                row[f"kept_{category}"] = kept
+                row[f"dropped_{category}"] = roles_before[category] - kept
+            for _, column in KIND_COLUMNS:
+                kept = row.pop(f"_kept_kind_{column}", 0)
+                row[f"kept_kind_{column}"] = kept
+                row[f"dropped_kind_{column}"] = roles_before[f"kind_{column}"] - kept
+            rows.append(row)
+        return rows
+
+    def _fit_row(
+        self,
+        row: dict[str, Any],
+        *,
+        spec: ReplayFormat,
+        adapter: Any,
+        units: MessageUnits[Any],
+        pipeline: Pipeline,
+        request: LoggedRequest,
+        state: SessionState | None,
+        price: Price,
+    ) -> None:
+        budget = self.config.budget
+        started = time.perf_counter()
+        try:
+            fitted = spec.fit(units, budget=budget, pipeline=pipeline)
+        except CupelError as exc:
+            row["fit_ms"] = (time.perf_counter() - started) * 1000.0
+            row.update(_failed(type(exc).__name__, str(exc)))
+            return
+        row["fit_ms"] = (time.perf_counter() - started) * 1000.0
+        kept_units = fitted.units
+        tokens_after = sum(unit.item.tokens for unit in kept_units) + units.overhead.per_request
+        signature = _signature_of(kept_units)
+        cached = 0
+        if state is not None:
+            previous = state.fitted.get(row["policy"], ())
+            cached = price.cached_tokens(_prefix_tokens(previous, signature))
+            state.fitted[row["policy"]] = signature
+        kept_indices = {index for unit in kept_units for index in unit.message_indices}
+        evidence = request.evidence
+        evidence_kept: int | None = None
+        recall: float | None = None
+        if evidence is not None:
+            evidence_kept = sum(index in kept_indices for index in evidence)
+            recall = evidence_kept / len(evidence) if evidence else None
+        invalid = _invalid_reason(spec, units, fitted, tokens_after, budget)
+        row.update(
+            {
+                "status": "ok",
+                "detail": None,
+                "messages_after": sum(len(unit.roles) for unit in kept_units),
+                "units_after": len(kept_units),
+                "tokens_after": tokens_after,
+                "valid": invalid is None,
+                "invalid_reason": invalid,
+                "cached_tokens_after": cached,
+                "cost_after_usd": price.cost(tokens_after, cached),
+                "evidence_kept": evidence_kept,
+                "evidence_recall": recall,
+            }
+        )
+        for key, value in _count_messages(spec, units, kept_units).items():
+            row[f"_kept_{key}"] = value
+
+
+def _failed(status: str, detail: str) -> dict[str, Any]:
+    return {
+        "status": status,
+        "detail": detail,
+        "messages_after": None,
+        "units_after": None,
+        "tokens_after": None,
+        "valid": None,
+        "invalid_reason": None,
+        "cached_tokens_after": None,
+        "cost_after_usd": None,
+        "evidence_kept": None,
+        "evidence_recall": None,
+    }
+
+
+def _signature(units: MessageUnits[Any]) -> tuple[tuple[str, int], ...]:
+    return _signature_of(units.units)
+
+
+def _signature_of(units: Iterable[Any]) -> tuple[tuple[str, int], ...]:
+    """Each unit as the provider sees it: its rendered text and its tokens."""
+    return tuple((unit.item.content, unit.item.tokens) for unit in units)
+
+
+def _prefix_tokens(previous: Sequence[tuple[str, int]], current: Sequence[tuple[str, int]]) -> int:
+    """Tokens of the longest run of leading units two requests share."""
+    tokens = 0
+    for before, now in zip(previous, current, strict=False):
+        if before != now:
+            break
+        tokens += now[1]
+    return tokens
+
+
+def _count_messages(
+    spec: ReplayFormat, units: MessageUnits[Any], selected: Iterable[Any]
+) -> Mapping[str, int]:
+    """Messages of ``selected`` units by role category and by the kind of their unit."""
+    counts = dict.fromkeys(ROLE_CATEGORIES, 0)
+    for _, column in KIND_COLUMNS:
+        counts[f"kind_{column}"] = 0
+    kinds = {kind: f"kind_{column}" for kind, column in KIND_COLUMNS}
+    for unit in selected:
+        kind_key = kinds.get(unit.item.kind)
+        for role in unit.roles:
+            counts[spec.role_category(role)] += 1
+        if kind_key is not None:
+            counts[kind_key] += len(unit.roles)
+    return counts
+
+
+def _invalid_reason(
+    spec: ReplayFormat, units: MessageUnits[Any], fitted: Any, tokens_after: int, budget: int
+) -> str | None:
+    """Why the fitted history would not be a valid request, or None when it is."""
+    if tokens_after > budget:
+        return f"{tokens_after} tokens exceed the budget of {budget}"
+    kept = set(fitted.units)
+    for unit in units.units:
+        if unit not in kept and unit.item.pinned:
+            return "a pinned unit (system prompt or latest user turn) was dropped"
+    adapter = spec.adapter()
+    messages, system = spec.fitted_messages(adapter, fitted, units)
+    try:
+        if system is not None and spec.system_keyword is not None:
+            again = adapter.from_messages(messages, **{spec.system_keyword: system})
+        else:
+            again = adapter.from_messages(messages)
+    except CupelError as exc:
+        return f"the fitted history does not parse: {exc}"
+    if again.total_tokens != tokens_after:
+        return f"the fitted history counts {again.total_tokens} tokens, not {tokens_after}"
+    return None
