@@ -645,7 +645,34 @@ def compute_effective_budget(budget: ContextBudget, pinned_tokens: int) -> Conte
         effective_max = math.floor(effective_max * multiplier)
         effective_target = math.floor(effective_target * multiplier)
         effective_target = min(effective_target, effective_max)
-    return ContextBudget(max_tokens=effective_max, target_tokens=effective_target)
+    # Valid by construction (0 <= target <= max, no reserve, slots or margin): built through
+    # the slots' own setters, as every run computes one.
+    effective = object.__new__(ContextBudget)
+    _set_max_tokens(effective, effective_max)
+    _set_target_tokens(effective, effective_target)
+    _set_output_reserve(effective, 0)
+    _set_reserved_slots(effective, _NO_SLOTS)
+    _set_margin(effective, 0.0)
+    return effective
+
+
+_NO_SLOTS: Mapping[ContextKind, int] = MappingProxyType({})
+(
+    _set_max_tokens,
+    _set_target_tokens,
+    _set_output_reserve,
+    _set_reserved_slots,
+    _set_margin,
+) = (
+    getattr(ContextBudget, name).__set__
+    for name in (
+        "max_tokens",
+        "target_tokens",
+        "output_reserve",
+        "reserved_slots",
+        "estimation_safety_margin_percent",
+    )
+)
 
 
 # --------------------------------------------------------------------------- scored items

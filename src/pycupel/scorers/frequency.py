@@ -89,24 +89,29 @@ class FrequencyScorer(Immutable, BaseScorer):
             return [0.0] * size
         # Small batches: one bit per position for each folded tag; an item's reach is the
         # number of bits in the union of its tags' masks (itself included), as in score_array.
+        tag_lists = [item.tags for item in items]
+        if not any(tag_lists):
+            return [0.0] * size
+        folded_of: dict[str, str] = {}  # each distinct tag folded once
         masks: dict[str, int] = {}
-        folded_lists: list[list[str]] = []
-        for position, item in enumerate(items):
-            folded = [tag.lower() if tag.isascii() else ascii_fold(tag) for tag in item.tags]
-            folded_lists.append(folded)
+        for position, tags in enumerate(tag_lists):
             bit = 1 << position
-            for tag in folded:
-                masks[tag] = masks.get(tag, 0) | bit
-        occurrences = _occurrences(items)
+            for tag in tags:
+                folded = folded_of.get(tag)
+                if folded is None:
+                    folded = folded_of[tag] = tag.lower() if tag.isascii() else ascii_fold(tag)
+                masks[folded] = masks.get(folded, 0) | bit
+        # Distinct objects (the usual case) each occur once; repeats count as "self".
+        occurrences = 1 if len(set(map(id, items))) == size else _occurrences(items)
         denominator = size - 1
         scores: list[float] = []
-        for position, folded in enumerate(folded_lists):
-            if not folded:
+        for position, tags in enumerate(tag_lists):
+            if not tags:
                 scores.append(0.0)
                 continue
             union = 0
-            for tag in folded:
-                union |= masks[tag]
+            for tag in tags:
+                union |= masks[folded_of[tag]]
             repeats = occurrences if isinstance(occurrences, int) else int(occurrences[position])
             scores.append((union.bit_count() - repeats) / denominator)
         return scores
