@@ -90,17 +90,22 @@ class FrequencyScorer(Immutable, BaseScorer):
         # Small batches: one bit per position for each folded tag; an item's reach is the
         # number of bits in the union of its tags' masks (itself included), as in score_array.
         tag_lists = [item.tags for item in items]
-        if not any(tag_lists):
+        distinct = dict.fromkeys(chain.from_iterable(tag_lists))
+        if not distinct:
             return [0.0] * size
-        folded_of: dict[str, str] = {}  # each distinct tag folded once
+        # ascii_fold is str.lower on ASCII text: each distinct tag folded once, in C.
+        if all(map(str.isascii, distinct)):
+            folded_of = dict(zip(distinct, map(str.lower, distinct), strict=True))
+        else:
+            folded_of = {tag: ascii_fold(tag) for tag in distinct}
         masks: dict[str, int] = {}
         for position, tags in enumerate(tag_lists):
             bit = 1 << position
             for tag in tags:
-                folded = folded_of.get(tag)
-                if folded is None:
-                    folded = folded_of[tag] = tag.lower() if tag.isascii() else ascii_fold(tag)
+                folded = folded_of[tag]
                 masks[folded] = masks.get(folded, 0) | bit
+        # Each raw tag's mask: the positions holding any tag that folds like it.
+        mask_of = {tag: masks[folded] for tag, folded in folded_of.items()}
         # Distinct objects (the usual case) each occur once; repeats count as "self".
         occurrences = 1 if len(set(map(id, items))) == size else _occurrences(items)
         denominator = size - 1
@@ -111,7 +116,7 @@ class FrequencyScorer(Immutable, BaseScorer):
                 continue
             union = 0
             for tag in tags:
-                union |= masks[folded_of[tag]]
+                union |= mask_of[tag]
             repeats = occurrences if isinstance(occurrences, int) else int(occurrences[position])
             scores.append((union.bit_count() - repeats) / denominator)
         return scores
