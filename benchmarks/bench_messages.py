@@ -4,6 +4,7 @@ Usage:
     python benchmarks/bench_messages.py                  # pycupel alone: 100, 1k, 10k messages
     python benchmarks/bench_messages.py --vs-langchain   # and LangChain's trim_messages
     python benchmarks/bench_messages.py --sizes 100 1000 --repeat 31 --profile
+    python benchmarks/bench_messages.py --vs-langchain --before 8877a61   # and that revision
 
 The history is deterministic: a system prompt, then user / assistant turns in which about one
 assistant turn in six calls a tool and the next message answers it; texts of 5 to 120 words.
@@ -18,6 +19,10 @@ measurement on both sides:
   LangChain message objects (built once, before timing), in the same process, the calls taking
   turns (``--vs-langchain``).
 
+With ``--before REV``, ``fit_messages`` of pycupel as of git revision ``REV`` (``_before.py``)
+runs too, on the same messages and counter, in turn with the others; ``before / now`` is the
+ratio of their median CPU times.
+
 The budget is a quarter of the history's tokens. Times are the median wall-clock, the minimum
 wall-clock and the median CPU time of the timed runs; the ratios are of median CPU times (on a
 shared machine a long call is descheduled more often than a short one, which skews wall-clock
@@ -28,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import importlib
 import pstats
 import random
 import sys
@@ -40,6 +46,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "src"))
 
+from _before import load_before  # noqa: E402
 from _harness import format_table, machine_summary, measure  # noqa: E402
 from pycupel.adapters import openai  # noqa: E402
 from pycupel.tokens import BaseTokenCounter  # noqa: E402
@@ -158,7 +165,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=0, help="timed runs (default by size)")
     parser.add_argument("--vs-langchain", action="store_true")
     parser.add_argument("--profile", action="store_true", help="cProfile fit_messages once")
+    parser.add_argument("--before", metavar="REV", help="also time pycupel at git revision REV")
     args = parser.parse_args(argv)
+    before_openai = None
+    if args.before:
+        before_openai = importlib.import_module(
+            f"{load_before(args.before).__name__}.adapters.openai"
+        )
 
     print(machine_summary())
     rows: list[list[str]] = []
@@ -183,6 +196,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.vs_langchain:
             trim, _ = langchain_case(messages, budget)
             calls.append(trim)
+        if before_openai is not None:
+            old_fit = before_openai.fit_messages
+            old_kept = old_fit(messages, budget=budget, counter=counter).messages
+            assert (
+                old_kept == openai.fit_messages(messages, budget=budget, counter=counter).messages
+            )
+            calls.append(
+                lambda f=old_fit, m=messages, c=counter, b=budget: f(m, budget=b, counter=c)
+            )
         timings = measure(calls, repeat, warmup=2)
         fit_t, split_t = timings[0], timings[1]
         row = [
@@ -197,6 +219,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{fit_t.cpu_ms / trim_t.cpu_ms:.1f}x",
                 f"{fit_t.min_ms / trim_t.min_ms:.1f}x",
             ]
+        if before_openai is not None:
+            old_t = timings[-1]
+            row += [f"{old_t.cpu_ms:.2f}", f"{old_t.cpu_ms / fit_t.cpu_ms:.2f}x"]
         rows.append(row)
         if args.profile:
             profiler = cProfile.Profile(time.process_time)
@@ -206,6 +231,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     header = ["messages", "fit_messages ms (median / min / CPU)", "from_messages CPU ms"]
     if args.vs_langchain:
         header += ["trim_messages ms (median / min / CPU)", "fit / trim (CPU)", "(min)"]
+    if before_openai is not None:
+        header += ["before fit CPU ms", "before / now"]
     print(format_table(header, rows))
     return 0
 

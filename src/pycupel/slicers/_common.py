@@ -27,6 +27,7 @@ __all__ = [
     "Frozen",
     "check_budget",
     "check_inner_slicer",
+    "check_token_counts",
     "config_kind",
     "negative_tokens_error",
     "score_desc_key",
@@ -150,6 +151,19 @@ def token_column(counts: list[int]) -> IntArray:
     """
     if not counts:
         return np.zeros(0, dtype=np.int64)
+    check_token_counts(counts)
+    return np.array(counts, dtype=np.int64)
+
+
+def check_token_counts(counts: list[int]) -> None:
+    """The checks of :func:`token_column`, for slicers that keep the counts as a list.
+
+    Raises:
+        SliceInputError: a count is negative, or the counts sum to :data:`TOKEN_TOTAL_LIMIT`
+            or more (the same limit for every slicer, whatever its arithmetic).
+    """
+    if not counts:
+        return
     if min(counts) < 0:
         index = next(position for position, count in enumerate(counts) if count < 0)
         raise negative_tokens_error(index, counts[index])
@@ -160,7 +174,6 @@ def token_column(counts: list[int]) -> IntArray:
             total,
             "must sum to less than 2**62 so that int64 token arithmetic is exact",
         )
-    return np.array(counts, dtype=np.int64)
 
 
 def scores_of(items: Sequence[ScoredItem]) -> FloatArray:

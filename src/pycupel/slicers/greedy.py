@@ -7,7 +7,7 @@ import sys
 import numpy as np
 
 from pycupel.model import ContextBudget
-from pycupel.slicers._common import ColumnSlicer, FloatArray, IntArray
+from pycupel.slicers._common import ColumnSlicer, FloatArray, IntArray, check_token_counts
 
 __all__ = ["GreedySlice"]
 
@@ -87,6 +87,7 @@ class GreedySlice(ColumnSlicer):
         target = budget.target_tokens
         if not tokens or target <= 0:
             return []
+        check_token_counts(tokens)
         # Negated densities: a zero-token item first (-MAX_FLOAT), as in the array form.
         keys = [
             -(score / count) if count else -_MAX_FLOAT
