@@ -11,7 +11,7 @@ import argparse
 from collections import Counter
 from pathlib import Path
 
-from pycupel import ContextBudget, Pipeline, presets
+from pycupel import ContextBudget, presets
 from pycupel.itemio import read_items
 
 EXAMPLE = Path(__file__).resolve().parent / "support-chat.json"
@@ -26,7 +26,7 @@ def preset_table(budget_tokens: int = 1200) -> str:
         "| --- | --- | --- | --- | --- |",
     ]
     for name in presets.names():
-        report = Pipeline.from_policy(presets.by_name(name), budget=budget).dry_run(items).report
+        report = presets.by_name(name).build(budget).dry_run(items).report
         kept = Counter(entry.item.kind.value for entry in report.included)
         kinds = ", ".join(f"{kind} {count}" for kind, count in sorted(kept.items()))
         tokens = sum(entry.item.tokens for entry in report.included)

@@ -385,17 +385,3 @@ def test_error_messages_name_field_value_rule() -> None:
     assert str(err) == "weights[2]: must be > 0, got -1"
     assert (err.field, err.value, err.rule) == ("weights[2]", -1, "must be > 0")
     assert pickle.loads(pickle.dumps(err)).field == "weights[2]"
-
-
-def test_from_text_counts_tokens_with_the_given_counter() -> None:
-    class Fixed:
-        def count(self, text: str) -> int:
-            return len(text)
-
-        def count_batch(self, texts: list[str]) -> list[int]:
-            return [len(t) for t in texts]
-
-    item = ContextItem.from_text("abcd", counter=Fixed(), kind="Memory", pinned=True)
-    assert (item.tokens, item.kind, item.pinned) == (4, ContextKind.MEMORY, True)
-    default = ContextItem.from_text("hello world")
-    assert default.tokens > 0

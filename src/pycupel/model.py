@@ -19,14 +19,9 @@ import string
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, NoReturn, Self, TypeAlias, Unpack
+from typing import Any, ClassVar, NamedTuple, NoReturn, Self, TypeAlias
 
 from pycupel._checks import check_bool, check_float, check_int, check_str
-
-if TYPE_CHECKING:
-    from pycupel.tokens.base import TokenCounter
-    from pycupel.tokens.items import ItemFields
-
 from pycupel.errors import (
     BudgetValidationError,
     InvalidValueError,
@@ -271,21 +266,6 @@ class ContextItem(_Frozen):
         setter(self, "future_relevance_hint", hint)
         setter(self, "pinned", pinned)
         setter(self, "original_tokens", original_tokens)
-
-    @classmethod
-    def from_text(
-        cls, text: str, *, counter: TokenCounter | None = None, **fields: Unpack[ItemFields]
-    ) -> ContextItem:
-        """An item whose ``tokens`` is counted from ``text`` by ``counter``.
-
-        ``counter`` is any :class:`~pycupel.tokens.TokenCounter` (default: the dependency-free
-        :class:`~pycupel.tokens.HeuristicCounter`); the other fields are as in the constructor::
-
-            ContextItem.from_text("user: why is the build red?", counter=TiktokenCounter(...))
-        """
-        from pycupel.tokens.items import item_from_text  # noqa: PLC0415 (tokens imports model)
-
-        return item_from_text(text, counter=counter, **fields)
 
     @classmethod
     def _prevalidated(

@@ -96,16 +96,3 @@ def test_repr_names_the_configuration() -> None:
     text = repr(make(overflow_strategy="proceed"))
     assert "InOrderSlice" in text
     assert "overflow_strategy=PROCEED" in text
-
-
-def test_from_policy_builds_the_policy_pipeline() -> None:
-    from pycupel import ContextBudget, Pipeline, presets
-    from pycupel.errors import PipelineConfigError
-    from pycupel.placers import UShapedPlacer
-
-    budget = ContextBudget(max_tokens=100, target_tokens=80)
-    pipeline = Pipeline.from_policy(presets.rag(), budget=budget)
-    assert pipeline.budget == budget
-    assert isinstance(pipeline.placer, UShapedPlacer)
-    with pytest.raises(PipelineConfigError, match="policy: must be a Policy"):
-        Pipeline.from_policy("chat", budget=budget)  # type: ignore[arg-type]

@@ -7,7 +7,7 @@ import json
 import jsonschema
 import pytest
 
-from pycupel import ContextBudget, ContextItem, Pipeline
+from pycupel import ContextBudget, ContextItem
 from pycupel.errors import PolicyError
 from pycupel.policy import dumps_policy, loads_policy, policy_json_schema
 from pycupel.slicers import OptimalSlice
@@ -34,7 +34,7 @@ cap_count = 2
 
 def test_optimal_policy_builds_the_configured_slicer() -> None:
     policy = loads_policy(OPTIMAL_TOML, format="toml")
-    pipeline = Pipeline.from_policy(policy, budget=ContextBudget(max_tokens=500, target_tokens=400))
+    pipeline = policy.build(ContextBudget(max_tokens=500, target_tokens=400))
     slicer = pipeline.slicer
     assert isinstance(slicer, OptimalSlice)
     assert "time_limit=0.5" in repr(slicer)
@@ -48,7 +48,7 @@ def test_optimal_policy_runs_and_honours_its_quotas() -> None:
         ContextItem(f"memory {n}", tokens=30, kind="Memory", priority=10 + n) for n in range(4)
     ]
     budget = ContextBudget(max_tokens=200, target_tokens=200)
-    result = Pipeline.from_policy(policy, budget=budget).run(items)
+    result = policy.build(budget).run(items)
     kinds = [item.kind.value for item in result.items]
     assert result.total_tokens <= 200
     assert 1 <= kinds.count("Memory") <= 2  # count quota

@@ -31,9 +31,12 @@ def test_replay_writes_parquet_and_prints_the_summary(corpus: Path, tmp_path: Pa
             "1",
             "--out",
             str(out),
+            "--html",
+            str(tmp_path / "report.html"),
         ],
     )
     assert result.exit_code == 0, result.output
+    assert "Worst cases" in (tmp_path / "report.html").read_text("utf-8")
     table = pq.read_table(out)
     assert table.num_rows == 27 * 2
     assert set(table["policy"].to_pylist()) == {"Chat", "ToolUse"}
@@ -81,3 +84,22 @@ def test_the_command_line_does_not_import_replay() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert output.strip() == "[]"
+
+
+def test_html_report_compares_the_policies(local_result, config) -> None:  # type: ignore[no-untyped-def]
+    from pycupel.replay.report import replay_html
+    from pycupel.replay.summary import summarize
+
+    summaries = summarize(local_result.table)
+    page = replay_html(local_result.table, summaries, sources=["<logs>"], config=config)
+    assert page == replay_html(local_result.table, summaries, sources=["<logs>"], config=config)
+    assert page.startswith("<!DOCTYPE html>")
+    assert "&lt;logs&gt;" in page  # escaped
+    for heading in ("Policies compared", "Distributions per request", "Worst cases"):
+        assert heading in page
+    for entry in summaries:
+        assert f'<th class="num">{entry.policy}</th>' in page
+        assert f"{entry.tokens_after:,.0f}" in page
+    assert "http://" not in page
+    assert "https://" not in page
+    assert page.count("<svg") >= 2 * len(summaries)

@@ -68,6 +68,18 @@ from pycupel.diagnostics import SelectionReport
 from pycupel.errors import PipelineConfigError
 from pycupel.model import ContextBudget, ContextItem
 from pycupel.pipeline import Pipeline
+from pycupel.session import (
+    DEFAULT_COMPACT_AT,
+    DEFAULT_COMPACT_TO,
+    DEFAULT_GRID,
+    DEFAULT_RECALL_SHARE,
+    MessageFormat,
+    ParseState,
+    ProviderUsage,
+    SessionCore,
+    SessionWindow,
+)
+from pycupel.session.history import snapshot_json
 from pycupel.tokens import TokenCounter
 
 if TYPE_CHECKING:
@@ -78,6 +90,7 @@ __all__ = [
     "START_WITH_USER_FILTER",
     "AnthropicFitResult",
     "AnthropicHistory",
+    "Session",
     "count_tokens",
     "fit_messages",
     "from_messages",
@@ -254,6 +267,163 @@ def fit_messages(
     )
     history = _history(fitted.units, units, merge_consecutive=merge_consecutive)
     return AnthropicFitResult(history.system, history.messages, fitted.report)
+
+
+# --------------------------------------------------------------------------- sessions
+
+CacheTTL = Literal["5m", "1h"]
+
+_NOT_CACHEABLE = frozenset({"thinking", "redacted_thinking"})
+
+
+class Session:
+    """One conversation, fitted turn after turn into a cache-stable window with breakpoints.
+
+    Call :meth:`fit` every turn with the whole history so far and the system prompt, send
+    ``window.system`` and ``window.messages``, then pass ``response.usage`` to
+    :meth:`record_usage`. Between compactions each request extends the previous one, and the
+    window carries ``cache_control`` breakpoints (at most three of the API's four) where
+    Anthropic's cache wants them: at the end of the system prompt, at the end of the stable
+    prefix (before the recall zone) and at the end of the request, so the next turn reads
+    everything up to its own new messages from the cache. Breakpoints are set on copies of
+    the marked system prompt and messages; your objects are never modified. Thinking blocks
+    cannot carry a breakpoint, so a message ending with one is marked on its last other
+    block (or not at all).
+
+    After a compaction the window never opens with an assistant message (the API's first
+    turn is a user turn). See :class:`pycupel.adapters.openai.Session` for the other
+    arguments and the thread rules.
+
+    Args:
+        cache_ttl: the breakpoints' lifetime, ``"5m"`` (Anthropic's default; writes cost
+            1.25x the input price) or ``"1h"`` (writes cost 2x); ``None`` sets no breakpoint.
+    """
+
+    __slots__ = ("_cache_control", "_core")
+
+    def __init__(
+        self,
+        *,
+        budget: int,
+        policy: Policy | Pipeline | None = None,
+        counter: TokenCounter | None = None,
+        overhead: MessageOverhead | None = None,
+        compact_at: float = DEFAULT_COMPACT_AT,
+        compact_to: float = DEFAULT_COMPACT_TO,
+        grid: int = DEFAULT_GRID,
+        recall_share: float = DEFAULT_RECALL_SHARE,
+        pin_system: bool = True,
+        cache_ttl: CacheTTL | None = "5m",
+    ) -> None:
+        if cache_ttl not in ("5m", "1h", None):
+            raise PipelineConfigError("cache_ttl", cache_ttl, "must be '5m', '1h' or None")
+        self._cache_control: Mapping[str, str] | None = (
+            None
+            if cache_ttl is None
+            else {"type": "ephemeral"}
+            if cache_ttl == "5m"
+            else {"type": "ephemeral", "ttl": "1h"}
+        )
+        chosen = overhead if overhead is not None else DEFAULT_OVERHEAD
+
+        def parse(index: int, raw: AnthropicMessage, state: ParseState) -> ParsedMessage:
+            return _parse_message(index, raw, chosen, state.tool_names)
+
+        def parse_system(system: object) -> ParsedMessage:
+            return _parse_system(system, chosen)
+
+        self._core: SessionCore[AnthropicMessage] = SessionCore(
+            MessageFormat(
+                "anthropic",
+                SOURCE,
+                chosen,
+                parse=parse,
+                snapshot=snapshot_json,
+                parse_system=parse_system,
+                drops_leading=lambda unit: unit.first_role == "assistant",
+            ),
+            budget=budget,
+            policy=policy,
+            counter=counter,
+            compact_at=compact_at,
+            compact_to=compact_to,
+            grid=grid,
+            recall_share=recall_share,
+            pin_system=pin_system,
+        )
+
+    def fit(
+        self, messages: Sequence[AnthropicMessage], *, system: SystemPrompt | None = None
+    ) -> SessionWindow[AnthropicMessage]:
+        """This turn's window: ``window.system`` and ``window.messages`` to send.
+
+        Raises:
+            MessageFormatError: a malformed message or system prompt, or a ``tool_use``
+                without its result.
+            PinnedBudgetError: the system prompt and latest user turn alone do not fit.
+        """
+        window = self._core.fit(messages, system)
+        chosen = [messages[index] for index in window.message_indices]
+        has_system = any(unit.system_parameter for unit in window.units)
+        sent_system: object = system if has_system else None
+        control = self._cache_control
+        if control is not None:
+            if sent_system is not None:
+                sent_system = _with_system_breakpoint(sent_system, control)
+            marks = {window.stable_messages - 1, len(chosen) - 1}
+            if window.recall_messages == 0:
+                marks.discard(window.stable_messages - 1)  # the request's end covers it
+            for position in sorted(marks):
+                if position >= 0:
+                    chosen[position] = _with_breakpoint(chosen[position], control)
+        return SessionWindow(
+            messages=chosen,
+            report=window.report,
+            tokens=window.tokens,
+            cached_tokens=window.cached_tokens,
+            compacted=window.compacted,
+            system=sent_system,
+        )
+
+    def record_usage(self, usage: object) -> ProviderUsage:
+        """Calibrate with ``response.usage`` (``input_tokens`` plus the cache read and
+        creation counts; an object or a dict).
+
+        Raises:
+            ProviderUsageError: not a usage object, or a negative or non-integer count.
+            SessionConfigError: no window was fitted yet, or its usage was already recorded.
+        """
+        return self._core.record_usage(usage)
+
+
+def _with_breakpoint(message: AnthropicMessage, control: Mapping[str, str]) -> AnthropicMessage:
+    """A copy of ``message`` whose last cacheable block carries ``cache_control``."""
+    content = message["content"]
+    if isinstance(content, str):
+        if not content:
+            return message
+        blocks: list[Any] = [{"type": "text", "text": content, "cache_control": dict(control)}]
+        return {**message, "content": blocks}
+    blocks = list(content)
+    for position in range(len(blocks) - 1, -1, -1):
+        block = blocks[position]
+        if block.get("type") not in _NOT_CACHEABLE:
+            blocks[position] = {**block, "cache_control": dict(control)}
+            return {**message, "content": blocks}
+    return message
+
+
+def _with_system_breakpoint(system: object, control: Mapping[str, str]) -> object:
+    """A copy of the system prompt as text blocks, the last one carrying ``cache_control``."""
+    if isinstance(system, str):
+        if not system:
+            return system
+        return [{"type": "text", "text": system, "cache_control": dict(control)}]
+    blocks = list(cast("Sequence[Mapping[str, Any]]", system))
+    if not blocks:
+        return system
+    blocks[-1] = {**blocks[-1], "cache_control": dict(control)}
+    return blocks
 
 
 # --------------------------------------------------------------------------- rebuilding

@@ -54,6 +54,18 @@ from pycupel.adapters.openai import DEFAULT_OVERHEAD
 from pycupel.errors import AdapterUnavailableError
 from pycupel.model import ContextBudget, ContextItem
 from pycupel.pipeline import Pipeline
+from pycupel.session import (
+    DEFAULT_COMPACT_AT,
+    DEFAULT_COMPACT_TO,
+    DEFAULT_GRID,
+    DEFAULT_RECALL_SHARE,
+    MessageFormat,
+    ParseState,
+    ProviderUsage,
+    SessionCore,
+    SessionWindow,
+)
+from pycupel.session.history import snapshot_json
 from pycupel.tokens import TokenCounter
 
 if TYPE_CHECKING:
@@ -64,6 +76,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_OVERHEAD",
     "FitResult",
+    "Session",
     "count_tokens",
     "fit_messages",
     "from_messages",
@@ -172,6 +185,95 @@ def fit_messages(
         unanswered_tool_calls=unanswered_tool_calls,
     )
     return FitResult(to_messages(fitted.selected, units), fitted.report)
+
+
+# --------------------------------------------------------------------------- sessions
+
+
+class Session:
+    """One conversation of LangChain messages, fitted turn after turn into a cache-stable
+    window (for the chat model behind it: OpenAI, Anthropic...).
+
+    Arguments, behaviour and thread rules are those of
+    :class:`pycupel.adapters.openai.Session`; ``record_usage`` also takes an ``AIMessage``'s
+    ``usage_metadata`` (``input_tokens`` with ``input_token_details.cache_read``) or the
+    provider's own usage dict from ``response_metadata``.
+    """
+
+    __slots__ = ("_core",)
+
+    def __init__(
+        self,
+        *,
+        budget: int,
+        policy: Policy | Pipeline | None = None,
+        counter: TokenCounter | None = None,
+        overhead: MessageOverhead | None = None,
+        compact_at: float = DEFAULT_COMPACT_AT,
+        compact_to: float = DEFAULT_COMPACT_TO,
+        grid: int = DEFAULT_GRID,
+        recall_share: float = DEFAULT_RECALL_SHARE,
+        pin_system: bool = True,
+    ) -> None:
+        chosen = overhead if overhead is not None else DEFAULT_OVERHEAD
+        lc = _langchain()
+
+        def parse(index: int, raw: BaseMessage, state: ParseState) -> ParsedMessage:
+            return _parse_message(lc, index, raw, chosen, state.tool_names)
+
+        self._core: SessionCore[BaseMessage] = SessionCore(
+            MessageFormat("langchain", SOURCE, chosen, parse=parse, snapshot=_snapshot, same=_same),
+            budget=budget,
+            policy=policy,
+            counter=counter,
+            compact_at=compact_at,
+            compact_to=compact_to,
+            grid=grid,
+            recall_share=recall_share,
+            pin_system=pin_system,
+        )
+
+    def fit(self, messages: Sequence[BaseMessage]) -> SessionWindow[BaseMessage]:
+        """This turn's window for the whole history so far (your message objects).
+
+        Raises:
+            MessageFormatError: a malformed message, or a tool call without its result.
+            PinnedBudgetError: the system prompt and latest human turn alone do not fit.
+        """
+        window = self._core.fit(messages)
+        return SessionWindow(
+            messages=[messages[index] for index in window.message_indices],
+            report=window.report,
+            tokens=window.tokens,
+            cached_tokens=window.cached_tokens,
+            compacted=window.compacted,
+        )
+
+    def record_usage(self, usage: object) -> ProviderUsage:
+        """Calibrate with the usage of the latest request (see the class documentation).
+
+        Raises:
+            ProviderUsageError: not a usage object, or a negative or non-integer count.
+            SessionConfigError: no window was fitted yet, or its usage was already recorded.
+        """
+        return self._core.record_usage(usage)
+
+
+def _snapshot(message: Any) -> object:
+    """What makes a LangChain message what it is, copied (content, calls, ids, name...)."""
+    return (
+        type(message),
+        snapshot_json(message.content),
+        snapshot_json(getattr(message, "tool_calls", None)),
+        snapshot_json(getattr(message, "invalid_tool_calls", None)),
+        getattr(message, "tool_call_id", None),
+        getattr(message, "role", None),
+        message.name,
+    )
+
+
+def _same(message: Any, snapshot: object) -> bool:
+    return _snapshot(message) == snapshot
 
 
 # --------------------------------------------------------------------------- parsing

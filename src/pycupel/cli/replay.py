@@ -79,6 +79,13 @@ def _policy(spec: str) -> ReplayPolicy:
     default=None,
     help="local: worker processes (default: one per core); ray: CPUs of a local Ray instance.",
 )
+@click.option(
+    "--html",
+    "html_path",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="Also write an HTML report: the policies compared, distributions, worst cases.",
+)
 def replay(
     *,
     logs: tuple[str, ...],
@@ -88,6 +95,7 @@ def replay(
     out: str,
     on_error: str,
     workers: int | None,
+    html_path: str | None,
 ) -> None:
     """Replay the logged requests of LOGS (JSON Lines or Parquet files, one request per line
     or row) under each --policy, and write one row per request and policy to --out.
@@ -114,6 +122,11 @@ def replay(
             workers=workers,
         )
         summaries = summarize(result.table)
+        if html_path is not None:
+            from pycupel.replay.report import replay_html  # noqa: PLC0415
+
+            page = replay_html(result.table, summaries, sources=list(logs), config=config)
+            Path(html_path).write_text(page, encoding="utf-8")
 
     console = Console(highlight=False)
     console.print(summary_table(summaries))

@@ -9,7 +9,6 @@ serve many threads at once.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 from pycupel._checks import check_bool
 from pycupel.diagnostics.collector import (
@@ -29,9 +28,6 @@ from pycupel.scorers.base import Scorer, as_scorer
 from pycupel.slicers import GreedySlice
 from pycupel.slicers._common import ColumnSlicer
 from pycupel.slicers.base import Slicer
-
-if TYPE_CHECKING:
-    from pycupel.policy import Policy
 
 __all__ = ["Pipeline"]
 
@@ -119,19 +115,6 @@ class Pipeline:
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"Pipeline is immutable; cannot set {name!r}")
-
-    @classmethod
-    def from_policy(cls, policy: Policy, *, budget: ContextBudget) -> Pipeline:
-        """The pipeline ``policy`` describes, for ``budget``::
-
-        Pipeline.from_policy(presets.chat(), budget=ContextBudget(max_tokens=8000,
-                                                                   target_tokens=6000))
-        """
-        from pycupel.policy import Policy  # noqa: PLC0415 (the policy package builds pipelines)
-
-        if not isinstance(policy, Policy):
-            raise PipelineConfigError("policy", policy, "must be a Policy")
-        return policy.build(budget)
 
     # ------------------------------------------------------------------ configuration
 

@@ -3,9 +3,6 @@
 Every spec reaching these functions has been validated against the same rules the components
 enforce, so building does not fail. Each registry type has exactly one builder below (the
 test suite checks the two tables list the same names).
-
-The pipeline module is referenced as a module (not by name) because it may in turn offer a
-``Pipeline.from_policy`` that calls back into this one.
 """
 
 from __future__ import annotations
@@ -14,9 +11,9 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, Final
 
-from pycupel import pipeline as _pipeline
 from pycupel.errors import PipelineConfigError
 from pycupel.model import ContextBudget, ContextKind
+from pycupel.pipeline import Pipeline
 from pycupel.placers import ChronologicalPlacer, Placer, UShapedPlacer
 from pycupel.policy import registry
 from pycupel.policy.model import CurveSpec, Policy, ScorerSpec, SlicerSpec
@@ -311,13 +308,13 @@ def build_placer(name: str) -> Placer:
 
 def build_pipeline(
     policy: Policy, budget: ContextBudget, *, clock: Clock | None = None
-) -> _pipeline.Pipeline:
+) -> Pipeline:
     """The pipeline running ``policy`` with ``budget`` (see :meth:`Policy.build`)."""
     if not isinstance(policy, Policy):
         raise PipelineConfigError("policy", policy, "must be a Policy")
     if not isinstance(budget, ContextBudget):
         raise PipelineConfigError("budget", budget, "must be a ContextBudget")
-    return _pipeline.Pipeline(
+    return Pipeline(
         budget=budget,
         scorer=_policy_scorer(policy, clock),
         slicer=build_slicer(policy.slicer),

@@ -37,6 +37,7 @@ from pycupel.policy import Policy
 from pycupel.replay.formats import FORMATS, ROLE_CATEGORIES, ReplayFormat
 from pycupel.replay.prices import DEFAULT_PRICES, Price
 from pycupel.replay.schema import LoggedRequest, reported_usage
+from pycupel.tokens import CachedCounter, HeuristicCounter, TokenCounter
 
 __all__ = [
     "KIND_COLUMNS",
@@ -56,6 +57,9 @@ NONDETERMINISTIC_COLUMNS = ("fit_ms",)
 """Columns that change from run to run (timings); every other column is reproducible."""
 
 OnError = Literal["fail", "skip"]
+
+_COUNTED_TEXTS = 200_000
+"""Message texts whose counts a replayer remembers (an LRU; it bounds the worker's memory)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +133,9 @@ class Replayer:
             for entry in config.policies
         )
         self._adapters: dict[str, Any] = {}
+        # Counts are remembered by text: a session's requests repeat their earlier messages,
+        # and the validity check counts the fitted messages again.
+        self._counter = CachedCounter(HeuristicCounter(), max_entries=_COUNTED_TEXTS)
 
     def replay_request(
         self, request: LoggedRequest, state: SessionState | None
@@ -140,7 +147,7 @@ class Replayer:
             adapter = self._adapters[spec.name] = spec.adapter()
         source = self.sources[request.key.file_index]
         try:
-            units = spec.units(adapter, request)
+            units = spec.units(adapter, request, self._counter)
         except InputFormatError as exc:
             location = f"{request.location}: {exc.location}".rstrip(": ")
             raise ReplayLogError(source, location, exc.detail) from None
@@ -235,7 +242,14 @@ class Replayer:
         if evidence is not None:
             evidence_kept = sum(index in kept_indices for index in evidence)
             recall = evidence_kept / len(evidence) if evidence else None
-        invalid = _invalid_reason(spec, units, fitted, tokens_after, budget)
+        invalid = _invalid_reason(
+            spec,
+            units=units,
+            fitted=fitted,
+            tokens_after=tokens_after,
+            budget=budget,
+            counter=self._counter,
+        )
         row.update(
             {
                 "status": "ok",
@@ -308,24 +322,38 @@ def _count_messages(
 
 
 def _invalid_reason(
-    spec: ReplayFormat, units: MessageUnits[Any], fitted: Any, tokens_after: int, budget: int
+    spec: ReplayFormat,
+    *,
+    units: MessageUnits[Any],
+    fitted: Any,
+    tokens_after: int,
+    budget: int,
+    counter: TokenCounter,
 ) -> str | None:
-    """Why the fitted history would not be a valid request, or None when it is."""
+    """Why the fitted history would not be a valid request, or None when it is.
+
+    Tool calls and their results are grouped into units by the adapter, and a fit keeps whole
+    units, so a kept unit never holds an unanswered call: that is checked on the units. The
+    fitted messages themselves are parsed again by the adapter's counter and must count the
+    tokens the fit reported.
+    """
     if tokens_after > budget:
         return f"{tokens_after} tokens exceed the budget of {budget}"
     kept = set(fitted.units)
     for unit in units.units:
-        if unit not in kept and unit.item.pinned:
+        if unit in kept:
+            if unit.unanswered_call_ids:
+                return f"tool call {unit.unanswered_call_ids[0]!r} is kept without its result"
+        elif unit.item.pinned:
             return "a pinned unit (system prompt or latest user turn) was dropped"
+    if len(kept) == len(units.units):
+        return None  # the original request, which the adapter has just read
     adapter = spec.adapter()
     messages, system = spec.fitted_messages(adapter, fitted, units)
     try:
-        if system is not None and spec.system_keyword is not None:
-            again = adapter.from_messages(messages, **{spec.system_keyword: system})
-        else:
-            again = adapter.from_messages(messages)
+        counted = spec.count_tokens(adapter, messages, system, counter)
     except CupelError as exc:
         return f"the fitted history does not parse: {exc}"
-    if again.total_tokens != tokens_after:
-        return f"the fitted history counts {again.total_tokens} tokens, not {tokens_after}"
+    if counted != tokens_after:
+        return f"the fitted history counts {counted} tokens, not {tokens_after}"
     return None

@@ -20,6 +20,7 @@ from pycupel.adapters._fit import Fitted, LeadingFilter, fit_units
 from pycupel.adapters.anthropic import START_WITH_USER_FILTER
 from pycupel.pipeline import Pipeline
 from pycupel.replay.schema import FORMAT_NAMES, LoggedRequest
+from pycupel.tokens import TokenCounter
 
 __all__ = ["FORMATS", "ROLE_CATEGORIES", "ReplayFormat", "unavailable_reason"]
 
@@ -68,15 +69,26 @@ class ReplayFormat:
         """The adapter module; ImportError when it is not installed."""
         return importlib.import_module(self.module)
 
-    def units(self, adapter: ModuleType, request: LoggedRequest) -> MessageUnits[Any]:
+    def units(
+        self, adapter: ModuleType, request: LoggedRequest, counter: TokenCounter
+    ) -> MessageUnits[Any]:
         """The request's messages split into units (MessageFormatError when malformed)."""
-        if request.system is not None and self.system_keyword is not None:
-            units: MessageUnits[Any] = adapter.from_messages(
-                self._messages(request), **{self.system_keyword: request.system}
-            )
-        else:
-            units = adapter.from_messages(self._messages(request))
+        units: MessageUnits[Any] = adapter.from_messages(
+            self._messages(request), counter=counter, **self._system(request.system)
+        )
         return units
+
+    def count_tokens(
+        self, adapter: ModuleType, messages: Sequence[Any], system: Any, counter: TokenCounter
+    ) -> int:
+        """The adapter's count of a request (it parses every message again)."""
+        tokens: int = adapter.count_tokens(messages, counter=counter, **self._system(system))
+        return tokens
+
+    def _system(self, system: Any) -> dict[str, Any]:
+        if system is None or self.system_keyword is None:
+            return {}
+        return {self.system_keyword: system}
 
     def _messages(self, request: LoggedRequest) -> Sequence[Any]:
         if self.name != "langchain":

@@ -46,10 +46,12 @@ class Calibration:
     Not thread-safe on its own: a session guards it with its lock.
     """
 
-    __slots__ = ("_points",)
+    __slots__ = ("_points", "_ratio", "_upper")
 
     def __init__(self) -> None:
         self._points: deque[CalibrationPoint] = deque(maxlen=WINDOW)
+        self._ratio = 1.0
+        self._upper = 1.0
 
     @property
     def recorded(self) -> int:
@@ -59,14 +61,20 @@ class Calibration:
     @property
     def ratio(self) -> float:
         """Reported over estimated tokens of the latest turns; 1.0 before any record."""
-        estimated = sum(point.estimated_tokens for point in self._points)
-        reported = sum(point.reported_tokens for point in self._points)
-        return reported / estimated if estimated and reported else 1.0
+        return self._ratio
 
     @property
     def upper_ratio(self) -> float:
         """The largest single-turn ratio of the latest turns (at least :attr:`ratio`)."""
-        return max([self.ratio, *(point.ratio for point in self._points if point.reported_tokens)])
+        return self._upper
+
+    def _update(self) -> None:
+        estimated = sum(point.estimated_tokens for point in self._points)
+        reported = sum(point.reported_tokens for point in self._points)
+        self._ratio = reported / estimated if estimated and reported else 1.0
+        self._upper = max(
+            [self._ratio, *(point.ratio for point in self._points if point.reported_tokens)]
+        )
 
     def record(self, *, estimated_tokens: int, reported_tokens: int) -> None:
         """Add one turn; a report of zero prompt tokens for a non-empty window is refused."""
@@ -77,6 +85,7 @@ class Calibration:
                 f"must be > 0 for a window estimated at {estimated_tokens} tokens",
             )
         self._points.append(CalibrationPoint(estimated_tokens, reported_tokens))
+        self._update()
 
     def predict(self, estimated_tokens: int) -> int:
         """The calibrated prediction for an estimate (rounded to the nearest token)."""
@@ -89,3 +98,4 @@ class Calibration:
     def reset(self) -> None:
         """Forget every recorded turn."""
         self._points.clear()
+        self._update()

@@ -22,9 +22,13 @@ A request is three zones, in this order::
 * **Edits.** A changed, removed or replaced earlier message is detected (each known message
   against a snapshot of its content); the window keeps only the units before the edit, the
   rest is re-read, and the report names the edit and the cache break. Nothing crashes.
-* **Calibration.** Token limits are applied in the provider's count: each watermark is
-  converted to the session's estimate with the calibration's upper ratio
-  (:mod:`pycupel.session.calibration`), and predictions use its ratio.
+* **Calibration.** Token limits are applied in the provider's count. Each recorded usage
+  teaches the session the provider's tokens of the units it had not seen reported before
+  (the reported count minus what the already known units account for, shared out in
+  proportion to their estimates), so a stable prefix is predicted from what the provider
+  itself counted; units never reported are predicted with the calibration ratio
+  (:mod:`pycupel.session.calibration`), and checked against the watermarks with its upper
+  ratio.
 
 Thread rules: a session serves one conversation. ``fit`` and ``record_usage`` hold the
 session's lock, so sharing a session between threads cannot corrupt it, but interleaving two
@@ -150,6 +154,7 @@ class SessionCore(Generic[M]):
         self._turn = 0
         self._recorded_turn = 0
         self._last_estimate: int | None = None
+        self._learned: dict[int, float] = {}
 
     # ------------------------------------------------------------------ public
 
@@ -177,8 +182,34 @@ class SessionCore(Generic[M]):
             self._calibration.record(
                 estimated_tokens=self._last_estimate, reported_tokens=read.prompt_tokens
             )
+            self._learn(read.prompt_tokens)
             self._recorded_turn = self._turn
         return read
+
+    def _learn(self, reported: int) -> None:
+        """Attribute the reported tokens of the latest request to its units."""
+        units = self._history.units
+        learned = self._learned
+        overhead = self.format.overhead.per_request * self._calibration.ratio
+        known = [u for u in self._previous if u in learned]
+        unknown = [u for u in self._previous if u not in learned]
+        residual = reported - overhead - sum(learned[u] for u in known)
+        estimated = sum(units[u].item.tokens for u in unknown)
+        if unknown and estimated > 0 and residual > 0:
+            for u in unknown:
+                learned[u] = residual * units[u].item.tokens / estimated
+        elif not unknown and known and reported > overhead:
+            # Every unit was known: rescale them so that they add up to the report.
+            factor = (reported - overhead) / max(sum(learned[u] for u in known), 1.0)
+            for u in known:
+                learned[u] *= factor
+
+    def _guard(self, unit: int) -> float:
+        """The unit's tokens in the provider's count, erring high for units never reported."""
+        known = self._learned.get(unit)
+        if known is not None:
+            return known
+        return self._history.units[unit].item.tokens * self._calibration.upper_ratio
 
     def fit(self, messages: Sequence[M], system: object = NO_SYSTEM) -> CoreWindow:
         """This turn's window for the whole history so far (see the module docs)."""
@@ -202,17 +233,18 @@ class SessionCore(Generic[M]):
             self._stable = [u for u in self._stable if u < valid_below]
             self._recall = [u for u in self._recall if u < valid_below]
             self._tail = [u for u in self._tail if u < valid_below]
+            self._learned = {u: t for u, t in self._learned.items() if u < valid_below}
             if self._recall_query >= valid_below:
                 self._recall_query = -1
             previous_units = valid_below
             cache_break = "edit"
         self._tail.extend(range(previous_units, len(units)))
 
-        ratio = self._calibration.upper_ratio
-        per_request = self.format.overhead.per_request
-        high = int(self.compact_at * self.budget / ratio) - per_request
-        low = int(self.compact_to * self.budget / ratio) - per_request
-        recall_cap = int(self.recall_share * self.budget / ratio)
+        # Limits in the provider's count (the per-request overhead counted high).
+        overhead = self.format.overhead.per_request * self._calibration.upper_ratio
+        high = self.compact_at * self.budget - overhead
+        low = self.compact_to * self.budget - overhead
+        recall_cap = self.recall_share * self.budget
 
         compacted = False
         selection: SelectionReport | None = None
@@ -243,9 +275,25 @@ class SessionCore(Generic[M]):
             selection=selection,
         )
 
-    def _tokens(self, *zones: Sequence[int]) -> int:
+    def _tokens(self, *zones: Sequence[int]) -> float:
+        """Provider tokens of the zones, erring high (see :meth:`_guard`)."""
+        return self._sum(zones, self._calibration.upper_ratio)
+
+    def _sum(self, zones: Sequence[Sequence[int]], ratio: float) -> float:
+        """Provider tokens of the zones: learned where known, ``ratio`` x estimate elsewhere."""
+        learned = self._learned
         units = self._history.units
-        return sum(units[u].item.tokens for zone in zones for u in zone)
+        total = 0.0
+        if not learned:
+            for zone in zones:
+                total += sum([units[u].item.tokens for u in zone]) * ratio
+            return total
+        get = learned.get
+        for zone in zones:
+            for u in zone:
+                known = get(u)
+                total += units[u].item.tokens * ratio if known is None else known
+        return total
 
     def _move_recall(self, recalled: list[int]) -> None:
         """Put ``recalled`` between the stable prefix and the latest turn."""
@@ -255,33 +303,30 @@ class SessionCore(Generic[M]):
         self._tail = [u for u in window if u >= latest]
         self._recall = recalled
 
-    def _select_recall(self, room: int) -> list[int]:
+    def _select_recall(self, room: float) -> list[int]:
         history = self._history
         query = history.latest_user_text()
         if room <= 0 or not query:
             return []
         window = set(self._stable)
         window.update(self._tail)
-        dropped = [u for u in range(len(history.units)) if u not in window]
-        if not dropped:
+        if len(window) >= len(history.units):
             return []
-        scores = history.index.search(query, dropped)
+        scores = history.index.search(query, excluded=window)
         if not scores:
             return []
         floor = max(scores.values()) * _RELATIVE_THRESHOLD
-        units = history.units
         chosen: list[int] = []
-        used = 0
-        for unit, score in sorted(scores.items(), key=lambda pair: (-pair[1], pair[0])):
-            if score < floor:
-                break
-            tokens = units[unit].item.tokens
+        used = 0.0
+        strong = [(-score, unit) for unit, score in scores.items() if score >= floor]
+        for _, unit in sorted(strong):
+            tokens = self._guard(unit)
             if used + tokens <= room:
                 chosen.append(unit)
                 used += tokens
         return sorted(chosen)
 
-    def _compact(self, low: int, high: int) -> SelectionReport:
+    def _compact(self, low: float, high: float) -> SelectionReport:
         """Cut the window down to ``low`` tokens; sets the zones.
 
         The newest units are kept unbroken, back to a grid boundary, within
@@ -291,24 +336,44 @@ class SessionCore(Generic[M]):
         history = self._history
         units = history.units
         latest = history.latest_user_unit
-        cut = self._tail_cut(int(low * TAIL_SHARE), latest)
+        cut = self._tail_cut(low * TAIL_SHARE, latest)
         tail = list(range(cut, len(units)))
         older = units[:cut]
         position_of = {id(unit): position for position, unit in enumerate(older)}
         candidates: MessageUnits[M] = MessageUnits(
             self.format.provider, (), tuple(older), self.format.overhead
         )
+        # The policy budgets in the session's estimate: convert the room left by the tail.
         per_request = self.format.overhead.per_request
+        upper = self._calibration.upper_ratio
         tail_tokens = self._tokens(tail)
         try:
-            fitted = self._select(candidates, max(low - tail_tokens, 0) + per_request)
+            fitted = self._select(candidates, int(max(low - tail_tokens, 0) / upper) + per_request)
         except PinnedBudgetError:
-            fitted = self._select(candidates, max(high - tail_tokens, 0) + per_request)
-        kept = [position_of[id(unit)] for unit in fitted.units] + tail
+            fitted = self._select(candidates, int(max(high - tail_tokens, 0) / upper) + per_request)
+        kept = self._drop_leading([position_of[id(unit)] for unit in fitted.units] + tail)
         self._stable = [u for u in kept if u < latest]
         self._tail = [u for u in kept if u >= latest]
         self._recall = []
         return fitted.report
+
+    def _drop_leading(self, kept: list[int]) -> list[int]:
+        """Leave out leading units the format does not accept first (never pinned ones)."""
+        drops = self.format.drops_leading
+        if drops is None:
+            return kept
+        units = self._history.units
+        latest = self._history.latest_user_unit
+        result: list[int] = []
+        leading = True
+        for u in kept:
+            unit = units[u]
+            if leading and not unit.system_parameter:
+                if u != latest and not unit.item.pinned and drops(unit):
+                    continue
+                leading = False
+            result.append(u)
+        return result
 
     def _select(self, candidates: MessageUnits[M], budget: int) -> _Fitted:
         fitted = fit_units(
@@ -320,14 +385,14 @@ class SessionCore(Generic[M]):
         )
         return _Fitted(fitted.units, fitted.report)
 
-    def _tail_cut(self, tokens: int, latest: int) -> int:
+    def _tail_cut(self, tokens: float, latest: int) -> int:
         """The first unit of the unbroken recent run: as far back as ``tokens`` allow, then
         forward to the first unit starting on a grid boundary (never past the latest turn)."""
         units = self._history.units
         start = len(units)
-        used = 0
+        used = 0.0
         while start > 0 and not units[start - 1].system_parameter:
-            cost = units[start - 1].item.tokens
+            cost = self._guard(start - 1)
             if used + cost > tokens and start <= latest:
                 break
             used += cost
@@ -361,12 +426,14 @@ class SessionCore(Generic[M]):
         if cache_break is None and common < len(self._previous):
             cache_break = "recall"  # defensive: any shrink of the prefix is reported
         per_request = self.format.overhead.per_request
-        estimate = self._tokens(request) + per_request
-        cached = sum(units[u].item.tokens for u in request[:common])
+        estimate = sum(units[u].item.tokens for u in request) + per_request
+        calibration = self._calibration
+        ratio = calibration.ratio
+        tokens = round(self._sum([request], ratio) + per_request * ratio)
+        cached = round(self._sum([request[:common]], ratio))
         indices = [i for u in request for i in units[u].message_indices]
         stable = sum(len(units[u].message_indices) for u in self._stable)
         recall = sum(len(units[u].message_indices) for u in self._recall)
-        calibration = self._calibration
         report = SessionReport(
             turn=self._turn,
             history_messages=messages_in,
@@ -388,8 +455,8 @@ class SessionCore(Generic[M]):
             message_indices=tuple(indices),
             stable_messages=stable,
             recall_messages=recall,
-            tokens=calibration.predict(estimate),
-            cached_tokens=calibration.predict(cached),
+            tokens=tokens,
+            cached_tokens=cached,
             compacted=compacted,
             report=report,
         )

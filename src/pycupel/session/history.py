@@ -65,6 +65,8 @@ class MessageFormat(Generic[M]):
             for as long as the message is unchanged.
         same: whether a message still matches its snapshot; defaults to ``message == snapshot``.
         parse_system: parses a system prompt passed beside the messages (Anthropic).
+        drops_leading: a unit that must not open the window's messages (Anthropic: one that
+            starts with an assistant message); compaction leaves such units out.
     """
 
     provider: str
@@ -74,6 +76,7 @@ class MessageFormat(Generic[M]):
     snapshot: Callable[[M], object]
     same: Callable[[M, object], bool] | None = None
     parse_system: Callable[[object], ParsedMessage] | None = None
+    drops_leading: Callable[[MessageUnit], bool] | None = None
 
 
 @dataclass(frozen=True, slots=True)

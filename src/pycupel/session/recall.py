@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Sequence
 
 __all__ = ["RecallIndex", "words"]
 
@@ -130,12 +130,11 @@ class RecallIndex:
                     del self._postings[term]
             self._total_length -= self._lengths.pop()
 
-    def search(self, query: str, eligible: Iterable[int] | None = None) -> dict[int, float]:
-        """BM25 scores (> 0) of the units matching ``query``, restricted to ``eligible``."""
+    def search(self, query: str, excluded: Container[int] = ()) -> dict[int, float]:
+        """BM25 scores (> 0) of the units matching ``query``, except the ``excluded`` ones."""
         count = len(self._lengths)
         if not count:
             return {}
-        allowed = None if eligible is None else set(eligible)
         average = self._total_length / count or 1.0
         lengths: Sequence[int] = self._lengths
         scores: dict[int, float] = {}
@@ -145,7 +144,7 @@ class RecallIndex:
                 continue
             idf = math.log(1.0 + (count - len(postings) + 0.5) / (len(postings) + 0.5))
             for position, frequency in postings:
-                if allowed is not None and position not in allowed:
+                if position in excluded:
                     continue
                 norm = _K1 * (1.0 - _B + _B * lengths[position] / average)
                 gain = idf * frequency * (_K1 + 1.0) / (frequency + norm)

@@ -7,7 +7,9 @@ are understood, as objects (the SDKs' pydantic models) or as plain mappings:
 * OpenAI Chat Completions: ``prompt_tokens`` and ``prompt_tokens_details.cached_tokens``;
 * OpenAI Responses: ``input_tokens`` and ``input_tokens_details.cached_tokens``;
 * Anthropic Messages: ``input_tokens`` (the uncached part only), ``cache_read_input_tokens``
-  and ``cache_creation_input_tokens``; the prompt is the sum of the three.
+  and ``cache_creation_input_tokens``; the prompt is the sum of the three;
+* LangChain ``usage_metadata``: ``input_tokens`` (the whole prompt) and
+  ``input_token_details.cache_read`` / ``cache_creation``.
 
 Anything else (a negative or non-integer count, a missing prompt count, a value of the wrong
 type) raises :class:`~pycupel.errors.ProviderUsageError` naming the field.
@@ -84,6 +86,17 @@ def read_usage(usage: object) -> ProviderUsage:
         return _openai(prompt, cached, "prompt_tokens")
     if _has(usage, "input_tokens"):
         prompt = _count("usage.input_tokens", _get(usage, "input_tokens"))
+        details = _get(usage, "input_token_details")
+        if details is not None:  # LangChain's usage_metadata
+            if isinstance(details, str | bytes | int | float | list | tuple):
+                raise ProviderUsageError(
+                    "usage.input_token_details", details, "must be an object or mapping"
+                )
+            read = _optional_count("usage.input_token_details.cache_read", details, "cache_read")
+            written = _optional_count(
+                "usage.input_token_details.cache_creation", details, "cache_creation"
+            )
+            return ProviderUsage(prompt, read, written)
         cached = _details_cached(usage, "input_tokens_details")
         return _openai(prompt, cached, "input_tokens")
     raise ProviderUsageError(
