@@ -11,20 +11,7 @@ from pycupel.adapters import openai
 from pycupel.adapters._units import ParsedMessage, _message_timestamps, _UnitMaker
 from pycupel.model import ContextItem
 
-_FIELDS = (
-    "content",
-    "tokens",
-    "kind",
-    "source",
-    "priority",
-    "tags",
-    "metadata",
-    "timestamp",
-    "timestamp_micros",
-    "future_relevance_hint",
-    "pinned",
-    "original_tokens",
-)
+_FIELDS = ContextItem.__slots__  # every field of an item
 
 PLAIN: list[dict[str, Any]] = [
     {"role": "system", "content": "Be brief."},
