@@ -102,6 +102,8 @@ def test_select_loads_neither_the_conformance_runner_nor_the_renderers() -> None
             "pycupel.cli.explain",
             "pycupel.cli.simulate",
             "pycupel.cli.policy",
+            "pycupel.cli.replay",
+            "pycupel.replay",
             "pycupel.render",
             "pycupel.analytics",
             "pycupel.policy",
