@@ -227,8 +227,9 @@ def test_cached_counter_shared_by_threads() -> None:
 # MappingProxyType.
 MUTABLE_GLOBALS_ALLOWED: frozenset[tuple[str, str]] = frozenset()
 
-# Standard-library machinery on classes (enum member tables, NamedTuple defaults): built once
-# by the class statement and never written afterwards.
+# Class machinery (enum member tables, NamedTuple defaults, the model configuration pydantic
+# sets on every model class, e.g. the LlamaIndex integration's): built once by the class
+# statement and never written afterwards.
 CLASS_MACHINERY = frozenset(
     {
         "_member_names_",
@@ -236,6 +237,7 @@ CLASS_MACHINERY = frozenset(
         "_value2member_map_",
         "_unhashable_values_",
         "_field_defaults",
+        "model_config",
     }
 )
 MUTABLE = (dict, list, set, bytearray)

@@ -35,7 +35,10 @@ def test_kind_equality_folds_ascii_case(spelling: str) -> None:
     kind = ContextKind(spelling)
     assert kind == ContextKind.MESSAGE
     assert hash(kind) == hash(ContextKind.MESSAGE)
-    assert kind == "message"
+    assert kind.key == "message"
+    # Never equal to a plain str: no hash could agree with a case-insensitive str equality.
+    assert kind != "message"
+    assert kind != spelling
     assert kind.value == spelling
     assert str(kind) == spelling
 

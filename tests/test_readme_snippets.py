@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-ADAPTER_SECTION = "## Use with OpenAI / Anthropic / LangChain"
+ADAPTER_SECTION = "## Use with OpenAI / Anthropic / Gemini / LangChain"
 
 
 def _blocks(text: str) -> list[str]:

@@ -49,7 +49,10 @@ def check_float(
     """
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise error(field, value, "must be a number")
-    number = float(value)
+    try:
+        number = float(value)
+    except OverflowError:  # an int beyond float64 (about 1.8e308)
+        raise error(field, value, "must be within the float64 range (about ±1.8e308)") from None
     if finite and not math.isfinite(number):
         raise error(field, value, "must be finite")
     if positive and not number > 0.0:

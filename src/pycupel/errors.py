@@ -7,6 +7,7 @@ programmatically; the message always names the field, the offending value and th
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -25,6 +26,7 @@ __all__ = [
     "ItemValidationError",
     "MessageFormatError",
     "MissingDependencyError",
+    "MissingQueryError",
     "NonFiniteScoreError",
     "NonMonotonicSlicerError",
     "PinnedBudgetError",
@@ -41,6 +43,7 @@ __all__ = [
     "SliceInputError",
     "SlicerConfigError",
     "SolverUnavailableError",
+    "StreamSourceError",
     "TableTooLargeError",
     "TelemetryUnavailableError",
     "TokenizerError",
@@ -95,6 +98,10 @@ class PlacerConfigError(InvalidValueError):
 
 class PipelineConfigError(InvalidValueError):
     """A pipeline or one of its call arguments is invalid."""
+
+
+class MissingQueryError(PipelineConfigError):
+    """A query-aware scorer (relevance, embeddings) ran without the run's query."""
 
 
 class BudgetSimulationError(InvalidValueError):
@@ -162,18 +169,32 @@ class PinnedBudgetError(CupelError):
 
 
 class BudgetOverflowError(CupelError):
-    """The selected items exceed ``target_tokens`` and the overflow strategy is THROW."""
+    """The selected items exceed ``target_tokens`` and the overflow strategy is THROW.
 
-    def __init__(self, merged_tokens: int, target_tokens: int) -> None:
+    ``ceiling_tokens`` is set when the limit broken is the hard ceiling
+    ``max_tokens - output_reserve``, which lies below a ``target_tokens`` the budget allows
+    to be higher; it is None when the target itself is the limit.
+    """
+
+    def __init__(
+        self, merged_tokens: int, target_tokens: int, ceiling_tokens: int | None = None
+    ) -> None:
         self.merged_tokens = merged_tokens
         self.target_tokens = target_tokens
+        self.ceiling_tokens = ceiling_tokens
+        limit = (
+            f"target budget of {target_tokens}"
+            if ceiling_tokens is None
+            else f"the hard ceiling max_tokens - output_reserve = {ceiling_tokens} "
+            f"(target_tokens {target_tokens} lies above it)"
+        )
         super().__init__(
-            f"selected items require {merged_tokens} tokens, exceeding target budget of "
-            f"{target_tokens} (overflow strategy THROW; use TRUNCATE or PROCEED to allow it)"
+            f"selected items require {merged_tokens} tokens, exceeding {limit} "
+            "(overflow strategy THROW; use TRUNCATE or PROCEED to allow it)"
         )
 
     def __reduce__(self) -> tuple[object, ...]:
-        return (type(self), (self.merged_tokens, self.target_tokens))
+        return (type(self), (self.merged_tokens, self.target_tokens, self.ceiling_tokens))
 
 
 class CountRequirementError(CupelError):
@@ -282,6 +303,30 @@ class RequirementUnreachableError(CupelError):
             type(self),
             (self.slicer, self.kind, self.unit, self.achievable, self.required),
         )
+
+
+class StreamSourceError(CupelError):
+    """An asynchronous item source raised while a streaming stage was reading it.
+
+    Nothing from that run is returned; the source's own exception is the ``__cause__``.
+
+    Attributes:
+        stage: the pipeline stage that was reading (``"Slice"`` for :class:`StreamSlice`).
+        consumed: items read from the source before it failed.
+        detail: the source's exception, as ``"Type: message"``.
+    """
+
+    def __init__(self, stage: str, consumed: int, detail: str) -> None:
+        self.stage = stage
+        self.consumed = consumed
+        self.detail = detail
+        super().__init__(
+            f"{stage} stage: the item source failed after {consumed} items ({detail}); "
+            "nothing was selected"
+        )
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.stage, self.consumed, self.detail))
 
 
 class CollectorStateError(CupelError):
@@ -446,5 +491,11 @@ class ReportAssertionError(CupelError, AssertionError):
 
 def _show(value: object) -> str:
     """A short, unambiguous rendering of a rejected value for messages."""
-    text = repr(value)
+    try:
+        text = repr(value)
+    except ValueError:
+        if not isinstance(value, int):
+            raise
+        # Python refuses to print ints over 4,300 digits; say how big it is instead.
+        text = f"<an int of about {int(value.bit_length() * math.log10(2)) + 1} digits>"
     return text if len(text) <= 80 else text[:77] + "..."

@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from types import MappingProxyType
@@ -211,7 +212,68 @@ def loads_json(
         raise InputFormatError(
             source, location, f"nested more than {max_depth} levels deep (the max_depth limit)"
         )
+    if _may_hold_surrogates(text):
+        _reject_lone_surrogates(value, source, location)
     return value
+
+
+# A \uD800-\uDFFF escape: the only way a lone surrogate gets into parsed JSON from bytes
+# (the UTF-8 decoder refuses encoded surrogates), and one of two ways from a str.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _may_hold_surrogates(text: str | bytes) -> bool:
+    """Cheap pre-check: False when no parsed string can hold a lone surrogate."""
+    if isinstance(text, bytes):
+        return _SURROGATE_ESCAPE_BYTES.search(text) is not None
+    return _SURROGATE_ESCAPE.search(text) is not None or not _encodes(text)
+
+
+def _encodes(text: str) -> bool:
+    """Whether ``text`` is valid Unicode (no lone surrogate), i.e. encodes to UTF-8."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _reject_lone_surrogates(value: object, source: str, location: str) -> None:
+    """Refuse a string (value or object key) holding a lone surrogate, naming where it is.
+
+    JSON lets ``"\\ud800"`` through, but such a string is not Unicode text: no UTF-8 output
+    (a terminal, a report file, a model provider) can carry it. Refusing it here names the
+    place, instead of a UnicodeEncodeError when the result is printed.
+    """
+    stack: list[tuple[object, str]] = [(value, "")]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, str):
+            bad = node if not _encodes(node) else None
+        elif isinstance(node, dict):
+            bad = next((key for key in node if not _encodes(key)), None)
+            if bad is None:
+                stack.extend((child, f"{path}.{key}") for key, child in node.items())
+            else:
+                path = f"{path} (an object key)"
+        elif isinstance(node, list):
+            stack.extend((child, f"{path}[{index}]") for index, child in enumerate(node))
+            continue
+        else:
+            continue
+        if bad is not None:
+            index = next(i for i, char in enumerate(bad) if 0xD800 <= ord(char) <= 0xDFFF)
+            inner = path.lstrip(".")
+            where = ", ".join(part for part in (location, inner) if part)
+            raise InputFormatError(
+                source,
+                where,
+                f"a string holds a lone surrogate (U+{ord(bad[index]):04X} at index {index}) "
+                f"in {_show(bad)}; JSON text must encode valid Unicode",
+            )
 
 
 def _deeper_than(value: object, limit: int) -> bool:

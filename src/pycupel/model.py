@@ -69,7 +69,13 @@ class _Frozen:
 
 
 class _FoldedName(_Frozen):
-    """A non-blank string name whose equality and hash use ASCII case folding."""
+    """A non-blank string name whose equality and hash use ASCII case folding.
+
+    Names equal names of the same class only (``ContextKind("Memory") == ContextKind("memory")``,
+    same hash); a plain ``str`` is never equal, so ``kind in {"Memory"}`` and
+    ``kind == "Memory"`` are both False, consistently. Use ``kind == ContextKind.MEMORY`` or
+    ``kind.key == "memory"``.
+    """
 
     __slots__ = ("_key", "_value")
     _field: ClassVar[str] = "name"
@@ -93,11 +99,12 @@ class _FoldedName(_Frozen):
         return self._key
 
     def __eq__(self, other: object) -> bool:
-        # A plain str compares case-insensitively too, so `item.kind == "message"` reads naturally.
+        # Only a name of the same class compares equal. A plain str never does: "Memory" and
+        # "memory" are different strings with different hashes, so no hash could agree with
+        # a case-insensitive str equality (pathlib.PureWindowsPath draws the same line).
+        # Compare with ContextKind("memory"), or test `kind.key == "memory"`.
         if type(other) is type(self):
             return self._key == other._key
-        if isinstance(other, str):
-            return self._key == ascii_fold(other)
         return NotImplemented
 
     def __hash__(self) -> int:
@@ -114,7 +121,8 @@ class _FoldedName(_Frozen):
 
 
 class ContextKind(_FoldedName):
-    """What an item is. Extensible: any non-blank name is valid; comparison ignores ASCII case.
+    """What an item is. Extensible: any non-blank name is valid; comparison with another
+    ContextKind ignores ASCII case (a plain str is never equal: see ``key``).
 
     Well-known kinds: ``MESSAGE`` (the default), ``DOCUMENT``, ``TOOL_OUTPUT``, ``MEMORY``,
     ``SYSTEM_PROMPT``.
@@ -136,7 +144,8 @@ class ContextKind(_FoldedName):
 
 
 class ContextSource(_FoldedName):
-    """Where an item came from. Extensible; comparison ignores ASCII case.
+    """Where an item came from. Extensible; comparison with another ContextSource ignores
+    ASCII case (a plain str is never equal: see ``key``).
 
     Well-known sources: ``CHAT`` (the default), ``TOOL``, ``RAG``.
     """
@@ -437,15 +446,25 @@ def utc_micros(timestamp: datetime) -> tuple[datetime, int]:
 def _check_timestamp(timestamp: object) -> tuple[datetime, int]:
     if not isinstance(timestamp, datetime):
         raise ItemValidationError("timestamp", timestamp, "must be a datetime")
-    if timestamp.tzinfo is None or timestamp.utcoffset() is None:
-        raise ItemValidationError(
-            "timestamp", timestamp, "must be timezone-aware (naive datetimes are ambiguous)"
-        )
     try:
+        offset = None if timestamp.tzinfo is None else timestamp.utcoffset()
+        if offset is None:
+            raise ItemValidationError(
+                "timestamp", timestamp, "must be timezone-aware (naive datetimes are ambiguous)"
+            )
         return utc_micros(timestamp)
     except OverflowError as exc:
         raise ItemValidationError(
             "timestamp", timestamp, "must be representable in UTC (within year 1..9999)"
+        ) from exc
+    except (TypeError, ValueError) as exc:
+        if isinstance(exc, ItemValidationError):
+            raise
+        # A custom tzinfo whose utcoffset() returns a non-timedelta or a day or more.
+        raise ItemValidationError(
+            "timestamp",
+            timestamp,
+            f"must have a tzinfo whose utcoffset() is a timedelta under 24 hours ({exc})",
         ) from exc
 
 
@@ -614,6 +633,8 @@ def compute_effective_budget(budget: ContextBudget, pinned_tokens: int) -> Conte
     multiplication floored to whole tokens. The result carries only ``max_tokens`` and
     ``target_tokens``: the other fields are already folded into them.
     """
+    if not isinstance(budget, ContextBudget):
+        raise BudgetValidationError("budget", budget, "must be a ContextBudget")
     check_int(BudgetValidationError, "pinned_tokens", pinned_tokens, minimum=0)
     reserved = budget.reserved_tokens
     effective_max = max(0, budget.max_tokens - budget.output_reserve - pinned_tokens - reserved)

@@ -10,6 +10,10 @@ score order) and returns the same items, reordered. It never adds, drops or chan
 Both are deterministic and O(N log N): each sorts integer positions by a precomputed key list
 (no Python-level comparison function), relying on Python's stable sort for the index tie-break.
 Both derive from :class:`ColumnPlacer`, which lets the pipeline hand them plain lists.
+
+* :class:`SystemFirstPlacer` — not a specification placer: it wraps one and keeps pinned system
+  prompts at the top of the window (the chronological order puts undated items last, and a
+  system prompt usually has no timestamp).
 """
 
 from __future__ import annotations
@@ -20,9 +24,10 @@ from collections.abc import Sequence
 from operator import attrgetter, itemgetter
 from typing import Protocol, runtime_checkable
 
-from pycupel.model import ContextItem, ScoredItem
+from pycupel.errors import PlacerConfigError
+from pycupel.model import ContextItem, ContextKind, ScoredItem
 
-__all__ = ["ChronologicalPlacer", "ColumnPlacer", "Placer", "UShapedPlacer"]
+__all__ = ["ChronologicalPlacer", "ColumnPlacer", "Placer", "SystemFirstPlacer", "UShapedPlacer"]
 
 # Field accessors of ScoredItem (a NamedTuple: item, score); map() with them runs in C.
 _ITEM = itemgetter(0)
@@ -122,3 +127,85 @@ class UShapedPlacer(ColumnPlacer):
 
     def __hash__(self) -> int:
         return hash(UShapedPlacer)
+
+
+class SystemFirstPlacer(ColumnPlacer):
+    """Pinned system prompts first, in their merge order; every other item in ``inner``'s order.
+
+    A pinned item of kind ``SystemPrompt`` opens the window whatever ``inner`` would do with it
+    (:class:`ChronologicalPlacer` puts undated items last; :class:`UShapedPlacer` may send a
+    second pinned item to the far edge). Without such an item the order is ``inner``'s own.
+
+    Args:
+        inner: the placer for the other items (default :class:`ChronologicalPlacer`); any
+            object with ``place(items)``. Wrapping a SystemFirstPlacer wraps its inner placer.
+
+    Raises:
+        PlacerConfigError: ``inner`` is not a placer, or (when run) returned other items than
+            it was given.
+    """
+
+    __slots__ = ("_inner",)
+
+    _inner: Placer
+
+    def __init__(self, inner: Placer | None = None) -> None:
+        if inner is None:
+            inner = ChronologicalPlacer()
+        elif isinstance(inner, SystemFirstPlacer):
+            inner = inner.inner
+        elif not callable(getattr(inner, "place", None)):
+            raise PlacerConfigError("inner", inner, "must be a placer with a place(items) method")
+        object.__setattr__(self, "_inner", inner)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"SystemFirstPlacer is immutable; cannot set {name!r}")
+
+    @property
+    def inner(self) -> Placer:
+        """The placer that orders everything but the pinned system prompts."""
+        return self._inner
+
+    def order_positions(self, items: Sequence[ContextItem], scores: Sequence[float]) -> list[int]:
+        """Positions of the pinned system prompts, then ``inner``'s order of the others."""
+        first = [index for index, item in enumerate(items) if _pinned_system(item)]
+        if not first:
+            return self._inner_positions(items, scores)
+        leading = set(first)
+        rest = [index for index in range(len(items)) if index not in leading]
+        order = self._inner_positions(
+            [items[index] for index in rest], [scores[index] for index in rest]
+        )
+        return first + [rest[position] for position in order]
+
+    def _inner_positions(self, items: Sequence[ContextItem], scores: Sequence[float]) -> list[int]:
+        inner = self._inner
+        if isinstance(inner, ColumnPlacer) and type(inner).place is ColumnPlacer.place:
+            return inner.order_positions(items, scores)
+        placed = list(
+            inner.place(
+                [ScoredItem(item, score) for item, score in zip(items, scores, strict=True)]
+            )
+        )
+        position_of = {id(item): index for index, item in enumerate(items)}
+        order = [position_of.get(id(item), -1) for item in placed]
+        if sorted(order) != list(range(len(items))):
+            raise PlacerConfigError(
+                f"{type(inner).__name__}.place",
+                f"{len(placed)} items for {len(items)} given",
+                "must return exactly the items it was given, each once, reordered",
+            )
+        return order
+
+    def __repr__(self) -> str:
+        return f"SystemFirstPlacer({self._inner!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SystemFirstPlacer) and other.inner == self._inner
+
+    def __hash__(self) -> int:
+        return hash((SystemFirstPlacer, self._inner))
+
+
+def _pinned_system(item: ContextItem) -> bool:
+    return item.pinned and item.kind == ContextKind.SYSTEM_PROMPT

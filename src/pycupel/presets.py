@@ -13,7 +13,29 @@ Debugging    priority 3, kind 2, recency 1    greedy                 chronologic
 ===========  ===============================  =====================  =============
 
 Every preset deduplicates, raises on overflow (THROW), and uses the kind scorer with the
-specification's default weights. A preset is an ordinary :class:`~pycupel.policy.Policy`:
+specification's default weights.
+
+Three more presets go beyond the specification's set and read the run's query
+(``Pipeline.run(items, query=...)``):
+
+============  ===========================================  =======  =============
+Preset        Scorers (weight)                             Slicer   Placer
+============  ===========================================  =======  =============
+Conversation  relevance 10 (query expansion 0.3), recency  greedy   chronological
+              0.1
+Retrieval     retrieval score 2 (rank), relevance 1        greedy   u-shaped
+Memory        relevance 3 (expansion 0.3), recency 1,      greedy   chronological
+              kind 1
+============  ===========================================  =======  =============
+
+``Conversation`` is the default of the chat adapters' ``fit_messages`` and of the CLI, where
+it is combined with the conversation's structure (a recent tail, neighbours, dated headers;
+see :mod:`pycupel.adapters`). ``Retrieval`` ranks retrieved chunks by the retriever's own
+score (``metadata["retrieval_score"]``, any range) and by their words' match with the
+question. ``Memory`` recalls long-term memories by relevance, then recency. These three do not
+deduplicate (two turns that read the same are still two turns).
+
+A preset is an ordinary :class:`~pycupel.policy.Policy`:
 build it with a budget (``presets.chat().build(budget)``), save it, or derive a variant with
 :func:`dataclasses.replace`.
 
@@ -37,15 +59,22 @@ from pycupel.errors import PipelineConfigError
 from pycupel.model import OverflowStrategy, ascii_fold
 from pycupel.policy import Policy, ScorerSpec, SlicerSpec
 
+_EXPANSION = 0.3
+"""Weight of the query-expansion terms in the query-aware presets' relevance scorer."""
+
 __all__ = [
+    "all_names",
     "by_name",
     "chat",
     "code_review",
+    "conversation",
     "debugging",
     "document_qa",
     "long_running",
+    "memory",
     "names",
     "rag",
+    "retrieval",
     "tool_use",
 ]
 
@@ -141,6 +170,60 @@ def debugging() -> Policy:
     )
 
 
+def conversation() -> Policy:
+    """Chat histories: what the latest question needs, then the newest turns.
+
+    The chat adapters combine it with the conversation's structure (see
+    :mod:`pycupel.adapters`); on its own it ranks items by BM25 relevance to the run's query,
+    recency breaking ties.
+    """
+    return Policy(
+        name="Conversation",
+        description="Conversation: turns relevant to the latest question first (BM25 with "
+        "query expansion), the newest turns next; in time order.",
+        scorers=[
+            ScorerSpec.of("relevance", 10, expansion=_EXPANSION),
+            ScorerSpec("recency", 0.1),
+        ],
+        slicer=SlicerSpec("greedy"),
+        placer="chronological",
+        deduplicate=False,
+        overflow_strategy=OverflowStrategy.THROW,
+    )
+
+
+def retrieval() -> Policy:
+    """Retrieved chunks: the retriever's own scores (any range) and the question's words."""
+    return Policy(
+        name="Retrieval",
+        description="Retrieval: rank chunks by the retriever's score (metadata "
+        "retrieval_score, any range) and their match with the question; best at the edges.",
+        scorers=[ScorerSpec("retrieval_score", 2), ScorerSpec("relevance", 1)],
+        slicer=SlicerSpec("greedy"),
+        placer="u-shaped",
+        deduplicate=True,
+        overflow_strategy=OverflowStrategy.THROW,
+    )
+
+
+def memory() -> Policy:
+    """Long-term memory: memories relevant to the query, then recent ones."""
+    return Policy(
+        name="Memory",
+        description="Long-term memory: memories relevant to the query first (BM25 with query "
+        "expansion), then recent ones and weightier kinds; in time order.",
+        scorers=[
+            ScorerSpec.of("relevance", 3, expansion=_EXPANSION),
+            ScorerSpec("recency", 1),
+            ScorerSpec("kind", 1),
+        ],
+        slicer=SlicerSpec("greedy"),
+        placer="chronological",
+        deduplicate=True,
+        overflow_strategy=OverflowStrategy.THROW,
+    )
+
+
 _PRESETS: Final[Mapping[str, Callable[[], Policy]]] = MappingProxyType(
     {
         "Chat": chat,
@@ -154,9 +237,20 @@ _PRESETS: Final[Mapping[str, Callable[[], Policy]]] = MappingProxyType(
 )
 
 
+_QUERY_PRESETS: Final[Mapping[str, Callable[[], Policy]]] = MappingProxyType(
+    {"Conversation": conversation, "Retrieval": retrieval, "Memory": memory}
+)
+_ALL: Final[Mapping[str, Callable[[], Policy]]] = MappingProxyType({**_PRESETS, **_QUERY_PRESETS})
+
+
 def names() -> tuple[str, ...]:
-    """The preset names, in the reference order."""
+    """The seven reference preset names, in the reference order."""
     return tuple(_PRESETS)
+
+
+def all_names() -> tuple[str, ...]:
+    """Every preset name: the seven reference presets, then Conversation, Retrieval, Memory."""
+    return tuple(_ALL)
 
 
 def _squash(name: str) -> str:
@@ -173,9 +267,9 @@ def by_name(name: str) -> Policy:
     if not isinstance(name, str):
         raise PipelineConfigError("preset", name, "must be a preset name (a string)")
     squashed = _squash(name)
-    by_squashed = {_squash(preset): preset for preset in _PRESETS}
+    by_squashed = {_squash(preset): preset for preset in _ALL}
     if squashed in by_squashed:
-        return _PRESETS[by_squashed[squashed]]()
+        return _ALL[by_squashed[squashed]]()
     close = difflib.get_close_matches(squashed, list(by_squashed), n=1, cutoff=0.6)
     hint = f" (did you mean {by_squashed[close[0]]!r}?)" if close else ""
-    raise PipelineConfigError("preset", name, f"must be one of: {', '.join(_PRESETS)}{hint}")
+    raise PipelineConfigError("preset", name, f"must be one of: {', '.join(_ALL)}{hint}")

@@ -199,7 +199,7 @@ class ReportAssertions:
         """At least one included item has ``kind`` (IncludeItemWithKind)."""
         name = _kind_name(kind)
         included = self._report.included
-        if any(entry.item.kind == name for entry in included):
+        if any(entry.item.kind == ContextKind(name) for entry in included):
             return self
         raise self._fail(
             "IncludeItemWithKind",
@@ -227,7 +227,7 @@ class ReportAssertions:
         name = _kind_name(kind)
         check_int(InvalidValueError, "n", n, minimum=0)
         included = self._report.included
-        actual = sum(entry.item.kind == name for entry in included)
+        actual = sum(entry.item.kind == ContextKind(name) for entry in included)
         if actual == n:
             return self
         raise self._fail(
@@ -328,7 +328,8 @@ class ReportAssertions:
         """No excluded item has ``kind`` (HaveNoExclusionsForKind)."""
         name = _kind_name(kind)
         excluded = self._report.excluded
-        matched = [(i, entry) for i, entry in enumerate(excluded) if entry.item.kind == name]
+        wanted = ContextKind(name)
+        matched = [(i, entry) for i, entry in enumerate(excluded) if entry.item.kind == wanted]
         if not matched:
             return self
         first = matched[0][1]

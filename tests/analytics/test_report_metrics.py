@@ -24,7 +24,7 @@ from pycupel.diagnostics import (
     SelectionReport,
 )
 from pycupel.errors import PipelineConfigError
-from pycupel.model import ContextBudget, ContextItem
+from pycupel.model import ContextBudget, ContextItem, ContextKind
 from pycupel.pipeline import Pipeline
 from pycupel.policy import QuotaSpec
 from pycupel.scorers import ReflexiveScorer
@@ -117,7 +117,7 @@ def test_quota_utilization_against_the_effective_target() -> None:
             used_tokens=0,
         ),
     )
-    assert usage[0].kind == "Message"
+    assert usage[0].kind == ContextKind.MESSAGE
     assert usage[0].meets_require
     assert usage[0].within_cap
     assert usage[0].cap_fraction == pytest.approx(2 / 3)

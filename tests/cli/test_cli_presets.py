@@ -52,9 +52,10 @@ def test_placer_overrides_the_preset() -> None:
     assert report["included"]
 
 
-def test_unknown_preset_is_one_line() -> None:
+def test_unknown_preset_is_a_one_line_usage_error() -> None:
     result = CliRunner().invoke(main, ["select", EXAMPLE, "--budget", "1200", "--preset", "x"])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
+    assert len(result.output.splitlines()) == 1
     assert "preset: must be one of: Chat, CodeReview" in result.output
     assert "Traceback" not in result.output
 

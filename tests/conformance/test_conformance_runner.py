@@ -590,8 +590,8 @@ original_tokens = 7
     assert run_text(tmp_path, text).passed
     full, snake = captured
     assert full.tokens == -3
-    assert full.kind == "tooloutput"
-    assert full.source == "rag"
+    assert full.kind.key == "tooloutput"
+    assert full.source.key == "rag"
     assert full.priority == 4
     assert full.tags == ("a", "B")
     assert dict(full.metadata) == {"cupel:trust": "0.5", "nested": {"x": 1}}

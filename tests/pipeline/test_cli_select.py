@@ -47,8 +47,10 @@ def test_example_json_facts() -> None:
     assert "PinnedOverride" not in reasons
     pinned = [e for e in report["included"] if e["reason"]["reason"] == "Pinned"]
     assert [e["item"]["kind"] for e in pinned] == ["SystemPrompt"]
-    # Chronological placement: timestamps never go backwards.
-    stamps = [i["timestamp"] for i in items if "timestamp" in i]
+    # The pinned system prompt first (--system-first, the default), then chronological
+    # placement: timestamps never go backwards.
+    assert items[0]["kind"] == "SystemPrompt"
+    stamps = [i["timestamp"] for i in items[1:] if "timestamp" in i]
     assert stamps == sorted(stamps)
     assert [e["stage"] for e in report["events"] if "message" not in e] == [
         "Classify",

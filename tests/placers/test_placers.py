@@ -314,3 +314,26 @@ def test_large_input_is_ordered_correctly() -> None:
     score = {id(s.item): s.score for s in items}
     assert score[id(ushaped[0])] == score[id(ushaped[-1])] == 96 / 97
     assert same_identities(ushaped, [s.item for s in items])
+
+
+def test_reprs_name_the_placers_exactly() -> None:
+    assert repr(ChronologicalPlacer()) == "ChronologicalPlacer()"
+    assert repr(UShapedPlacer()) == "UShapedPlacer()"
+
+
+def test_placers_of_one_class_hash_alike_and_differ_from_the_other() -> None:
+    assert hash(ChronologicalPlacer()) == hash(ChronologicalPlacer())
+    assert hash(UShapedPlacer()) == hash(UShapedPlacer())
+    assert hash(ChronologicalPlacer()) != hash(None)
+    assert hash(UShapedPlacer()) != hash(None)
+    assert len({ChronologicalPlacer(), UShapedPlacer(), ChronologicalPlacer()}) == 2
+
+
+def test_u_shaped_ranks_nan_below_every_number_but_keeps_the_others() -> None:
+    # Scores 0.9, NaN, 0.1, 0.5: ranked a, d, c, then b (NaN last, tied with -inf).
+    entries = [scored("a", 0.9), scored("b", float("nan")), scored("c", 0.1), scored("d", 0.5)]
+    # rank 0 a -> left, rank 1 d -> right, rank 2 c -> left, rank 3 b -> right (inner).
+    assert contents(UShapedPlacer().place(entries)) == ["a", "c", "b", "d"]
+    with_inf = [scored("x", float("-inf")), scored("y", float("nan")), scored("z", 0.2)]
+    # -inf and NaN tie; the earlier index (x) ranks first among them.
+    assert contents(UShapedPlacer().place(with_inf)) == ["z", "y", "x"]

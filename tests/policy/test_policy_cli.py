@@ -92,7 +92,7 @@ def test_show_file_and_formats(tmp_path: Path) -> None:
     assert code == 2
 
 
-def test_show_errors_are_one_line(tmp_path: Path) -> None:
+def test_show_errors_take_the_one_error_form(tmp_path: Path) -> None:
     code, output = run("policy", "show", "no-such-thing")
     assert code == 1
     assert output == (
@@ -103,8 +103,10 @@ def test_show_errors_are_one_line(tmp_path: Path) -> None:
     bad.write_text('{"name": "x", "scorers": ["recnecy"]}')
     code, output = run("policy", "show", str(bad))
     assert code == 1
+    # Several problems or one: a header line, then one indented line per problem.
     assert output == (
-        f"Error: {bad}: scorers[0]: unknown scorer 'recnecy' (did you mean 'recency'?)\n"
+        f"Error: {bad}: 1 problem in policy\n"
+        "  scorers[0]: unknown scorer 'recnecy' (did you mean 'recency'?)\n"
     )
     bad.write_text("{")
     code, output = run("policy", "show", str(bad))

@@ -98,6 +98,8 @@ def test_canonical_names_are_what_the_registry_declares() -> None:
         "tag",
         "frequency",
         "reflexive",
+        "relevance",
+        "retrieval_score",
         "scaled",
         "composite",
         "decay",

@@ -96,18 +96,22 @@ def _check_window(pipeline: Pipeline, candidates: list[ContextItem], result: Dry
     strategy = pipeline.overflow_strategy
     effective = compute_effective_budget(budget, pinned)
     sliced = sum(item.tokens for item in chosen if not item.pinned)
+    ceiling = budget.max_tokens - budget.output_reserve
     if not _commits_regardless_of_budget(pipeline):
         assert sliced <= effective.target_tokens
-        assert result.total_tokens <= budget.max_tokens - budget.output_reserve
-    # Otherwise only target_tokens bounds the window (THROW and TRUNCATE, below): the overflow
-    # check compares with the target, which may exceed max_tokens - output_reserve.
+        assert result.total_tokens <= ceiling
+    # Count requirements commit whatever the budget; the overflow limit (the target, or the
+    # ceiling when the target lies above it) still holds the window under THROW and TRUNCATE.
+    if strategy is not OverflowStrategy.PROCEED:
+        assert result.total_tokens <= ceiling
     if strategy is OverflowStrategy.THROW or (
         strategy is OverflowStrategy.TRUNCATE and pinned <= budget.target_tokens
     ):
         assert result.total_tokens <= budget.target_tokens
     if result.overflow is not None:
         assert strategy is OverflowStrategy.PROCEED
-        assert result.overflow.tokens_over_budget == result.total_tokens - budget.target_tokens
+        limit = min(budget.target_tokens, ceiling)
+        assert result.overflow.tokens_over_budget == result.total_tokens - limit
     elif strategy is OverflowStrategy.PROCEED:
         assert result.total_tokens <= budget.target_tokens
 

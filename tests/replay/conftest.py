@@ -38,11 +38,13 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def config() -> ReplayConfig:
-    """Two presets at a budget that makes most requests drop messages."""
+    """Two presets, and Chat through the adapters' Session, at a budget that makes most
+    requests drop messages."""
     return ReplayConfig(
         policies=(
             ReplayPolicy("chat", presets.chat()),
             ReplayPolicy("tool-use", presets.tool_use()),
+            ReplayPolicy("session:chat", presets.chat(), session=True),
         ),
         budget=900,
     )

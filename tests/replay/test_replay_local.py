@@ -237,3 +237,71 @@ def test_config_is_checked() -> None:
         ReplayConfig(policies=(), budget=100)
     with pytest.raises(PipelineConfigError, match="on_error"):
         ReplayConfig(policies=(chat,), budget=100, on_error="ignore")  # type: ignore[arg-type]
+
+
+def test_session_policies_fit_through_the_adapter_session(tmp_path: Path) -> None:
+    from pycupel.replay.synthetic import generate_log
+
+    path = tmp_path / "sessions.jsonl"
+    generate_log(path, 10, min_messages=20, max_messages=160, session_turns=5, seed=5)
+    config = ReplayConfig(
+        policies=(
+            ReplayPolicy("chat", presets.chat()),
+            ReplayPolicy("session:chat", presets.chat(), session=True),
+        ),
+        budget=2_500,
+    )
+    entries = [entry for chunk in plan_chunks([str(path)]) for entry in scan_chunk(chunk)]
+    by_session: dict[str, list[dict]] = {}  # type: ignore[type-arg]
+    for entry in entries:
+        by_session.setdefault(entry["session_id"], []).append(entry)
+    rows = [
+        row
+        for members in by_session.values()
+        for row in replay_entries(config, [str(path)], members, session=True)
+    ]
+    assert all(row["valid"] for row in rows), [row["invalid_reason"] for row in rows]
+    assert all(row["tokens_after"] <= 2_500 for row in rows)
+    stateless = [row for row in rows if row["policy"] == "chat"]
+    session = [row for row in rows if row["policy"] == "session:chat"]
+    assert len(session) == len(stateless) == 10
+    # A Session keeps its window append-only between compactions: later turns reuse a prefix.
+    assert any(row["cached_tokens_after"] > 0 for row in session if row["turn"] > 0)
+
+
+def test_responses_and_gemini_records_replay(tmp_path: Path) -> None:
+    responses = {
+        "format": "responses",
+        "system": "Be brief.",
+        "messages": [
+            {"role": "user", "content": "What is the weather in Paris this weekend? " * 3},
+            {"type": "function_call", "call_id": "c1", "name": "weather", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "c1", "output": "18 C, rain"},
+            {"role": "assistant", "content": "Rainy, 18 C."},
+            {"role": "user", "content": "Thanks!"},
+        ],
+        "evidence": [2],
+    }
+    gemini = {
+        "format": "gemini",
+        "system": {"parts": [{"text": "Be brief."}]},
+        "messages": [
+            {"role": "user", "parts": [{"text": "Hello there, how are you doing today? " * 3}]},
+            {"role": "model", "parts": [{"text": "Fine, thanks."}]},
+            {"role": "user", "parts": [{"text": "Good."}]},
+        ],
+    }
+    missing = [name for name in ("responses", "gemini") if unavailable_reason(name)]
+    if missing:
+        pytest.skip(f"no adapter for {missing}")
+    path = tmp_path / "formats.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in (responses, gemini)), "utf-8")
+    config = ReplayConfig(policies=(ReplayPolicy("chat", presets.chat()),), budget=40)
+    rows = _rows(path, config)
+    assert [row["format"] for row in rows] == ["responses", "gemini"]
+    for row in rows:
+        assert row["status"] == "ok"
+        assert row["valid"], row["invalid_reason"]
+        assert row["tokens_after"] < row["tokens_before"]
+        assert row["kept_system"] == 1
+    assert rows[0]["dropped_tool"] == 2  # the call and its output, together

@@ -127,7 +127,8 @@ def literal_count_quota(
 
     Returns (selected, shortfalls as (kind, required, satisfied), cap exclusions as
     (content, cap, count the kind would have reached without its cap)).
-    ``resort`` re-sorts the inner picks by score descending (input order on ties).
+    ``resort`` stably re-sorts the inner picks by score descending: equal scores keep the
+    inner slicer's output order, as the specification's (stable) sort does.
     """
     if not items or target <= 0:
         return [], [], []
@@ -158,8 +159,8 @@ def literal_count_quota(
     residual_target = min(max(0, target - pre_allocated), max_tokens)
     picks = inner(residual, residual_target)
     if resort:
-        position = {id(s.item): (i, s.score) for i, s in enumerate(residual)}
-        picks = sorted(picks, key=lambda it: (_desc(position[id(it)][1]), position[id(it)][0]))
+        score_of = {id(s.item): s.score for s in residual}
+        picks = sorted(picks, key=lambda it: _desc(score_of[id(it)]))
     result = list(committed)
     # Without caps every pick would stay, on top of the commitments.
     uncapped = dict(selected_count)

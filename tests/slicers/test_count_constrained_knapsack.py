@@ -63,7 +63,7 @@ def test_phase_two_output_is_resorted_by_score_before_the_cap() -> None:
     assert cap_records(result) == [("tool-b", 1, 2)]
 
 
-def test_resort_puts_the_result_in_score_order_with_input_order_on_ties() -> None:
+def test_resort_puts_the_result_in_score_order_with_knapsack_order_on_ties() -> None:
     slicer = CountConstrainedKnapsackSlice([])
     items = [
         scored("a", 10, 0.9),
@@ -72,7 +72,19 @@ def test_resort_puts_the_result_in_score_order_with_input_order_on_ties() -> Non
         scored("c", 10, 0.6),
         scored("d", 10, 0.1),
     ]
-    assert selected(slicer.slice(items, budget(1000))) == ["a", "z", "b", "c", "d"]
+    # The knapsack returns z (zero tokens) first, then its picks in reconstruction order
+    # (d, c, b, a); the stable re-sort keeps that order among the 0.6 ties: z, c, b.
+    assert selected(KnapsackSlice().slice(items, budget(1000))) == ["z", "d", "c", "b", "a"]
+    assert selected(slicer.slice(items, budget(1000))) == ["a", "z", "c", "b", "d"]
+
+
+def test_issue_reproducer_equal_scores_keep_the_knapsack_pick_order() -> None:
+    # Both Message, equal score: the exact knapsack returns [b, a]; a cap of 1 keeps b.
+    slicer = CountConstrainedKnapsackSlice([CountQuotaEntry("Message", 0, 1)], KnapsackSlice(1))
+    items = [scored("a", 30, 0.5, "Message"), scored("b", 20, 0.5, "Message")]
+    result = slicer.slice(items, budget(100))
+    assert selected(result) == ["b"]
+    assert capped(result) == ["a"]
 
 
 def test_caps_count_phase_one_commitments() -> None:

@@ -23,7 +23,7 @@ from pycupel.errors import (
     SlicerConfigError,
     SolverUnavailableError,
 )
-from pycupel.model import ContextBudget, ContextItem, ScoredItem
+from pycupel.model import ContextBudget, ContextItem, ContextKind, ScoredItem
 from pycupel.slicers import (
     CountQuotaEntry,
     CountQuotaSlice,
@@ -586,8 +586,9 @@ def test_fallback_still_honours_groups_versions_and_caps() -> None:
     result = slicer.slice(items, budget(target))
     chosen = {id(i) for i in result.selected}
     assert sum(i.tokens for i in result.selected) <= target
-    assert sum(1 for i in result.selected if i.kind == "tool") <= 40
-    assert sum(i.tokens for i in result.selected if i.kind == "Message") <= target * 70 // 100
+    assert sum(1 for i in result.selected if i.kind == ContextKind("tool")) <= 40
+    messages = [i for i in result.selected if i.kind == ContextKind.MESSAGE]
+    assert sum(i.tokens for i in messages) <= target * 70 // 100
     by_group: dict[str, set[bool]] = {}
     versions: dict[str, int] = {}
     for s in items:

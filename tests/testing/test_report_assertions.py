@@ -20,7 +20,7 @@ from pycupel.diagnostics import (
     SelectionReport,
 )
 from pycupel.errors import CupelError, InvalidValueError, ReportAssertionError
-from pycupel.model import ContextBudget, ContextItem
+from pycupel.model import ContextBudget, ContextItem, ContextKind
 from pycupel.pipeline import Pipeline
 from pycupel.placers import UShapedPlacer
 from pycupel.scorers import ReflexiveScorer
@@ -158,10 +158,10 @@ def test_exclude_item_with_reason() -> None:
 def test_exclude_item_matching_with_reason() -> None:
     chain = assert_report(REPORT)
     chain.exclude_item_matching_with_reason(lambda x: x.content == "old log", BudgetExceeded)
-    chain.exclude_item_matching_with_reason(lambda x: x.kind == "Message", "Deduplicated")
+    chain.exclude_item_matching_with_reason(lambda x: x.kind == ContextKind.MESSAGE, "Deduplicated")
     error = failure(
         lambda: chain.exclude_item_matching_with_reason(
-            lambda x: x.kind == "message", BudgetExceeded
+            lambda x: x.kind.key == "message", BudgetExceeded
         )
     )
     assert error.summary == (

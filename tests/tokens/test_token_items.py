@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import pycupel.tokens
-from pycupel import ContextItem, ContextKind
+from pycupel import ContextItem, ContextKind, ContextSource
 from pycupel.errors import ItemValidationError, TokenizerError
 from pycupel.tokens import (
     BaseTokenCounter,
@@ -80,7 +80,7 @@ def test_item_from_text_counts_and_passes_fields() -> None:
     assert item.content == "three short words"
     assert item.tokens == 3
     assert item.kind == ContextKind.DOCUMENT
-    assert item.source == "rag"
+    assert item.source == ContextSource("rag")
     assert (item.priority, item.tags, dict(item.metadata)) == (4, ("a", "b"), {"id": 7})
     assert (item.timestamp, item.future_relevance_hint, item.pinned) == (when, 0.5, True)
     assert item.original_tokens == 10
@@ -101,7 +101,7 @@ def test_items_from_texts_counts_in_one_batch_and_keeps_order() -> None:
     assert counter.batches == [texts]
     assert [i.content for i in made] == texts
     assert [i.tokens for i in made] == [1, 2, 3, 1]
-    assert all(i.kind == "memory" and i.tags == ("t",) for i in made)
+    assert all(i.kind == ContextKind.MEMORY and i.tags == ("t",) for i in made)
     # Items are distinct objects even for equal texts.
     assert made[0] is not made[3]
     assert items_from_texts([], counter=counter) == []

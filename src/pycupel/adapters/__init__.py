@@ -11,9 +11,11 @@ One module per format, each with the same four functions:
 * ``fit_messages(messages, *, budget, ...)`` does it all in one call and returns the fitted
   messages with the :class:`~pycupel.diagnostics.SelectionReport`.
 
-Modules: :mod:`pycupel.adapters.openai` (Chat Completions), :mod:`pycupel.adapters.anthropic`
-(Messages API, with its separate ``system``) and :mod:`pycupel.adapters.langchain` (message
-objects; needs the ``langchain`` extra).
+Modules: :mod:`pycupel.adapters.openai` (Chat Completions), :mod:`pycupel.adapters.responses`
+(OpenAI Responses API input items, with ``instructions``), :mod:`pycupel.adapters.anthropic`
+(Messages API, with its separate ``system``), :mod:`pycupel.adapters.gemini` (``contents``, with
+``system_instruction``) and :mod:`pycupel.adapters.langchain` (message objects; needs the
+``langchain`` extra).
 
 Decisions shared by all of them:
 
@@ -24,6 +26,14 @@ Decisions shared by all of them:
   (providers reject it in a request); ``fit_messages(..., unanswered_tool_calls="drop")``
   instead leaves such units out and reports them excluded with reason
   ``Filtered("unanswered-tool-call")``.
+* **What is kept.** By default ``fit_messages`` selects by the conversation's structure
+  (:class:`Structure`): the system prompt and the latest user turn, an unbroken tail of the
+  newest turns (``keep_recent`` tokens, 10% of the budget by default), then the turns most
+  relevant to the query (BM25 with query expansion; the query is the latest user message
+  unless ``query=`` is given), each with the turns just before and after it and its
+  session's dated header when they fit. :func:`select_structured` is that selection on its
+  own, for callers that build units themselves. A ``policy=`` runs the ordinary pipeline
+  instead (add ``structure=`` to combine its scorer with the structure).
 * **Pinning.** System/developer prompts and the latest user turn are pinned by default; if
   they alone do not fit, the pipeline's :class:`~pycupel.errors.PinnedBudgetError` propagates.
 * **Deduplication is off by default.** Two "ok" turns at different points of a chat are not
@@ -41,6 +51,7 @@ from pycupel.adapters._format import (
     MAX_PARTS_PER_MESSAGE,
     MAX_TOOL_CALLS_PER_MESSAGE,
 )
+from pycupel.adapters._structure import Structure, StructuredSelection, select_structured
 from pycupel.adapters._units import SYNTHETIC_EPOCH, MessageOverhead, MessageUnit, MessageUnits
 
 __all__ = [
@@ -54,4 +65,7 @@ __all__ = [
     "MessageOverhead",
     "MessageUnit",
     "MessageUnits",
+    "Structure",
+    "StructuredSelection",
+    "select_structured",
 ]

@@ -3,9 +3,14 @@
 * The budget is the whole prompt. An ``int`` becomes ``ContextBudget(max=target=budget)``; the
   format's per-request overhead is taken off ``max_tokens`` and ``target_tokens`` before the
   pipeline sees it, so the fitted messages, counted with ``count_tokens``, stay within it.
-* The policy defaults to :func:`pycupel.presets.chat`. A :class:`~pycupel.pipeline.Pipeline`
-  is accepted too. Either way the ``deduplicate`` argument of ``fit_messages`` replaces the
-  policy's own flag (chat turns that read the same are still different turns).
+* ``fit_messages`` with no policy selects structure-aware (:mod:`pycupel.adapters._structure`):
+  :func:`pycupel.presets.conversation` scores the units for the query (by default the text
+  of the latest user message) and the conversation's shape is kept (a recent tail,
+  neighbours, dated headers). A ``structure=`` (or ``keep_recent=``) applies the same
+  selection with a given policy's scorer.
+* A given :class:`~pycupel.policy.Policy` or :class:`~pycupel.pipeline.Pipeline` without a
+  structure runs the ordinary pipeline; the ``deduplicate`` argument of ``fit_messages``
+  replaces the policy's own flag (chat turns that read the same are still different turns).
 * Units with unanswered tool calls (kept only with ``unanswered_tool_calls="drop"``) never
   reach the pipeline: the report lists them as excluded with reason ``Filtered``.
 * Whatever order the policy's placer chooses, the messages come back in conversation order.
@@ -21,6 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, NamedTuple, TypeVar
 
 from pycupel._checks import check_bool, check_int
+from pycupel.adapters._structure import Structure, select_structured
 from pycupel.adapters._units import MessageUnit, MessageUnits
 from pycupel.diagnostics import ExcludedItem, Filtered, SelectionReport
 from pycupel.errors import PinnedBudgetError, PipelineConfigError
@@ -37,9 +43,11 @@ __all__ = [
     "Fitted",
     "LeadingFilter",
     "allows_unanswered",
+    "default_query",
     "fit_units",
     "resolve_budget",
     "resolve_counter",
+    "resolve_structure",
 ]
 
 M = TypeVar("M")
@@ -116,17 +124,58 @@ def resolve_budget(budget: object, per_request: int) -> ContextBudget:
             max_tokens=budget.max_tokens - per_request,
             target_tokens=max(0, budget.target_tokens - per_request),
         )
-    tokens = check_int(PipelineConfigError, "budget", budget, minimum=per_request)
+    tokens = check_int(PipelineConfigError, "budget", budget)
+    if tokens < per_request:
+        raise PipelineConfigError(
+            "budget",
+            budget,
+            f"must be >= {per_request}, the format's per-request overhead (the tokens every "
+            "request costs before its first message)",
+        )
     whole = tokens - per_request
     return ContextBudget(max_tokens=whole, target_tokens=whole)
 
 
-def _pipeline(policy: object, budget: ContextBudget, deduplicate: bool) -> Pipeline:
+def default_query(units: Sequence[MessageUnit]) -> str:
+    """The text of the latest user-authored message ("" when the history has none)."""
+    for unit in reversed(units):
+        if unit.user_text:
+            return unit.user_text
+    return ""
+
+
+def resolve_structure(policy: object, structure: object, keep_recent: object) -> Structure | None:
+    """The structure to select with: the default one without a policy, else the given one.
+
+    ``keep_recent`` (tokens) is shorthand for ``Structure(keep_recent=...)``.
+    """
+    if structure is not None and not isinstance(structure, Structure):
+        raise PipelineConfigError(
+            "structure", structure, "must be a pycupel.adapters.Structure or None"
+        )
+    if keep_recent is not None:
+        check_int(PipelineConfigError, "keep_recent", keep_recent, minimum=0)
+        if structure is not None:
+            raise PipelineConfigError(
+                "keep_recent", keep_recent, "must not be given with structure= (set it there)"
+            )
+        return Structure(keep_recent=keep_recent)  # type: ignore[arg-type]  # checked above
+    if structure is None and policy is None:
+        return Structure()
+    return structure
+
+
+def _pipeline(
+    policy: object, budget: ContextBudget, deduplicate: bool, *, structured: bool
+) -> Pipeline:
     if policy is None:
         from pycupel import presets  # noqa: PLC0415  (presets pull in every component)
 
-        policy = presets.chat()
-    # The policy package is imported only when a policy is given (it loads every component).
+        # Structure-aware selection scores for the query; the plain pipeline keeps the
+        # reference chat preset (recency), which callers of fit_units without a structure
+        # (the session's compaction) rely on.
+        policy = presets.conversation() if structured else presets.chat()
+    # The policy package is imported only when it is needed (it loads every component).
     from pycupel.policy import Policy  # noqa: PLC0415
 
     if isinstance(policy, Pipeline):
@@ -155,29 +204,59 @@ def fit_units(
     deduplicate: bool,
     unanswered_tool_calls: str,
     leading_filter: LeadingFilter | None = None,
+    query: str | None = None,
+    structure: Structure | None = None,
 ) -> Fitted:
-    """Select units within ``budget``; see the module documentation for the rules."""
+    """Select units within ``budget``; see the module documentation for the rules.
+
+    ``structure`` selects structure-aware (``fit_messages`` passes
+    :func:`resolve_structure`'s answer); without it the policy's pipeline runs, and a
+    ``None`` policy means :func:`pycupel.presets.chat`.
+    Messages repair mode left out before grouping (``units.repairs``) are reported excluded.
+    """
     check_bool(PipelineConfigError, "deduplicate", deduplicate)
     allows_unanswered(unanswered_tool_calls)
+    if query is not None and not isinstance(query, str):
+        raise PipelineConfigError("query", query, "must be a string or None")
+    if structure is not None and not isinstance(structure, Structure):
+        raise PipelineConfigError(
+            "structure", structure, "must be a pycupel.adapters.Structure or None"
+        )
+    chosen_structure = structure
     pipeline_budget = resolve_budget(budget, units.overhead.per_request)
-    pipeline = _pipeline(policy, pipeline_budget, deduplicate)
+    pipeline = _pipeline(
+        policy, pipeline_budget, deduplicate, structured=chosen_structure is not None
+    )
 
-    filtered: list[ExcludedItem] = []
-    candidates: list[ContextItem] = []
+    filtered: list[ExcludedItem] = list(units.repairs)
+    candidates: list[MessageUnit] = []
     for unit in units.units:
         if unit.unanswered_call_ids:
             filtered.append(ExcludedItem(unit.item, 0.0, Filtered(UNANSWERED_FILTER)))
         else:
-            candidates.append(unit.item)
+            candidates.append(unit)
 
     try:
-        result = pipeline.dry_run(candidates)
+        if chosen_structure is not None:
+            selection = select_structured(
+                candidates,
+                budget=pipeline_budget,
+                scorer=pipeline.scorer,
+                query=query if query is not None else default_query(candidates),
+                structure=chosen_structure,
+                deduplicate=deduplicate,
+            )
+            chosen, report = selection.units, selection.report
+        else:
+            result = pipeline.dry_run(
+                [unit.item for unit in candidates],
+                query=query if query is not None else default_query(candidates),
+            )
+            chosen, report = units.select(result.items), result.report
     except PinnedBudgetError as exc:
         # Restate it for the whole prompt, the budget the caller gave (overhead included).
         extra = units.overhead.per_request
         raise PinnedBudgetError(exc.pinned_tokens + extra, exc.available_tokens + extra) from exc
-    chosen = units.select(result.items)
-    report = result.report
 
     removed: set[ContextItem] = set()
     if leading_filter is not None:

@@ -30,6 +30,7 @@ from typing import Generic, Literal, NamedTuple, TypeVar
 
 from pycupel._checks import check_int
 from pycupel.adapters._format import fail
+from pycupel.diagnostics import ExcludedItem
 from pycupel.errors import ItemValidationError, PipelineConfigError
 from pycupel.model import ContextItem, ContextKind, ContextSource, utc_micros
 from pycupel.tokens import TokenCounter
@@ -54,6 +55,8 @@ M = TypeVar("M")
 Category = Literal["system", "user", "assistant", "tool"]
 """What a message is, independent of the provider's role names."""
 
+_NO_SIZES: Mapping[str, tuple[int, int]] = MappingProxyType({})
+
 SYNTHETIC_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 """Base of the synthetic timestamps: message ``i`` is stamped ``SYNTHETIC_EPOCH + (i+1) s``."""
 _STEP = timedelta(seconds=1)
@@ -75,11 +78,15 @@ class MessageOverhead:
             block), for the structure around the counted name and arguments.
         per_request: added once per request (the reply priming); subtracted from the budget
             by ``fit_messages`` and included by ``count_tokens``.
-        image: fixed cost of one image part/block.
+        image: cost of one image part/block whose pixel size is unknown (an image read
+            from its base64 data, or listed in ``image_sizes``, is priced from its size; see
+            :mod:`pycupel.adapters._media`).
         audio: fixed cost of one audio part; ``None`` means "no estimate": a history holding
             audio then raises :class:`~pycupel.errors.PipelineConfigError` asking for one.
         document: fixed cost of one file/PDF part or block whose text is not given inline;
             ``None`` means "no estimate", as for ``audio``.
+        image_sizes: ``(width, height)`` in pixels of images given by URL or file id (whose
+            data the adapter cannot read), keyed by that URL or id.
     """
 
     per_message: int
@@ -89,9 +96,23 @@ class MessageOverhead:
     image: int = 0
     audio: int | None = None
     document: int | None = None
+    image_sizes: Mapping[str, tuple[int, int]] = field(
+        default_factory=lambda: _NO_SIZES, hash=False
+    )
 
     def __post_init__(self) -> None:
         err = PipelineConfigError
+        if not isinstance(self.image_sizes, Mapping):
+            raise PipelineConfigError("overhead.image_sizes", self.image_sizes, "must be a mapping")
+        for key, size in self.image_sizes.items():
+            at = f"overhead.image_sizes[{key!r}]"
+            if not isinstance(key, str):
+                raise PipelineConfigError(at, key, "keys must be image URLs or file ids (strings)")
+            if not isinstance(size, tuple) or len(size) != 2:
+                raise PipelineConfigError(at, size, "must be a (width, height) tuple")
+            check_int(err, f"{at}[0]", size[0], minimum=1)
+            check_int(err, f"{at}[1]", size[1], minimum=1)
+        object.__setattr__(self, "image_sizes", MappingProxyType(dict(self.image_sizes)))
         for name in ("per_message", "per_name", "per_tool_call", "per_request", "image"):
             check_int(err, f"overhead.{name}", getattr(self, name), minimum=0)
         for name in ("audio", "document"):
@@ -149,6 +170,8 @@ class ParsedMessage:
         label: how the message is introduced in the rendered item content; defaults to the
             role, followed by the name in parentheses when there is one.
         tool_names: names of the tools called or answered, for tags.
+        joins_next: the message must stay with the one that follows it (an OpenAI Responses
+            ``reasoning`` item and the call or reply it led to); they share a unit.
     """
 
     index: int | None
@@ -162,6 +185,7 @@ class ParsedMessage:
     name: str | None = None
     label: str | None = None
     tool_names: tuple[str, ...] = ()
+    joins_next: bool = False
 
     @classmethod
     def of_text(
@@ -191,6 +215,7 @@ class ParsedMessage:
         _message_name(message, None)
         _message_label(message, None)
         _message_tool_names(message, ())
+        _message_joins_next(message, False)
         return message
 
     def rendered(self) -> str:
@@ -215,6 +240,7 @@ class ParsedMessage:
     _message_name,
     _message_label,
     _message_tool_names,
+    _message_joins_next,
 ) = (getattr(ParsedMessage, field.name).__set__ for field in fields(ParsedMessage))
 
 
@@ -232,6 +258,8 @@ class MessageUnit:
         call_ids: ids of the tool calls issued inside the unit.
         unanswered_call_ids: ids of calls no message answers (only with unanswered calls
             allowed); providers reject such a unit in a request.
+        user_text: the text of the unit's last user-authored message (empty when it has
+            none); the latest one is the default query of relevance scoring.
     """
 
     item: ContextItem
@@ -240,6 +268,7 @@ class MessageUnit:
     system_parameter: bool = False
     call_ids: tuple[str, ...] = ()
     unanswered_call_ids: tuple[str, ...] = ()
+    user_text: str = ""
 
     @property
     def first_role(self) -> str:
@@ -255,12 +284,17 @@ class MessageUnits(Generic[M]):
     selection of :attr:`items` back into messages; all state of one conversion lives here.
 
     Attributes:
-        provider: ``"openai"``, ``"anthropic"`` or ``"langchain"``.
+        provider: ``"openai"``, ``"responses"``, ``"anthropic"``, ``"gemini"`` or
+            ``"langchain"``.
         messages: the caller's messages, as given (the same objects).
         units: the units in conversation order.
         items: the candidate items, one per unit, in conversation order.
         overhead: the fixed costs used for counting.
-        system: Anthropic's separate system prompt as given (``None`` elsewhere).
+        repairs: messages left out by repair mode (orphaned tool results), as exclusions
+            for the report; they belong to no unit.
+        system: what the format passes beside the list (Anthropic's ``system`` and Gemini's
+            ``system_instruction`` as given; the Responses adapter's instructions and input
+            form), ``None`` elsewhere.
     """
 
     provider: str
@@ -268,6 +302,7 @@ class MessageUnits(Generic[M]):
     units: tuple[MessageUnit, ...]
     overhead: MessageOverhead
     system: object = None
+    repairs: tuple[ExcludedItem, ...] = ()
     items: tuple[ContextItem, ...] = field(init=False)
     _by_item: Mapping[ContextItem, MessageUnit] = field(init=False, repr=False)
 
@@ -361,6 +396,8 @@ def build_units(
         if position > end:
             start = position
         end = max(end, spans.get(position, position))
+        if message.joins_next and position + 1 < len(parsed):
+            end = max(end, position + 1)
         if position != end:
             continue
         pinned_user = pin_latest_user and start <= latest_user <= end
@@ -583,6 +620,7 @@ class _UnitMaker:
             roles,
             index is None,
             tuple([call.call_id for call in calls]) if calls else (),
+            user_text=message.text if message.user_turn else "",
         )
 
     def unit(
@@ -645,7 +683,10 @@ def _span_unit(
     tags: dict[str, None] = {}  # an insertion-ordered set
     all_system = True
     has_system = has_answers = system_parameter = False
+    user_text = ""
     for message in messages:
+        if message.user_turn:
+            user_text = message.text
         if message.index is None:
             system_parameter = True
         else:
@@ -689,6 +730,7 @@ def _span_unit(
         system_parameter=system_parameter,
         call_ids=tuple(call.call_id for message in messages for call in message.calls),
         unanswered_call_ids=unanswered,
+        user_text=user_text,
     )
 
 
@@ -698,6 +740,8 @@ def _new_unit(
     roles: tuple[str, ...],
     system_parameter: bool,
     call_ids: tuple[str, ...],
+    *,
+    user_text: str,
 ) -> MessageUnit:
     """A :class:`MessageUnit` with no unanswered call, set through its slots' own setters
     (the frozen dataclass's ``__init__`` costs more than the rest of a small unit)."""
@@ -708,6 +752,7 @@ def _new_unit(
     _unit_system_parameter(unit, system_parameter)
     _unit_call_ids(unit, call_ids)
     _unit_unanswered(unit, ())
+    _unit_user_text(unit, user_text)
     return unit
 
 
@@ -720,4 +765,5 @@ def _new_unit(
     _unit_system_parameter,
     _unit_call_ids,
     _unit_unanswered,
+    _unit_user_text,
 ) = (getattr(MessageUnit, field.name).__set__ for field in fields(MessageUnit))

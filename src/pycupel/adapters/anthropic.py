@@ -21,7 +21,13 @@ Rules of the Messages API that dropping messages could break, and how they are k
   turn, so the boundaries left by dropped messages are valid and kept as they are. Pass
   ``merge_consecutive=True`` for gateways that demand strict alternation: runs of same-role
   messages are merged into one message whose content is their blocks in order (``tool_result``
-  blocks stay first, since only the first message of a user run can hold them).
+  blocks stay first, since only the first message of a user run can hold them; ``thinking`` and
+  ``redacted_thinking`` blocks move to the front of a merged assistant turn, which must open
+  with them).
+* *Extended thinking.* ``thinking`` / ``redacted_thinking`` blocks are never separated from
+  their assistant turn, and so stay with its ``tool_use`` blocks and the results answering
+  them (the API rejects a tool loop whose thinking block was dropped). Thinking text is
+  counted; signatures and redacted (encrypted) data are not.
 * *Start with a user turn.* With ``start_with_user=True`` (the default; Bedrock and older API
   versions require it) leading units that start with an assistant message are dropped from the
   selection and reported as excluded with reason ``Filtered("start-with-user")``. A pinned unit
@@ -43,7 +49,14 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, cast
 
 from pycupel._checks import check_bool
-from pycupel.adapters._fit import LeadingFilter, allows_unanswered, fit_units, resolve_counter
+from pycupel.adapters._async import afit
+from pycupel.adapters._fit import (
+    LeadingFilter,
+    allows_unanswered,
+    fit_units,
+    resolve_counter,
+    resolve_structure,
+)
 from pycupel.adapters._format import (
     MAX_MESSAGES,
     MAX_PARTS_PER_MESSAGE,
@@ -54,6 +67,10 @@ from pycupel.adapters._format import (
     expect_str,
     fail,
 )
+from pycupel.adapters._media import base64_prefix, image_tokens
+from pycupel.adapters._repair import group_units
+from pycupel.adapters._structure import Structure
+from pycupel.adapters._tools import ANTHROPIC_TOOLS, with_tools
 from pycupel.adapters._units import (
     AnswerRef,
     CallRef,
@@ -61,7 +78,6 @@ from pycupel.adapters._units import (
     MessageUnit,
     MessageUnits,
     ParsedMessage,
-    build_units,
     count_parsed,
 )
 from pycupel.diagnostics import SelectionReport
@@ -81,6 +97,7 @@ from pycupel.session import (
 )
 from pycupel.session.history import snapshot_json
 from pycupel.tokens import TokenCounter
+from pycupel.tokens.asynchronous import AsyncTokenCounter
 
 if TYPE_CHECKING:
     from pycupel.policy import Policy
@@ -91,6 +108,7 @@ __all__ = [
     "AnthropicFitResult",
     "AnthropicHistory",
     "Session",
+    "afit_messages",
     "count_tokens",
     "fit_messages",
     "from_messages",
@@ -132,11 +150,13 @@ def from_messages(
     *,
     system: SystemPrompt | None = None,
     counter: TokenCounter | None = None,
+    tools: Sequence[Mapping[str, Any]] | None = None,
     overhead: MessageOverhead | None = None,
     pin_system: bool = True,
     pin_latest_user: bool = True,
     timestamps: Sequence[datetime] | None = None,
     allow_unanswered: bool = False,
+    repair: bool = False,
 ) -> MessageUnits[AnthropicMessage]:
     """Split an Anthropic history (and its system prompt) into units, one item per unit.
 
@@ -144,6 +164,8 @@ def from_messages(
         messages: the ``messages`` of the request (never modified).
         system: the request's ``system`` prompt, a string or a list of text blocks.
         counter: counts text; defaults to :class:`~pycupel.tokens.HeuristicCounter`.
+        tools: the request's tool definitions (``tools=``), counted once per request as
+            part of the prompt (their JSON text plus the provider's framing).
         overhead: fixed costs around the text; defaults to :data:`DEFAULT_OVERHEAD`.
         pin_system: pin the system prompt.
         pin_latest_user: pin the unit holding the latest user turn.
@@ -151,24 +173,34 @@ def from_messages(
             default synthetic, strictly increasing ones in message order.
         allow_unanswered: keep a ``tool_use`` nobody answers as a flagged unit instead of
             raising (the API rejects a request holding it).
+        repair: drop messages holding orphaned tool results (kept in ``repairs``) and
+            allow unanswered calls instead of raising (see :mod:`pycupel.adapters._repair`).
 
     Raises:
         MessageFormatError: a malformed message or system prompt, an orphaned ``tool_result``,
             a duplicate ``tool_use`` id or (unless allowed) an unanswered ``tool_use``.
     """
-    chosen = overhead if overhead is not None else DEFAULT_OVERHEAD
-    parsed = _parse(messages, system, chosen)
-    units = build_units(
-        parsed,
+    resolved = resolve_counter(counter)
+    chosen = with_tools(
+        overhead if overhead is not None else DEFAULT_OVERHEAD,
+        tools,
         source=SOURCE,
-        counter=resolve_counter(counter),
+        counter=resolved,
+        framing=ANTHROPIC_TOOLS,
+    )
+    parsed = _parse(messages, system, chosen)
+    units, repairs = group_units(
+        parsed,
+        repair=repair,
+        source=SOURCE,
+        counter=resolved,
         message_count=len(parsed) - (system is not None),
         pin_system=pin_system,
         pin_latest_user=pin_latest_user,
         timestamps=timestamps,
         allow_unanswered=allow_unanswered,
     )
-    return MessageUnits("anthropic", tuple(messages), units, chosen, system=system)
+    return MessageUnits("anthropic", tuple(messages), units, chosen, system=system, repairs=repairs)
 
 
 def to_messages(
@@ -193,12 +225,20 @@ def count_tokens(
     *,
     system: SystemPrompt | None = None,
     counter: TokenCounter | None = None,
+    tools: Sequence[Mapping[str, Any]] | None = None,
     overhead: MessageOverhead | None = None,
 ) -> int:
     """Tokens of a request's system prompt and messages, counted as :func:`fit_messages` does."""
-    chosen = overhead if overhead is not None else DEFAULT_OVERHEAD
+    resolved = resolve_counter(counter)
+    chosen = with_tools(
+        overhead if overhead is not None else DEFAULT_OVERHEAD,
+        tools,
+        source=SOURCE,
+        counter=resolved,
+        framing=ANTHROPIC_TOOLS,
+    )
     parsed = _parse(messages, system, chosen)
-    return count_parsed(parsed, resolve_counter(counter)) + chosen.per_request
+    return count_parsed(parsed, resolved) + chosen.per_request
 
 
 def fit_messages(
@@ -208,12 +248,17 @@ def fit_messages(
     budget: int | ContextBudget,
     policy: Policy | Pipeline | None = None,
     counter: TokenCounter | None = None,
+    tools: Sequence[Mapping[str, Any]] | None = None,
     overhead: MessageOverhead | None = None,
     pin_system: bool = True,
     pin_latest_user: bool = True,
     timestamps: Sequence[datetime] | None = None,
     deduplicate: bool = False,
     unanswered_tool_calls: Literal["error", "drop"] = "error",
+    repair: bool = False,
+    query: str | None = None,
+    keep_recent: int | None = None,
+    structure: Structure | None = None,
     start_with_user: bool = True,
     merge_consecutive: bool = False,
 ) -> AnthropicFitResult:
@@ -223,8 +268,10 @@ def fit_messages(
         messages: the request's messages (never modified).
         system: the request's system prompt.
         budget: tokens for the whole prompt (system + messages), or a ContextBudget.
-        policy: the selection policy (or a Pipeline); defaults to :func:`pycupel.presets.chat`.
-        counter, overhead, pin_system, pin_latest_user, timestamps: as for
+        policy: the selection policy (or a Pipeline); by default structure-aware selection
+            with :func:`pycupel.presets.conversation` (as for
+            :func:`pycupel.adapters.openai.fit_messages`).
+        counter, tools, overhead, pin_system, pin_latest_user, timestamps: as for
             :func:`from_messages`.
         deduplicate: let the pipeline drop units whose rendered text is byte-identical (off
             by default: repeated short turns are not duplicates).
@@ -232,6 +279,9 @@ def fit_messages(
             ``"drop"`` leaves its unit out, reported with reason ``Filtered``.
         start_with_user: drop leading unpinned units that start with an assistant message.
         merge_consecutive: merge runs of same-role messages in the output.
+        repair: fix what the provider rejects instead of raising, reporting each fix as a
+            ``Filtered`` exclusion (see :mod:`pycupel.adapters._repair`).
+        query, keep_recent, structure: as for :func:`pycupel.adapters.openai.fit_messages`.
 
     Returns:
         ``AnthropicFitResult(system, messages, report)``, ready for
@@ -247,21 +297,25 @@ def fit_messages(
         messages,
         system=system,
         counter=counter,
+        tools=tools,
         overhead=overhead,
         pin_system=pin_system,
         pin_latest_user=pin_latest_user,
         timestamps=timestamps,
         allow_unanswered=allows_unanswered(unanswered_tool_calls),
+        repair=repair,
     )
     fitted = fit_units(
         units,
         budget=budget,
         policy=policy,
         deduplicate=deduplicate,
-        unanswered_tool_calls=unanswered_tool_calls,
+        unanswered_tool_calls="drop" if repair else unanswered_tool_calls,
+        query=query,
+        structure=resolve_structure(policy, structure, keep_recent),
         leading_filter=(
             LeadingFilter(START_WITH_USER_FILTER, lambda unit: unit.first_role == "assistant")
-            if start_with_user
+            if start_with_user or repair
             else None
         ),
     )
@@ -290,13 +344,15 @@ class Session:
     cannot carry a breakpoint, so a message ending with one is marked on its last other
     block (or not at all).
 
-    After a compaction the window never opens with an assistant message (the API's first
-    turn is a user turn). See :class:`pycupel.adapters.openai.Session` for the other
-    arguments and the thread rules.
+    See :class:`pycupel.adapters.openai.Session` for the other arguments and the thread
+    rules.
 
     Args:
         cache_ttl: the breakpoints' lifetime, ``"5m"`` (Anthropic's default; writes cost
             1.25x the input price) or ``"1h"`` (writes cost 2x); ``None`` sets no breakpoint.
+        start_with_user: as for :func:`fit_messages`: a compaction never lets the window open
+            with an assistant message (Bedrock and older API versions require a user turn
+            first); unpinned leading units starting with one are left out.
     """
 
     __slots__ = ("_cache_control", "_core")
@@ -314,7 +370,9 @@ class Session:
         recall_share: float = DEFAULT_RECALL_SHARE,
         pin_system: bool = True,
         cache_ttl: CacheTTL | None = "5m",
+        start_with_user: bool = True,
     ) -> None:
+        check_bool(PipelineConfigError, "start_with_user", start_with_user)
         if cache_ttl not in ("5m", "1h", None):
             raise PipelineConfigError("cache_ttl", cache_ttl, "must be '5m', '1h' or None")
         self._cache_control: Mapping[str, str] | None = (
@@ -340,7 +398,7 @@ class Session:
                 parse=parse,
                 snapshot=snapshot_json,
                 parse_system=parse_system,
-                drops_leading=lambda unit: unit.first_role == "assistant",
+                drops_leading=_starts_with_assistant if start_with_user else None,
             ),
             budget=budget,
             policy=policy,
@@ -394,6 +452,10 @@ class Session:
             SessionConfigError: no window was fitted yet, or its usage was already recorded.
         """
         return self._core.record_usage(usage)
+
+
+def _starts_with_assistant(unit: MessageUnit) -> bool:
+    return unit.first_role == "assistant"
 
 
 def _with_breakpoint(message: AnthropicMessage, control: Mapping[str, str]) -> AnthropicMessage:
@@ -461,10 +523,18 @@ def _merge_runs(kept: Sequence[tuple[int, AnthropicMessage]]) -> list[AnthropicM
                         f"other than role and content ({', '.join(map(str, extra))})",
                     )
             blocks = [*_blocks(merged[-1]["content"]), *_blocks(message["content"])]
+            if message["role"] == "assistant":
+                # An assistant turn must open with its thinking blocks (the API rejects a
+                # tool loop whose turn does not): they lead the merged turn, in order.
+                blocks.sort(key=lambda block: not _is_thinking(block))
             merged[-1] = {"role": message["role"], "content": blocks}
         else:
             merged.append(message)
     return merged
+
+
+def _is_thinking(block: object) -> bool:
+    return isinstance(block, Mapping) and block.get("type") in ("thinking", "redacted_thinking")
 
 
 def _blocks(content: object) -> list[Any]:
@@ -590,12 +660,17 @@ def _block(
     if kind == "text":
         return expect_str(SOURCE, f"{at}.text", block.get("text")), 0
     if kind == "image":
-        expect_mapping(SOURCE, f"{at}.source", block.get("source"))
-        return "[image]", overhead.image
+        source = expect_mapping(SOURCE, f"{at}.source", block.get("source"))
+        return "[image]", _image_cost(source, f"{at}.source", overhead)
     if kind == "document":
         return _document(block, at, overhead)
     if kind == "thinking":
+        # The signature is opaque: only the thinking text is counted.
         return expect_str(SOURCE, f"{at}.thinking", block.get("thinking")), 0
+    if kind == "redacted_thinking":
+        # Encrypted reasoning: its ``data`` is not text the model reads as such.
+        expect_str(SOURCE, f"{at}.data", block.get("data"))
+        return "[redacted thinking]", 0
     # Other blocks (redacted thinking, server tools, search results...) are counted as their
     # JSON text: an over-estimate is safe.
     return as_json_text(dict(block)), 0
@@ -648,3 +723,66 @@ def _result_content(content: object, at: str, overhead: MessageOverhead) -> tupl
         texts.append(text)
         media += cost
     return "\n".join(texts), media
+
+
+def _image_cost(source: Mapping[str, Any], at: str, overhead: MessageOverhead) -> int:
+    """An image's tokens from its pixel size (read from base64 data or given in the
+    overhead's ``image_sizes`` by URL or file id), else the fixed estimate."""
+    kind = source.get("type")
+    data = None
+    reference = None
+    if kind == "base64":
+        payload = source.get("data")
+        data = base64_prefix(payload) if isinstance(payload, str) else None
+    elif kind in ("url", "file"):
+        key = "url" if kind == "url" else "file_id"
+        value = source.get(key)
+        reference = value if isinstance(value, str) else None
+    return image_tokens(
+        "anthropic",
+        data=data,
+        reference=reference,
+        sizes=overhead.image_sizes,
+        fallback=overhead.image,
+    )
+
+
+# --------------------------------------------------------------------------- async
+
+
+async def afit_messages(
+    messages: Sequence[AnthropicMessage],
+    *,
+    system: SystemPrompt | None = None,
+    budget: int | ContextBudget,
+    counter: AsyncTokenCounter,
+    policy: Policy | Pipeline | None = None,
+    overhead: MessageOverhead | None = None,
+    pin_system: bool = True,
+    pin_latest_user: bool = True,
+    timestamps: Sequence[datetime] | None = None,
+    deduplicate: bool = False,
+    unanswered_tool_calls: Literal["error", "drop"] = "error",
+    start_with_user: bool = True,
+    merge_consecutive: bool = False,
+) -> AnthropicFitResult:
+    """:func:`fit_messages` with an asynchronous token counter (e.g. a wrapped count-tokens
+    endpoint): every distinct text is counted in one awaited ``count_batch`` call."""
+    return await afit(
+        fit_messages,
+        messages,
+        counter,
+        {
+            "system": system,
+            "budget": budget,
+            "policy": policy,
+            "overhead": overhead,
+            "pin_system": pin_system,
+            "pin_latest_user": pin_latest_user,
+            "timestamps": timestamps,
+            "deduplicate": deduplicate,
+            "unanswered_tool_calls": unanswered_tool_calls,
+            "start_with_user": start_with_user,
+            "merge_consecutive": merge_consecutive,
+        },
+    )

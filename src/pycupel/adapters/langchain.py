@@ -27,7 +27,14 @@ from datetime import datetime
 from types import MappingProxyType, ModuleType
 from typing import TYPE_CHECKING, Any, Literal
 
-from pycupel.adapters._fit import FitResult, allows_unanswered, fit_units, resolve_counter
+from pycupel.adapters._async import afit
+from pycupel.adapters._fit import (
+    FitResult,
+    allows_unanswered,
+    fit_units,
+    resolve_counter,
+    resolve_structure,
+)
 from pycupel.adapters._format import (
     MAX_MESSAGES,
     MAX_PARTS_PER_MESSAGE,
@@ -40,6 +47,7 @@ from pycupel.adapters._format import (
     expect_str,
     fail,
 )
+from pycupel.adapters._structure import Structure
 from pycupel.adapters._units import (
     AnswerRef,
     CallRef,
@@ -67,6 +75,7 @@ from pycupel.session import (
 )
 from pycupel.session.history import snapshot_json
 from pycupel.tokens import TokenCounter
+from pycupel.tokens.asynchronous import AsyncTokenCounter
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
@@ -77,6 +86,7 @@ __all__ = [
     "DEFAULT_OVERHEAD",
     "FitResult",
     "Session",
+    "afit_messages",
     "count_tokens",
     "fit_messages",
     "from_messages",
@@ -163,6 +173,9 @@ def fit_messages(
     timestamps: Sequence[datetime] | None = None,
     deduplicate: bool = False,
     unanswered_tool_calls: Literal["error", "drop"] = "error",
+    query: str | None = None,
+    keep_recent: int | None = None,
+    structure: Structure | None = None,
 ) -> FitResult[BaseMessage]:
     """Fit a LangChain message list into a token budget; return the messages and the report.
 
@@ -183,6 +196,8 @@ def fit_messages(
         policy=policy,
         deduplicate=deduplicate,
         unanswered_tool_calls=unanswered_tool_calls,
+        query=query,
+        structure=resolve_structure(policy, structure, keep_recent),
     )
     return FitResult(to_messages(fitted.selected, units), fitted.report)
 
@@ -260,15 +275,20 @@ class Session:
 
 
 def _snapshot(message: Any) -> object:
-    """What makes a LangChain message what it is, copied (content, calls, ids, name...)."""
+    """What makes a LangChain message what it is, copied (content, calls, ids, name...).
+
+    Only the fields the message's class has are read: a missing attribute costs pydantic an
+    exception, which would make the per-turn check of every known message slow.
+    """
+    fields = message.__dict__
     return (
         type(message),
-        snapshot_json(message.content),
-        snapshot_json(getattr(message, "tool_calls", None)),
-        snapshot_json(getattr(message, "invalid_tool_calls", None)),
-        getattr(message, "tool_call_id", None),
-        getattr(message, "role", None),
-        message.name,
+        snapshot_json(fields.get("content")),
+        snapshot_json(fields.get("tool_calls")),
+        snapshot_json(fields.get("invalid_tool_calls")),
+        fields.get("tool_call_id"),
+        fields.get("role"),
+        fields.get("name"),
     )
 
 
@@ -428,3 +448,38 @@ def _content(
         else:
             texts.append(as_json_text(dict(block)))
     return "\n".join(texts), media
+
+
+# --------------------------------------------------------------------------- async
+
+
+async def afit_messages(
+    messages: Sequence[BaseMessage],
+    *,
+    budget: int | ContextBudget,
+    counter: AsyncTokenCounter,
+    policy: Policy | Pipeline | None = None,
+    overhead: MessageOverhead | None = None,
+    pin_system: bool = True,
+    pin_latest_user: bool = True,
+    timestamps: Sequence[datetime] | None = None,
+    deduplicate: bool = False,
+    unanswered_tool_calls: Literal["error", "drop"] = "error",
+) -> FitResult[BaseMessage]:
+    """:func:`fit_messages` with an asynchronous token counter (e.g. a wrapped count-tokens
+    endpoint): every distinct text is counted in one awaited ``count_batch`` call."""
+    return await afit(
+        fit_messages,
+        messages,
+        counter,
+        {
+            "budget": budget,
+            "policy": policy,
+            "overhead": overhead,
+            "pin_system": pin_system,
+            "pin_latest_user": pin_latest_user,
+            "timestamps": timestamps,
+            "deduplicate": deduplicate,
+            "unanswered_tool_calls": unanswered_tool_calls,
+        },
+    )

@@ -29,7 +29,14 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
-from pycupel.adapters._fit import FitResult, allows_unanswered, fit_units, resolve_counter
+from pycupel.adapters._async import afit
+from pycupel.adapters._fit import (
+    FitResult,
+    allows_unanswered,
+    fit_units,
+    resolve_counter,
+    resolve_structure,
+)
 from pycupel.adapters._format import (
     MAX_MESSAGES,
     MAX_PARTS_PER_MESSAGE,
@@ -42,6 +49,10 @@ from pycupel.adapters._format import (
     expect_str,
     fail,
 )
+from pycupel.adapters._media import data_url_bytes, image_tokens
+from pycupel.adapters._repair import group_units
+from pycupel.adapters._structure import Structure
+from pycupel.adapters._tools import OPENAI_TOOLS, with_tools
 from pycupel.adapters._units import (
     AnswerRef,
     CallRef,
@@ -49,7 +60,6 @@ from pycupel.adapters._units import (
     MessageOverhead,
     MessageUnits,
     ParsedMessage,
-    build_units,
     count_parsed,
 )
 from pycupel.model import ContextBudget, ContextItem
@@ -67,6 +77,7 @@ from pycupel.session import (
 )
 from pycupel.session.history import snapshot_json
 from pycupel.tokens import TokenCounter
+from pycupel.tokens.asynchronous import AsyncTokenCounter
 
 if TYPE_CHECKING:
     from pycupel.policy import Policy
@@ -75,6 +86,7 @@ __all__ = [
     "DEFAULT_OVERHEAD",
     "FitResult",
     "Session",
+    "afit_messages",
     "count_tokens",
     "fit_messages",
     "from_messages",
@@ -82,6 +94,14 @@ __all__ = [
 ]
 
 SOURCE = "openai messages"
+
+# Anthropic content blocks with an OpenAI counterpart elsewhere in the message.
+_ANTHROPIC_BLOCKS: Mapping[str, str] = MappingProxyType(
+    {
+        "tool_result": "tool results as role 'tool' messages",
+        "tool_use": "tool calls in the assistant message's tool_calls",
+    }
+)
 
 DEFAULT_OVERHEAD = MessageOverhead(
     per_message=4, per_name=1, per_tool_call=6, per_request=3, image=765
@@ -108,17 +128,21 @@ def from_messages(
     messages: Sequence[OpenAIMessage],
     *,
     counter: TokenCounter | None = None,
+    tools: Sequence[Mapping[str, Any]] | None = None,
     overhead: MessageOverhead | None = None,
     pin_system: bool = True,
     pin_latest_user: bool = True,
     timestamps: Sequence[datetime] | None = None,
     allow_unanswered: bool = False,
+    repair: bool = False,
 ) -> MessageUnits[OpenAIMessage]:
     """Split an OpenAI chat history into units, one candidate item per unit.
 
     Args:
         messages: the history, as sent to the Chat Completions API (never modified).
         counter: counts message text; defaults to :class:`~pycupel.tokens.HeuristicCounter`.
+        tools: the request's tool definitions (``tools=``), counted once per request as
+            part of the prompt (their JSON text plus the provider's framing).
         overhead: fixed costs around the text; defaults to :data:`DEFAULT_OVERHEAD`.
         pin_system: pin ``system`` and ``developer`` messages.
         pin_latest_user: pin the unit holding the latest ``user`` message.
@@ -127,6 +151,8 @@ def from_messages(
         allow_unanswered: keep a tool call nobody answers as a unit of its own instead of
             raising :class:`~pycupel.errors.MessageFormatError`; such a unit is flagged in
             ``unanswered_call_ids`` (OpenAI rejects a request holding it).
+        repair: drop messages holding orphaned tool results (kept in ``repairs``) and
+            allow unanswered calls instead of raising (see :mod:`pycupel.adapters._repair`).
 
     Returns:
         The units; ``.items`` are the candidates for a pipeline and :func:`to_messages` maps a
@@ -136,19 +162,27 @@ def from_messages(
         MessageFormatError: a malformed message, an orphaned tool result, a duplicate call id
             or (unless allowed) an unanswered tool call; the message names the location.
     """
-    chosen = overhead if overhead is not None else DEFAULT_OVERHEAD
-    parsed = _parse(messages, chosen)
-    units = build_units(
-        parsed,
+    resolved = resolve_counter(counter)
+    chosen = with_tools(
+        overhead if overhead is not None else DEFAULT_OVERHEAD,
+        tools,
         source=SOURCE,
-        counter=resolve_counter(counter),
+        counter=resolved,
+        framing=OPENAI_TOOLS,
+    )
+    parsed = _parse(messages, chosen)
+    units, repairs = group_units(
+        parsed,
+        repair=repair,
+        source=SOURCE,
+        counter=resolved,
         message_count=len(parsed),
         pin_system=pin_system,
         pin_latest_user=pin_latest_user,
         timestamps=timestamps,
         allow_unanswered=allow_unanswered,
     )
-    return MessageUnits("openai", tuple(messages), units, chosen)
+    return MessageUnits("openai", tuple(messages), units, chosen, repairs=repairs)
 
 
 def to_messages(
@@ -169,6 +203,7 @@ def count_tokens(
     messages: Sequence[OpenAIMessage],
     *,
     counter: TokenCounter | None = None,
+    tools: Sequence[Mapping[str, Any]] | None = None,
     overhead: MessageOverhead | None = None,
 ) -> int:
     """Tokens of a whole request's messages, counted exactly as :func:`fit_messages` does.
@@ -176,9 +211,16 @@ def count_tokens(
     The per-request overhead is included, so ``count_tokens(fitted) <= budget`` holds for the
     output of :func:`fit_messages` with the same counter and overhead.
     """
-    chosen = overhead if overhead is not None else DEFAULT_OVERHEAD
+    resolved = resolve_counter(counter)
+    chosen = with_tools(
+        overhead if overhead is not None else DEFAULT_OVERHEAD,
+        tools,
+        source=SOURCE,
+        counter=resolved,
+        framing=OPENAI_TOOLS,
+    )
     parsed = _parse(messages, chosen)
-    return count_parsed(parsed, resolve_counter(counter)) + chosen.per_request
+    return count_parsed(parsed, resolved) + chosen.per_request
 
 
 def fit_messages(
@@ -187,12 +229,17 @@ def fit_messages(
     budget: int | ContextBudget,
     policy: Policy | Pipeline | None = None,
     counter: TokenCounter | None = None,
+    tools: Sequence[Mapping[str, Any]] | None = None,
     overhead: MessageOverhead | None = None,
     pin_system: bool = True,
     pin_latest_user: bool = True,
     timestamps: Sequence[datetime] | None = None,
     deduplicate: bool = False,
     unanswered_tool_calls: Literal["error", "drop"] = "error",
+    repair: bool = False,
+    query: str | None = None,
+    keep_recent: int | None = None,
+    structure: Structure | None = None,
 ) -> FitResult[OpenAIMessage]:
     """Fit an OpenAI chat history into a token budget; return the history and the report.
 
@@ -201,8 +248,13 @@ def fit_messages(
         budget: tokens for the whole prompt (an int: target = max = budget), or a
             :class:`~pycupel.ContextBudget` for an output reserve, a margin...
         policy: the selection policy, or a ready :class:`~pycupel.pipeline.Pipeline` (to give
-            a decay scorer its clock, say); defaults to :func:`pycupel.presets.chat`.
+            a decay scorer its clock, say). By default the selection is structure-aware:
+            :func:`pycupel.presets.conversation` scores turns for ``query`` and the
+            conversation's shape is kept (see :class:`~pycupel.adapters.Structure`). A given
+            policy runs the ordinary pipeline, unless ``structure`` or ``keep_recent`` is
+            given too.
         counter: defaults to :class:`~pycupel.tokens.HeuristicCounter`.
+        tools: the request's tool definitions, counted as part of the prompt.
         overhead: defaults to :data:`DEFAULT_OVERHEAD`.
         pin_system: always keep ``system``/``developer`` messages.
         pin_latest_user: always keep the latest ``user`` message (and its unit).
@@ -213,6 +265,14 @@ def fit_messages(
             default: two "ok" turns at different points of a chat are not duplicates.
         unanswered_tool_calls: ``"error"`` raises for a call nobody answers; ``"drop"`` leaves
             its unit out and reports it excluded with reason ``Filtered``.
+        repair: fix what the provider rejects instead of raising, reporting each fix as a
+            ``Filtered`` exclusion (see :mod:`pycupel.adapters._repair`).
+        query: what the next answer is about; defaults to the text of the latest user
+            message. Read by query-aware scorers (the default preset's relevance).
+        keep_recent: tokens of the newest turns always kept, as an unbroken tail (shorthand
+            for ``structure=Structure(keep_recent=...)``; by default 10% of the budget).
+        structure: structure-aware selection options (a recent tail, neighbours, dated
+            headers); the default when no policy is given.
 
     Returns:
         ``FitResult(messages, report)``: the kept messages in the original order, and the
@@ -225,18 +285,22 @@ def fit_messages(
     units = from_messages(
         messages,
         counter=counter,
+        tools=tools,
         overhead=overhead,
         pin_system=pin_system,
         pin_latest_user=pin_latest_user,
         timestamps=timestamps,
         allow_unanswered=allows_unanswered(unanswered_tool_calls),
+        repair=repair,
     )
     fitted = fit_units(
         units,
         budget=budget,
         policy=policy,
         deduplicate=deduplicate,
-        unanswered_tool_calls=unanswered_tool_calls,
+        unanswered_tool_calls="drop" if repair else unanswered_tool_calls,
+        query=query,
+        structure=resolve_structure(policy, structure, keep_recent),
     )
     return FitResult(to_messages(fitted.selected, units), fitted.report)
 
@@ -533,9 +597,9 @@ def _content(
         if kind in ("text", "refusal"):
             texts.append(expect_str(SOURCE, f"{at}.{kind}", part.get(kind)))
         elif kind == "image_url":
-            expect_mapping(SOURCE, f"{at}.image_url", part.get("image_url"))
+            image = expect_mapping(SOURCE, f"{at}.image_url", part.get("image_url"))
             texts.append("[image]")
-            media += overhead.image
+            media += _image_cost(image, f"{at}.image_url", overhead)
         elif kind == "input_audio":
             expect_mapping(SOURCE, f"{at}.input_audio", part.get("input_audio"))
             texts.append("[audio]")
@@ -544,7 +608,68 @@ def _content(
             expect_mapping(SOURCE, f"{at}.file", part.get("file"))
             texts.append("[file]")
             media += overhead.media_cost("document", at)
+        elif kind in _ANTHROPIC_BLOCKS:
+            # Accepted silently, a tool result would lose its pairing with its call.
+            fail(
+                SOURCE,
+                f"{at}.type",
+                f"is an Anthropic content block; OpenAI messages carry {_ANTHROPIC_BLOCKS[kind]} "
+                "(use pycupel.adapters.anthropic for Anthropic histories)",
+                kind,
+            )
         else:
             # Unknown part types are counted as their JSON text: an over-estimate is safe.
             texts.append(as_json_text(dict(part)))
     return "\n".join(texts), media
+
+
+def _image_cost(image: Mapping[str, Any], at: str, overhead: MessageOverhead) -> int:
+    """An image's tokens from its pixel size (read from a data URL or given in the
+    overhead's ``image_sizes``), else the fixed estimate."""
+    url = expect_str(SOURCE, f"{at}.url", image.get("url"))
+    detail = image.get("detail", "auto")
+    if detail not in ("auto", "low", "high", "original"):
+        fail(SOURCE, f"{at}.detail", "must be 'auto', 'low', 'high' or 'original'", detail)
+    return image_tokens(
+        "openai",
+        data=data_url_bytes(url),
+        reference=url,
+        sizes=overhead.image_sizes,
+        fallback=overhead.image,
+        detail=detail,
+    )
+
+
+# --------------------------------------------------------------------------- async
+
+
+async def afit_messages(
+    messages: Sequence[OpenAIMessage],
+    *,
+    budget: int | ContextBudget,
+    counter: AsyncTokenCounter,
+    policy: Policy | Pipeline | None = None,
+    overhead: MessageOverhead | None = None,
+    pin_system: bool = True,
+    pin_latest_user: bool = True,
+    timestamps: Sequence[datetime] | None = None,
+    deduplicate: bool = False,
+    unanswered_tool_calls: Literal["error", "drop"] = "error",
+) -> FitResult[OpenAIMessage]:
+    """:func:`fit_messages` with an asynchronous token counter (e.g. a wrapped count-tokens
+    endpoint): every distinct text is counted in one awaited ``count_batch`` call."""
+    return await afit(
+        fit_messages,
+        messages,
+        counter,
+        {
+            "budget": budget,
+            "policy": policy,
+            "overhead": overhead,
+            "pin_system": pin_system,
+            "pin_latest_user": pin_latest_user,
+            "timestamps": timestamps,
+            "deduplicate": deduplicate,
+            "unanswered_tool_calls": unanswered_tool_calls,
+        },
+    )

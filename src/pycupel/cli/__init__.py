@@ -3,6 +3,8 @@
 The group knows its commands by name and imports a command's module only when that command
 runs (or when ``--help`` lists them all), so ``pycupel select`` never loads what
 ``pycupel conformance`` or ``pycupel explain --html`` need.
+
+Errors take one form and two exit codes (2: usage, 1: input); see :mod:`pycupel.cli._errors`.
 """
 
 from __future__ import annotations
@@ -14,12 +16,14 @@ from types import MappingProxyType
 import click
 
 from pycupel import __version__
+from pycupel.cli._errors import ReportingGroup
 
 __all__ = ["COMMANDS", "main"]
 
 COMMANDS: Mapping[str, str] = MappingProxyType(
     {
         "conformance": "pycupel.cli.conformance",
+        "cost": "pycupel.cli.cost",
         "explain": "pycupel.cli.explain",
         "policy": "pycupel.cli.policy",
         "replay": "pycupel.cli.replay",
@@ -30,7 +34,7 @@ COMMANDS: Mapping[str, str] = MappingProxyType(
 """Each command's name and the module that defines it (as an attribute of the same name)."""
 
 
-class _LazyGroup(click.Group):
+class _LazyGroup(ReportingGroup):
     """A group whose commands are imported from :data:`COMMANDS` on first use."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:

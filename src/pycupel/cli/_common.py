@@ -18,11 +18,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 from rich.console import Console
 
-from pycupel.cli._input import FORMATS
-from pycupel.errors import CupelError
+from pycupel.adapters._fit import default_query
+from pycupel.cli._input import FORMATS, Candidates
+from pycupel.errors import CupelError, InvalidValueError
 from pycupel.model import ContextBudget
 from pycupel.pipeline import Pipeline
-from pycupel.placers import ChronologicalPlacer, Placer, UShapedPlacer
+from pycupel.placers import ChronologicalPlacer, Placer, SystemFirstPlacer, UShapedPlacer
 from pycupel.scorers import (
     CompositeScorer,
     FrequencyScorer,
@@ -48,11 +49,13 @@ __all__ = [
     "default_scorer",
     "describe_scorer",
     "format_option",
+    "history_defaults",
     "items_argument",
     "make_budget",
     "placer_option",
     "policy_options",
     "progress_option",
+    "query_option",
     "resolve_policy",
     "stderr_console",
     "wants_progress",
@@ -90,6 +93,7 @@ def build_pipeline(
     *,
     deduplicate: bool = True,
     policy: Policy | None = None,
+    system_first: bool = True,
 ) -> Pipeline:
     """The pipeline the commands run.
 
@@ -97,7 +101,8 @@ def build_pipeline(
     placer (chronological by default). With a policy (``--preset``/``--policy``): the policy's
     pipeline, with ``placer`` overriding the policy's placer when given. Message histories run
     without deduplication (the adapters' rule: two "ok" turns at different points of a chat
-    are not duplicates), whatever the policy says.
+    are not duplicates), whatever the policy says. With ``system_first`` (``--system-first``,
+    the default) the placer is wrapped in a :class:`~pycupel.placers.SystemFirstPlacer`.
     """
     if policy is not None:
         changed = dataclasses.replace(
@@ -105,8 +110,10 @@ def build_pipeline(
             placer=placer or policy.placer,
             deduplicate=policy.deduplicate and deduplicate,
         )
-        return changed.build(budget)
+        return changed.build(budget, system_first=system_first)
     chosen: Placer = PLACERS[placer or "chronological"]()
+    if system_first:
+        chosen = SystemFirstPlacer(chosen)
     return Pipeline(
         budget=budget,
         scorer=default_scorer(),
@@ -128,15 +135,21 @@ def resolve_policy(preset: str | None, policy_path: str | None) -> Policy | None
     """The policy chosen with ``--preset`` or ``--policy`` (at most one), or None.
 
     Raises:
-        click.BadParameter: both options were given.
-        CupelError: unknown preset name, or an invalid policy file (every problem listed).
+        click.BadParameter: both options were given, or the preset name is unknown.
+        CupelError: an invalid policy file (every problem listed).
     """
     if preset is not None and policy_path is not None:
         raise click.BadParameter("give --preset or --policy, not both", param_hint="--preset")
     if preset is not None:
         from pycupel import presets  # noqa: PLC0415 (only when asked for)
 
-        return presets.by_name(preset)
+        try:
+            return presets.by_name(preset)
+        except InvalidValueError as exc:
+            # A name on the command line, not a file's content: a usage error.
+            raise click.BadParameter(
+                f"{exc.rule}, got {exc.value!r}", param_hint="--preset"
+            ) from None
     if policy_path is not None:
         from pycupel.policy import load_policy  # noqa: PLC0415 (only when asked for)
 
@@ -197,11 +210,37 @@ def budget_options(function: F) -> F:
     )(function)
 
 
+class PlacerName(click.ParamType[str, Any]):
+    """A placer name in any spelling a policy file accepts (``u-shaped``, ``UShaped``,
+    ``ushaped``...), converted to the canonical one."""
+
+    name = "placer"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        from pycupel.policy import registry  # noqa: PLC0415 (the policy format's spellings)
+
+        component = registry.PLACERS.find(value) if isinstance(value, str) else None
+        if component is None or component.name not in PLACERS:
+            self.fail(registry.PLACERS.unknown_message(str(value)), param, ctx)
+        return component.name
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
+        return "[" + "|".join(sorted(PLACERS)) + "]"
+
+
 def placer_option(function: F) -> F:
-    """``--placer``: the order of the selected items in the window."""
+    """``--placer`` (the order of the selected items in the window) and ``--system-first``."""
+    function = click.option(
+        "--system-first/--no-system-first",
+        default=True,
+        show_default=True,
+        help="Keep pinned system prompts at the top of the window, whatever the placer; "
+        "--no-system-first leaves them where the placer puts them (chronological: undated "
+        "items last).",
+    )(function)
     return click.option(
         "--placer",
-        type=click.Choice(sorted(PLACERS)),
+        type=PlacerName(),
         default=None,
         help="Order of the selected items in the window "
         "(default: the policy's placer, else chronological).",
@@ -213,7 +252,8 @@ def policy_options(function: F) -> F:
     function = click.option(
         "--policy",
         "policy_path",
-        type=click.Path(dir_okay=False, exists=True),
+        # Not exists=True: an unreadable policy file is an input error, as for ITEMS.
+        type=click.Path(dir_okay=False),
         default=None,
         help="Run the pipeline a policy file (JSON or TOML) describes.",
     )(function)
@@ -222,13 +262,43 @@ def policy_options(function: F) -> F:
         default=None,
         metavar="NAME",
         help="Run a named preset: Chat, CodeReview, Rag, DocumentQa, ToolUse, LongRunning, "
-        "Debugging (case and - or _ do not matter). Default: recency ×3, priority ×2, kind ×1, "
+        "Debugging, Conversation, Retrieval, Memory (case and - or _ do not matter). Default: "
+        "Conversation for a message history; for items recency ×3, priority ×2, kind ×1, "
         "frequency ×1 with greedy slicing.",
     )(function)
 
 
+def query_option(function: F) -> F:
+    """``--query TEXT``: what the context is for, read by relevance scorers."""
+    return click.option(
+        "--query",
+        default=None,
+        metavar="TEXT",
+        help="What the context is for (a question); read by relevance scoring (presets "
+        "Conversation, Retrieval, Memory). For a message history it defaults to the latest "
+        "user message.",
+    )(function)
+
+
+def history_defaults(
+    policy: Policy | None, candidates: Candidates, query: str | None
+) -> tuple[Policy | None, str | None]:
+    """For a message history: the Conversation preset when no policy was chosen (the
+    adapters' default scorer), and the latest user message as the query when none was given."""
+    units = candidates.units
+    if units is None:
+        return policy, query
+    if policy is None:
+        from pycupel import presets  # noqa: PLC0415 (only when asked for)
+
+        policy = presets.conversation()
+    if query is None:
+        query = default_query(units.units)
+    return policy, query
+
+
 def format_option(function: F) -> F:
-    """``--format``: items, an OpenAI or an Anthropic message history, or auto-detected."""
+    """``--format``: items, a message history in one of four formats, or auto-detected."""
     return click.option(
         "--format",
         "input_format",
@@ -236,9 +306,10 @@ def format_option(function: F) -> F:
         default="auto",
         show_default=True,
         help=(
-            "What ITEMS holds: an items file, or an OpenAI or Anthropic message history "
-            "(a messages array, or a request body with 'messages'). auto tells them apart "
-            "and asks for --format when a history is valid for both providers."
+            "What ITEMS holds: an items file, or an OpenAI Chat Completions, OpenAI Responses, "
+            "Anthropic or Gemini message history (an array, or a request body with "
+            "'messages', 'input' or 'contents'). auto tells them apart and asks for --format "
+            "when a history is valid in several formats."
         ),
     )(function)
 

@@ -1,25 +1,36 @@
-"""The candidates of a command: an items file, or an OpenAI or Anthropic message history.
+"""The candidates of a command: an items file, or a message history in one of four formats.
 
-``--format`` says which; ``auto`` (the default) decides from the document:
+``--format`` says which (``items``, ``openai``, ``responses``, ``anthropic``, ``gemini``);
+``auto`` (the default) decides from the document:
 
-1. A JSON array whose elements all have a ``role`` and none has ``tokens``, or a JSON object
-   with a ``messages`` array, is a message history. Anything else is items (a JSON array of
-   item objects, JSON Lines, or a single item object).
-2. A history is **Anthropic** when the object has a ``system`` key, or a message holds an
-   Anthropic-only content block (``tool_use``, ``tool_result``, ``thinking``,
-   ``redacted_thinking``, ``document``, or an ``image`` with a ``source``).
-3. It is **OpenAI** when a message has a role Anthropic does not know (``system``,
-   ``developer``, ``tool``, ``function``), a ``tool_calls``, ``tool_call_id`` or
-   ``function_call`` key, or an OpenAI-only content part (``image_url``, ``input_audio``,
-   ``file``, ``refusal``).
-4. Plain ``user``/``assistant`` text is valid in both: that, or a history showing signs of
-   both, is refused with a message asking for ``--format openai`` or ``--format anthropic``.
+1. A JSON object with a ``contents`` array is a **Gemini** request (``system_instruction`` or
+   ``systemInstruction`` beside it); one with an ``input`` (a string or an array) and no
+   ``messages`` is an **OpenAI Responses** request (``instructions`` beside it); one with a
+   ``messages`` array is a Chat Completions or Anthropic history. A JSON array whose elements
+   all have a ``role``, ``parts`` or a Responses item ``type`` and none has ``tokens`` is a
+   history too. Anything else is items (a JSON array of item objects, JSON Lines, or a single
+   item object).
+2. Each provider has features no other one has; a history showing those of exactly one is
+   that provider's:
 
-A history object may be a whole request body: only ``messages`` (and Anthropic's ``system``)
-are read; the other fields of a request (``model``, ``max_tokens``, ``tools``...) are
-ignored. Each unit of the history (a message, or a tool call with its results) becomes one
-candidate item, counted with the adapters' defaults (heuristic token counter, each
-provider's per-message overhead); system prompts and the latest user turn are pinned.
+   * **Gemini**: ``parts``, or the role ``model``;
+   * **Responses**: items without a role whose ``type`` is a Responses item
+     (``function_call``, ``function_call_output``, ``reasoning``, ``message``...), or content
+     parts ``input_text``, ``output_text``, ``input_image``, ``input_file``;
+   * **Anthropic**: a top-level ``system``, or the blocks ``tool_use``, ``tool_result``,
+     ``thinking``, ``redacted_thinking``, ``document``, or an ``image`` with a ``source``;
+   * **OpenAI Chat Completions**: the roles ``tool`` and ``function``, the keys
+     ``tool_calls``, ``tool_call_id`` and ``function_call``, the parts ``image_url``,
+     ``input_audio``, ``file``, ``refusal``; the roles ``system`` and ``developer`` count for
+     it too unless the history shows Responses features.
+3. Plain ``user``/``assistant`` text is valid in several formats: that, or a history showing
+   the signs of more than one, is refused with a message asking for ``--format``.
+
+A history object may be a whole request body: only the history and its system prompt are read;
+the other fields of a request (``model``, ``max_tokens``, ``tools``...) are ignored. Each unit
+of the history (a message, or a tool call with its results) becomes one candidate item, counted
+with the adapters' defaults (heuristic token counter, each provider's per-message overhead);
+system prompts and the latest user turn are pinned.
 """
 
 from __future__ import annotations
@@ -33,17 +44,56 @@ from typing import Any
 
 from pycupel.adapters import MessageUnits
 from pycupel.adapters import anthropic as anthropic_adapter
+from pycupel.adapters import gemini as gemini_adapter
 from pycupel.adapters import openai as openai_adapter
+from pycupel.adapters import responses as responses_adapter
 from pycupel.errors import InputFormatError
 from pycupel.itemio import item_from_dict, loads_json, parse_items
 from pycupel.model import ContextItem
 
 __all__ = ["FORMATS", "Candidates", "detect_format", "read_candidates"]
 
-FORMATS = ("auto", "items", "openai", "anthropic")
+FORMATS = ("auto", "items", "openai", "responses", "anthropic", "gemini")
+HISTORY_FORMATS = ("openai", "anthropic", "responses", "gemini")
 
-_PROVIDER_NAMES = MappingProxyType({"openai": "an OpenAI", "anthropic": "an Anthropic"})
-_OPENAI_ROLES = frozenset({"system", "developer", "tool", "function"})
+_PROVIDER_NAMES = MappingProxyType(
+    {
+        "openai": "an OpenAI",
+        "anthropic": "an Anthropic",
+        "responses": "an OpenAI Responses",
+        "gemini": "a Gemini",
+    }
+)
+_OPENAI_ROLES = frozenset({"tool", "function"})
+_SHARED_OPENAI_ROLES = frozenset({"system", "developer"})
+_RESPONSES_PARTS = frozenset({"input_text", "output_text", "input_image", "input_file"})
+_RESPONSES_ITEMS = frozenset(
+    {
+        "message",
+        "reasoning",
+        "function_call",
+        "function_call_output",
+        "custom_tool_call",
+        "custom_tool_call_output",
+        "computer_call",
+        "computer_call_output",
+        "shell_call",
+        "shell_call_output",
+        "apply_patch_call",
+        "apply_patch_call_output",
+        "local_shell_call",
+        "local_shell_call_output",
+        "mcp_approval_request",
+        "mcp_approval_response",
+        "mcp_call",
+        "mcp_list_tools",
+        "web_search_call",
+        "file_search_call",
+        "code_interpreter_call",
+        "image_generation_call",
+        "item_reference",
+    }
+)
 _OPENAI_KEYS = frozenset({"tool_calls", "tool_call_id", "function_call"})
 _OPENAI_PARTS = frozenset({"image_url", "input_audio", "file", "refusal"})
 _ANTHROPIC_BLOCKS = frozenset(
@@ -57,7 +107,7 @@ class Candidates:
 
     Attributes:
         items: the candidate items.
-        format: the format read: ``"items"``, ``"openai"`` or ``"anthropic"``.
+        format: the format read: ``"items"`` or one of :data:`HISTORY_FORMATS`.
         units: for a message history, the adapter's units (to map a selection back to
             messages); None for items.
     """
@@ -72,17 +122,30 @@ class Candidates:
 
     def fitted(self, selected: Sequence[ContextItem]) -> dict[str, Any]:
         """The selected part of the history as the provider's JSON: ``{"messages": [...]}``
-        (with ``"system"`` for Anthropic when it was kept). Empty for items."""
+        (with ``"system"`` for Anthropic when it was kept), ``{"input": ...}`` (with
+        ``"instructions"``) for Responses, ``{"contents": [...]}`` (with
+        ``"system_instruction"``) for Gemini. Empty for items."""
         units = self.units
         if units is None:
             return {}
-        if self.format == "openai":
-            return {"messages": openai_adapter.to_messages(selected, units)}
-        history = anthropic_adapter.to_messages(selected, units)
         fitted: dict[str, Any] = {}
-        if history.system is not None:
-            fitted["system"] = history.system
-        fitted["messages"] = history.messages
+        if self.format == "openai":
+            fitted["messages"] = openai_adapter.to_messages(selected, units)
+        elif self.format == "responses":
+            responses_history = responses_adapter.to_messages(selected, units)
+            if responses_history.instructions is not None:
+                fitted["instructions"] = responses_history.instructions
+            fitted["input"] = responses_history.input
+        elif self.format == "gemini":
+            gemini_history = gemini_adapter.to_messages(selected, units)
+            if gemini_history.system_instruction is not None:
+                fitted["system_instruction"] = gemini_history.system_instruction
+            fitted["contents"] = gemini_history.contents
+        else:
+            history = anthropic_adapter.to_messages(selected, units)
+            if history.system is not None:
+                fitted["system"] = history.system
+            fitted["messages"] = history.messages
         return fitted
 
 
@@ -113,81 +176,110 @@ def read_candidates(path: str, format_name: str = "auto") -> Candidates:
         if detected == "items":
             return Candidates(_items_of(document, text, source), "items")
         format_name = detected
-    messages, system = _history_parts(document, format_name, source)
+    history, system = _history_parts(document, format_name, source)
+    units: MessageUnits[Any]
     if format_name == "openai":
-        openai_units = openai_adapter.from_messages(messages)
-        return Candidates(list(openai_units.items), "openai", openai_units)
-    anthropic_units = anthropic_adapter.from_messages(messages, system=system)
-    return Candidates(list(anthropic_units.items), "anthropic", anthropic_units)
+        units = openai_adapter.from_messages(history)
+    elif format_name == "responses":
+        units = responses_adapter.from_messages(history, instructions=system)
+    elif format_name == "gemini":
+        units = gemini_adapter.from_messages(history, system_instruction=system)
+    else:
+        units = anthropic_adapter.from_messages(history, system=system)
+    return Candidates(list(units.items), format_name, units)
 
 
 def detect_format(document: object, *, source: str = "<input>") -> str:
-    """``"items"``, ``"openai"`` or ``"anthropic"`` for a parsed JSON document (see the module
-    docs for the rules).
+    """``"items"`` or the history format of a parsed JSON document (see the module docs for
+    the rules).
 
     Raises:
-        InputFormatError: a message history valid for both providers, or showing signs of both.
+        InputFormatError: a history valid in several formats, or showing signs of several.
     """
+    has_system = False
+    if isinstance(document, Mapping) and "contents" in document and "messages" not in document:
+        return "gemini"
+    if isinstance(document, Mapping) and "input" in document and "messages" not in document:
+        return "responses"
     if isinstance(document, Mapping) and "messages" in document:
         messages = document["messages"]
         has_system = "system" in document
     elif isinstance(document, list) and document and _all_messages(document):
         messages = document
-        has_system = False
     else:
         return "items"
-    openai_signs, anthropic_signs = _signs(messages)
-    anthropic_signs = anthropic_signs or has_system
-    if openai_signs and not anthropic_signs:
-        return "openai"
-    if anthropic_signs and not openai_signs:
-        return "anthropic"
-    why = (
-        "it shows signs of both providers"
-        if openai_signs
-        else "plain user/assistant messages are valid for both providers"
-    )
+    signs = _signs(messages)
+    if has_system:
+        signs.add("anthropic")
+    if len(signs) == 1:
+        return signs.pop()
+    if signs:
+        candidates = [name for name in HISTORY_FORMATS if name in signs]
+        why = f"it shows signs of {'both' if len(signs) == 2 else 'several'} providers"
+    else:
+        # Plain text turns: valid for every format keeping roles user/assistant in messages.
+        candidates = ["openai", "anthropic", "responses"]
+        why = "plain user/assistant messages are valid for both providers and Responses"
     raise InputFormatError(
         source,
         "",
-        f"cannot tell OpenAI from Anthropic messages ({why}); pass --format openai or "
-        "--format anthropic",
+        f"cannot tell the message format ({why}); pass "
+        + " or ".join(f"--format {name}" for name in candidates),
     )
 
 
 def _all_messages(values: list[Any]) -> bool:
     return all(
-        isinstance(value, Mapping) and "role" in value and "tokens" not in value for value in values
+        isinstance(value, Mapping)
+        and "tokens" not in value
+        and (
+            "role" in value
+            or "parts" in value
+            or (isinstance(value.get("type"), str) and value["type"] in _RESPONSES_ITEMS)
+        )
+        for value in values
     )
 
 
-def _signs(messages: object) -> tuple[bool, bool]:
-    """Whether the messages show OpenAI-only and Anthropic-only features."""
-    openai = anthropic = False
+def _signs(messages: object) -> set[str]:
+    """The formats whose exclusive features the messages show."""
+    signs: set[str] = set()
+    shared_openai = False
     if not isinstance(messages, list):
-        return False, False  # the adapter reports the malformed history
+        return signs  # the adapter reports the malformed history
     for message in messages:
         if not isinstance(message, Mapping):
             continue
         # A malformed role or type (an object, an array) is unhashable: only strings are
         # looked up; the adapter reports the malformed value.
         role = message.get("role")
+        kind = message.get("type")
         if (isinstance(role, str) and role in _OPENAI_ROLES) or _OPENAI_KEYS & message.keys():
-            openai = True
+            signs.add("openai")
+        if isinstance(role, str) and role in _SHARED_OPENAI_ROLES:
+            shared_openai = True
+        if role == "model" or "parts" in message:
+            signs.add("gemini")
+        if isinstance(kind, str) and kind in _RESPONSES_ITEMS:
+            signs.add("responses")
         content = message.get("content")
         if not isinstance(content, list):
             continue
         for block in content:
             if not isinstance(block, Mapping):
                 continue
-            kind = block.get("type")
-            if not isinstance(kind, str):
+            block_kind = block.get("type")
+            if not isinstance(block_kind, str):
                 continue
-            if kind in _OPENAI_PARTS:
-                openai = True
-            elif kind in _ANTHROPIC_BLOCKS or (kind == "image" and "source" in block):
-                anthropic = True
-    return openai, anthropic
+            if block_kind in _OPENAI_PARTS:
+                signs.add("openai")
+            elif block_kind in _RESPONSES_PARTS:
+                signs.add("responses")
+            elif block_kind in _ANTHROPIC_BLOCKS or (block_kind == "image" and "source" in block):
+                signs.add("anthropic")
+    if shared_openai and "responses" not in signs:
+        signs.add("openai")
+    return signs
 
 
 def _items_of(document: object, text: str, source: str) -> list[ContextItem]:
@@ -200,25 +292,40 @@ def _items_of(document: object, text: str, source: str) -> list[ContextItem]:
     return parse_items(text, source=source)
 
 
+_HISTORY_KEYS = MappingProxyType(
+    {
+        "openai": ("messages", None),
+        "anthropic": ("messages", "system"),
+        "responses": ("input", "instructions"),
+        "gemini": ("contents", "system_instruction"),
+    }
+)
+
+
 def _history_parts(document: object, provider: str, source: str) -> tuple[Any, Any]:
-    """The ``messages`` (and Anthropic's ``system``) of a history document."""
+    """The history (and the system prompt passed beside it) of a history document."""
     if isinstance(document, list):
         return document, None
-    if isinstance(document, Mapping) and "messages" in document:
-        system = document.get("system")
-        if provider == "openai" and system is not None:
-            raise InputFormatError(
-                source,
-                "system",
-                "an OpenAI history has no top-level system prompt (it is a message with "
-                "role 'system'); is this an Anthropic history?",
-            )
-        return document["messages"], system
+    key, system_key = _HISTORY_KEYS[provider]
+    if isinstance(document, Mapping) and key in document:
+        if system_key is None:
+            if document.get("system") is not None:
+                raise InputFormatError(
+                    source,
+                    "system",
+                    "an OpenAI history has no top-level system prompt (it is a message with "
+                    "role 'system'); is this an Anthropic history?",
+                )
+            return document[key], None
+        system = document.get(system_key)
+        if system is None and provider == "gemini":
+            system = document.get("systemInstruction")
+        return document[key], system
     raise InputFormatError(
         source,
         "",
-        f"expected {_PROVIDER_NAMES[provider]} message history: a JSON array of messages or "
-        "an object with a 'messages' array",
+        f"expected {_PROVIDER_NAMES[provider]} message history: a JSON array or an object "
+        f"with {key!r}",
     )
 
 

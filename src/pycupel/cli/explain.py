@@ -17,11 +17,13 @@ from pycupel.cli._common import (
     cli_errors,
     describe_scorer,
     format_option,
+    history_defaults,
     items_argument,
     make_budget,
     placer_option,
     policy_options,
     progress_option,
+    query_option,
     resolve_policy,
     stderr_console,
     wants_progress,
@@ -78,6 +80,7 @@ def run_settings(
 @placer_option
 @policy_options
 @format_option
+@query_option
 @click.option(
     "--html",
     "html_path",
@@ -101,9 +104,11 @@ def explain(
     target: int | None,
     output_reserve: int,
     placer: str | None,
+    system_first: bool,
     preset: str | None,
     policy_path: str | None,
     input_format: str,
+    query: str | None,
     html_path: str | None,
     as_json: bool,
     rows: int,
@@ -121,14 +126,19 @@ def explain(
     with cli_errors():
         policy = resolve_policy(preset, policy_path)
         candidates = read_candidates(items_path, input_format)
+        policy, query = history_defaults(policy, candidates, query)
         items = candidates.items
         pipeline = build_pipeline(
-            budget, placer, deduplicate=not candidates.is_history, policy=policy
+            budget,
+            placer,
+            deduplicate=not candidates.is_history,
+            policy=policy,
+            system_first=system_first,
         )
         show = wants_progress(progress, work=len(items), as_json=as_json, console=errors)
         with ProgressDisplay(show, errors) as display:
             display.task(f"Selecting from {len(items):,} items", None)
-            result = pipeline.dry_run(items)
+            result = pipeline.dry_run(items, query=query)
             if html_path is not None:
                 from pycupel.render.html import report_html  # noqa: PLC0415 (--html only)
 

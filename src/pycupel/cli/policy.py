@@ -18,6 +18,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from pycupel import presets
 from pycupel.errors import CupelError, InputFormatError, PolicyError
@@ -75,9 +76,6 @@ def show(name_or_file: str, as_json: bool, as_toml: bool) -> None:
         raise click.UsageError("--json and --toml cannot be used together")
     try:
         chosen = _resolve(name_or_file)
-    except PolicyError as exc:
-        problems = "; ".join(str(problem) for problem in exc.problems)
-        raise click.ClickException(f"{exc.source}: {problems}") from None
     except CupelError as exc:
         raise click.ClickException(str(exc)) from None
     if as_json or as_toml:
@@ -106,9 +104,10 @@ def render(chosen: Policy) -> Table:
             for option in component.options
             if option.name in spec.options
         )
-        table.add_row(spec.type, f"{spec.weight:g}", f"{share:.1%}", options or "-")
+        # Plain Text cells: a description's "[...]" lists are not rich markup.
+        table.add_row(spec.type, f"{spec.weight:g}", f"{share:.1%}", Text(options or "-"))
     table.add_section()
-    table.add_row("slicer", "", "", chosen.slicer.describe())
+    table.add_row("slicer", "", "", Text(chosen.slicer.describe()))
     table.add_row("placer", "", "", chosen.placer)
     table.add_row("deduplicate", "", "", "yes" if chosen.deduplicate else "no")
     table.add_row("overflow", "", "", chosen.overflow_strategy.value)

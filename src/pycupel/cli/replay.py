@@ -19,21 +19,26 @@ if TYPE_CHECKING:
 __all__ = ["replay"]
 
 _SHOWN_SKIPS = 3
+_SESSION_PREFIX = "session:"
 
 
 def _policy(spec: str) -> ReplayPolicy:
-    """``--policy NAME|FILE``: an existing file is a policy file, anything else a preset name."""
+    """``--policy [session:]NAME|FILE``: an existing file is a policy file, anything else a
+    preset name; ``session:`` replays sessions through the adapter's Session."""
     from pycupel import presets  # noqa: PLC0415
     from pycupel.policy import load_policy  # noqa: PLC0415
     from pycupel.replay import ReplayPolicy  # noqa: PLC0415
 
+    session = spec.startswith(_SESSION_PREFIX)
+    prefix = _SESSION_PREFIX if session else ""
+    spec = spec.removeprefix(_SESSION_PREFIX)
     path = Path(spec)
     if path.is_file():
-        return ReplayPolicy(path.stem, load_policy(path))
+        return ReplayPolicy(prefix + path.stem, load_policy(path), session=session)
     if path.suffix.lower() in (".json", ".toml") or path.parent != Path():
         raise click.BadParameter(f"no policy file at {spec!r}", param_hint="--policy")
     preset = presets.by_name(spec)
-    return ReplayPolicy(preset.name, preset)
+    return ReplayPolicy(prefix + preset.name, preset, session=session)
 
 
 @click.command("replay")
@@ -44,7 +49,8 @@ def _policy(spec: str) -> ReplayPolicy:
     multiple=True,
     required=True,
     metavar="NAME|FILE",
-    help="A preset name or a policy file (JSON or TOML); repeat to compare policies.",
+    help="A preset name or a policy file (JSON or TOML); repeat to compare policies. "
+    "Prefix session: to fit each session's requests with the adapter's Session.",
 )
 @click.option(
     "--budget",

@@ -17,10 +17,12 @@ from pycupel.cli._common import (
     cli_errors,
     default_scorer,
     format_option,
+    history_defaults,
     items_argument,
     make_budget,
     placer_option,
     policy_options,
+    query_option,
     resolve_policy,
 )
 from pycupel.cli._input import Candidates, read_candidates
@@ -55,6 +57,7 @@ _SHOWN_EXCLUSIONS = 5
 @placer_option
 @policy_options
 @format_option
+@query_option
 @click.option("--json", "as_json", is_flag=True, help="Print the selection and report as JSON.")
 def select(
     *,
@@ -63,9 +66,11 @@ def select(
     target: int | None,
     output_reserve: int,
     placer: str | None,
+    system_first: bool,
     preset: str | None,
     policy_path: str | None,
     input_format: str,
+    query: str | None,
     as_json: bool,
 ) -> None:
     """Select items from ITEMS (a JSON array or JSON Lines file, or an OpenAI or Anthropic
@@ -78,10 +83,15 @@ def select(
     with cli_errors():
         policy = resolve_policy(preset, policy_path)
         candidates = read_candidates(items_path, input_format)
+        policy, query = history_defaults(policy, candidates, query)
         pipeline = build_pipeline(
-            budget, placer, deduplicate=not candidates.is_history, policy=policy
+            budget,
+            placer,
+            deduplicate=not candidates.is_history,
+            policy=policy,
+            system_first=system_first,
         )
-        result = pipeline.dry_run(candidates.items)
+        result = pipeline.dry_run(candidates.items, query=query)
 
     if as_json:
         click.echo(json.dumps(_as_json(result, candidates), indent=2, ensure_ascii=False))

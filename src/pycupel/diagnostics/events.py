@@ -51,7 +51,8 @@ class OverflowEvent:
     """The merged selection exceeded ``target_tokens`` and the strategy was PROCEED.
 
     Attributes:
-        tokens_over_budget: merged tokens minus ``budget.target_tokens`` (always > 0).
+        tokens_over_budget: merged tokens minus ``budget.target_tokens``, or minus the hard
+            ceiling ``max_tokens - output_reserve`` when the target lies above it (always > 0).
         overflowing_items: every item present at the time of overflow (pinned, then sliced).
         budget: the budget that was exceeded (the run's budget, not the slicer's).
     """

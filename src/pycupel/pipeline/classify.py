@@ -57,6 +57,9 @@ def classify(
                 pinned.append(item)
             else:
                 scoreable.append(item)
+        # Deduplicate cannot see these (a repeated pinned object would be placed twice).
+        if len(set(map(id, pinned))) != len(pinned) or len(set(map(id, negative))) != len(negative):
+            check_no_repeats(candidates)
     pinned_tokens = sum(map(_TOKENS, pinned))
     available_for_pinned = budget.max_tokens - budget.output_reserve
     if pinned_tokens > available_for_pinned:
@@ -72,7 +75,13 @@ def _reject_item(items: Sequence[object]) -> NoReturn:
 
 
 def check_no_repeats(items: Sequence[ContextItem]) -> None:
-    """Reject the same item object given twice (the pipeline tells items apart by identity)."""
+    """Reject the same item object given twice (the pipeline tells items apart by identity).
+
+    Raises:
+        PipelineConfigError: naming both positions of the first repeated object.
+    """
+    if len(set(map(id, items))) == len(items):
+        return
     first: dict[int, int] = {}
     for index, item in enumerate(items):
         earlier = first.setdefault(id(item), index)

@@ -8,7 +8,7 @@ serve many threads at once.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterable, Callable, Sequence
 
 from pycupel._checks import check_bool
 from pycupel.diagnostics.collector import (
@@ -21,6 +21,7 @@ from pycupel.model import ContextBudget, ContextItem, OverflowStrategy
 from pycupel.pipeline.place import column_placer
 from pycupel.pipeline.result import DryRunResult, PipelineResult
 from pycupel.pipeline.run import execute
+from pycupel.pipeline.run_async import read_all, stream_run
 from pycupel.pipeline.slice import column_slicer
 from pycupel.pipeline.trace import Trace
 from pycupel.placers import ColumnPlacer, Placer
@@ -28,6 +29,7 @@ from pycupel.scorers.base import Scorer, as_scorer
 from pycupel.slicers import GreedySlice
 from pycupel.slicers._common import ColumnSlicer
 from pycupel.slicers.base import Slicer
+from pycupel.slicers.stream import StreamSlice
 
 __all__ = ["Pipeline"]
 
@@ -88,17 +90,17 @@ class Pipeline:
             raise PipelineConfigError("scorer", scorer, exc.rule) from exc
         if slicer is None:
             slicer = GreedySlice()
-        elif not callable(getattr(slicer, "slice", None)):
+        elif isinstance(slicer, type) or not callable(getattr(slicer, "slice", None)):
             raise PipelineConfigError(
-                "slicer", slicer, "must be a slicer with a slice(items, budget) method"
+                "slicer", slicer, "must be a slicer instance with a slice(items, budget) method"
             )
         if placer is None:
             from pycupel.placers import ChronologicalPlacer  # noqa: PLC0415
 
             placer = ChronologicalPlacer()
-        elif not callable(getattr(placer, "place", None)):
+        elif isinstance(placer, type) or not callable(getattr(placer, "place", None)):
             raise PipelineConfigError(
-                "placer", placer, "must be a placer with a place(items) method"
+                "placer", placer, "must be a placer instance with a place(items) method"
             )
         check_bool(PipelineConfigError, "deduplicate", deduplicate)
         strategy = OverflowStrategy.parse(overflow_strategy)
@@ -159,6 +161,7 @@ class Pipeline:
         *,
         budget: ContextBudget | None = None,
         collector: TraceCollector | None = None,
+        query: str | None = None,
     ) -> PipelineResult:
         """Select and order ``items`` for the context window.
 
@@ -166,6 +169,9 @@ class Pipeline:
             items: the candidates, a sequence of :class:`~pycupel.ContextItem` (never mutated).
             budget: this run's budget; the pipeline's own when None.
             collector: where to send diagnostics; None or a disabled collector costs nothing.
+            query: what the context is for (a question, the latest user message); handed to
+                query-aware scorers such as :class:`~pycupel.scorers.RelevanceScorer`, which
+                raise :class:`~pycupel.errors.MissingQueryError` without one.
 
         Raises:
             PipelineConfigError: ``items``, ``budget`` or ``collector`` is invalid.
@@ -176,6 +182,8 @@ class Pipeline:
         """
         run_budget = self._budget if budget is None else _check_budget(budget, "budget")
         candidates = _check_sequence(items)
+        if query is not None and not isinstance(query, str):
+            raise PipelineConfigError("query", query, "must be a string or None")
         trace: Trace | None = None
         if collector is not None and _collector_enabled(collector):
             trace = Trace(collector)
@@ -190,27 +198,89 @@ class Pipeline:
             self._column_placer,
             self._deduplicate,
             self._overflow_strategy,
+            query,
         )
 
     def dry_run(
-        self, items: Sequence[ContextItem], *, budget: ContextBudget | None = None
+        self,
+        items: Sequence[ContextItem],
+        *,
+        budget: ContextBudget | None = None,
+        query: str | None = None,
     ) -> DryRunResult:
         """Run with item-level diagnostics and return the result with its report.
 
         Same arguments and errors as :meth:`run`.
         """
         collector = DiagnosticTraceCollector(TraceDetailLevel.ITEM)
-        result = self.run(items, budget=budget, collector=collector)
-        return DryRunResult(
-            items=result.items,
-            total_tokens=result.total_tokens,
-            overflow=result.overflow,
-            shortfalls=result.shortfalls,
-            token_shortfalls=result.token_shortfalls,
-            packing=result.packing,
-            solver=result.solver,
-            report=collector.build_report(),
-        )
+        result = self.run(items, budget=budget, collector=collector, query=query)
+        return _with_report(result, collector)
+
+    async def arun(
+        self,
+        items: Sequence[ContextItem] | AsyncIterable[ContextItem],
+        *,
+        budget: ContextBudget | None = None,
+        collector: TraceCollector | None = None,
+        query: str | None = None,
+    ) -> PipelineResult:
+        """:meth:`run`, awaitable, for a list or an asynchronous source of items.
+
+        With a :class:`~pycupel.slicers.StreamSlice` and an async source the run streams:
+        items are scored in micro-batches and the source is read only until the budget is
+        full (see :mod:`pycupel.pipeline.run_async`). Other async sources are read to the end
+        and run as a list.
+
+        Raises:
+            StreamSourceError: the source raised (the stage that was reading it is named).
+            PipelineConfigError: as :meth:`run`; also a pinned item in a streamed run.
+        """
+        run_budget = self._budget if budget is None else _check_budget(budget, "budget")
+        if query is not None and not isinstance(query, str):
+            raise PipelineConfigError("query", query, "must be a string or None")
+        if isinstance(items, AsyncIterable) and not isinstance(items, Sequence):
+            if not isinstance(self._slicer, StreamSlice):
+                items = await read_all(items)
+            else:
+                trace: Trace | None = None
+                if collector is not None and _collector_enabled(collector):
+                    trace = Trace(collector)
+                return await stream_run(
+                    items,
+                    run_budget,
+                    trace,
+                    self._scorer,
+                    self._slicer,
+                    self._placer,
+                    self._overflow_strategy,
+                    query,
+                )
+        return self.run(items, budget=run_budget, collector=collector, query=query)
+
+    async def dry_arun(
+        self,
+        items: Sequence[ContextItem] | AsyncIterable[ContextItem],
+        *,
+        budget: ContextBudget | None = None,
+        query: str | None = None,
+    ) -> DryRunResult:
+        """:meth:`dry_run`, awaitable; same arguments and errors as :meth:`arun`."""
+        collector = DiagnosticTraceCollector(TraceDetailLevel.ITEM)
+        result = await self.arun(items, budget=budget, collector=collector, query=query)
+        return _with_report(result, collector)
+
+
+def _with_report(result: PipelineResult, collector: DiagnosticTraceCollector) -> DryRunResult:
+    return DryRunResult(
+        items=result.items,
+        total_tokens=result.total_tokens,
+        overflow=result.overflow,
+        shortfalls=result.shortfalls,
+        token_shortfalls=result.token_shortfalls,
+        packing=result.packing,
+        solver=result.solver,
+        report=collector.build_report(),
+    )
 
 
 def _collector_enabled(collector: object) -> bool:
@@ -234,10 +304,16 @@ def _check_budget(budget: object, field: str) -> ContextBudget:
     return budget
 
 
-def _check_sequence(items: object) -> Sequence[ContextItem]:
-    # The elements are checked by Classify, in its single pass over the input.
+def _check_sequence(items: object) -> tuple[ContextItem, ...]:
+    """A snapshot of ``items``: the run reads the caller's sequence exactly once.
+
+    Every later stage works on this tuple, so a list that another thread changes during the
+    run, or a sequence subclass whose answers change between reads, cannot make the stages
+    disagree (an item appended mid-run is simply not part of this run). The elements are
+    checked by Classify, in its single pass over the snapshot.
+    """
     if isinstance(items, str | bytes) or not isinstance(items, Sequence):
         raise PipelineConfigError(
             "items", items, "must be a sequence (list or tuple) of ContextItem"
         )
-    return items
+    return items if type(items) is tuple else tuple(items)

@@ -2,7 +2,8 @@
 
 Pinned items (score 1.0) then the sliced items in the slicer's output order (with their scores)
 are merged, as the specification's pseudocode does. If they exceed the *original*
-``target_tokens`` the overflow strategy applies: THROW raises
+``target_tokens`` (or the hard ceiling ``max_tokens - output_reserve`` when the target lies
+above it: see :func:`overflow_limit`) the overflow strategy applies: THROW raises
 :class:`~pycupel.errors.BudgetOverflowError`; TRUNCATE drops non-pinned items that no longer
 fit, walking from the front; PROCEED keeps them all and reports an
 :class:`~pycupel.diagnostics.OverflowEvent`. The placer then orders the result.
@@ -10,6 +11,7 @@ fit, walking from the front; PROCEED keeps them all and reports an
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from operator import itemgetter
 
 from pycupel._identity import same_by_identity
@@ -19,7 +21,7 @@ from pycupel.model import ContextBudget, ContextItem, OverflowStrategy, ScoredIt
 from pycupel.pipeline.sort import scored_items
 from pycupel.placers import ColumnPlacer, Placer
 
-__all__ = ["PINNED_SCORE", "column_placer", "place", "truncate"]
+__all__ = ["PINNED_SCORE", "column_placer", "overflow_limit", "place", "truncate"]
 
 PINNED_SCORE = 1.0
 """The score a pinned item carries into Place (and into the report)."""
@@ -28,6 +30,19 @@ _ITEM = itemgetter(0)
 _SCORE = itemgetter(1)
 _COLUMN_PLACE: object = ColumnPlacer.place
 _tuple_new = tuple.__new__
+
+
+def overflow_limit(budget: ContextBudget) -> int:
+    """The most tokens the window may hold before the overflow strategy applies.
+
+    ``target_tokens``, unless it lies above the hard ceiling ``max_tokens - output_reserve``
+    (the budget allows that): then the ceiling, which the selection must never exceed (the
+    pinned items alone cannot: Classify refuses them). Only count requirements, committed
+    whatever the budget, and custom slicers can reach past the effective budget to it.
+    """
+    ceiling = budget.max_tokens - budget.output_reserve
+    target = budget.target_tokens
+    return target if target <= ceiling else ceiling
 
 
 def column_placer(placer: Placer) -> ColumnPlacer | None:
@@ -73,7 +88,7 @@ def place(  # noqa: PLR0917 (positional: called once per run on the hot path)
         BudgetOverflowError: the merge exceeds ``target_tokens`` under THROW.
         PlacerConfigError: the placer did not return exactly the items it was given.
     """
-    target = budget.target_tokens
+    target = overflow_limit(budget)
     overflow: OverflowEvent | None = None
     truncated: list[tuple[ScoredItem, int]] = []
     if merged_tokens <= target and columnar is not None:
@@ -91,6 +106,10 @@ def place(  # noqa: PLR0917 (positional: called once per run on the hot path)
         merged.extend(scored_items(chosen_items, chosen_scores))
     if merged_tokens > target:
         if strategy is OverflowStrategy.THROW:
+            if target < budget.target_tokens:
+                raise BudgetOverflowError(
+                    merged_tokens, budget.target_tokens, ceiling_tokens=target
+                )
             raise BudgetOverflowError(merged_tokens, target)
         if strategy is OverflowStrategy.TRUNCATE:
             merged, truncated = truncate(merged, target)
@@ -135,7 +154,14 @@ def truncate(
 
 
 def _checked_place(placer: Placer, merged: tuple[ScoredItem, ...]) -> tuple[ContextItem, ...]:
-    placed = tuple(placer.place(merged))
+    returned: object = placer.place(merged)
+    if isinstance(returned, str | bytes) or not isinstance(returned, Iterable):
+        raise PlacerConfigError(
+            f"{type(placer).__name__}.place",
+            returned,
+            "must return the items it was given, reordered (a sequence of ContextItem)",
+        )
+    placed = tuple(returned)
     if len(placed) != len(merged) or not same_by_identity(placed, list(map(_ITEM, merged))):
         raise PlacerConfigError(
             f"{type(placer).__name__}.place",

@@ -15,7 +15,7 @@ from time import perf_counter
 
 from pycupel.diagnostics.events import PipelineStage
 from pycupel.model import ContextBudget, ContextItem, OverflowStrategy, ScoredItem
-from pycupel.pipeline.classify import classify
+from pycupel.pipeline.classify import check_no_repeats, classify
 from pycupel.pipeline.deduplicate import deduplicate
 from pycupel.pipeline.explain import (
     explain_duplicates,
@@ -24,7 +24,7 @@ from pycupel.pipeline.explain import (
     explain_truncation,
     included,
 )
-from pycupel.pipeline.place import place
+from pycupel.pipeline.place import overflow_limit, place
 from pycupel.pipeline.result import PipelineResult
 from pycupel.pipeline.score import score
 from pycupel.pipeline.slice import slice_sorted
@@ -49,6 +49,7 @@ def execute(  # noqa: PLR0917 (positional: the per-run entry of the hot path)
     columnar_placer: ColumnPlacer | None,
     deduplicate_contents: bool,
     overflow_strategy: OverflowStrategy,
+    query: str | None = None,
 ) -> PipelineResult:
     """Run the stages on ``candidates`` (a checked sequence) within ``budget``.
 
@@ -69,7 +70,7 @@ def execute(  # noqa: PLR0917 (positional: the per-run entry of the hot path)
     if trace is not None:
         started = perf_counter()
     scoreable_tuple = tuple(scoreable)
-    scores = score(scorer, scoreable_tuple)
+    scores = score(scorer, scoreable_tuple, query)
     if trace is not None:
         trace.stage(PipelineStage.SCORE, started, perf_counter(), len(scoreable_tuple))
 
@@ -81,6 +82,12 @@ def execute(  # noqa: PLR0917 (positional: the per-run entry of the hot path)
     keep: list[int] | None = None
     if deduplicate_contents and len(scoreable_tuple) > 1:
         survivors, scores, keep = deduplicate(scoreable_tuple, scores)
+        if keep is not None:
+            # Equal contents: perhaps one object given twice, which must not pass as its
+            # own duplicate. (Distinct contents rule that out at no cost.)
+            check_no_repeats(candidates)
+    elif not deduplicate_contents:
+        check_no_repeats(candidates)
     if trace is not None:
         ended = perf_counter()
         if trace.decisions and keep is not None:
@@ -152,7 +159,7 @@ def execute(  # noqa: PLR0917 (positional: the per-run entry of the hot path)
     if trace is not None:
         ended = perf_counter()
         if trace.decisions:
-            explain_truncation(trace, truncated, budget.target_tokens, pinned_tokens, pinned)
+            explain_truncation(trace, truncated, overflow_limit(budget), pinned_tokens, pinned)
             trace.flush_items(PipelineStage.PLACE)
         trace.stage(PipelineStage.PLACE, started, ended, merged_count)
         if trace.recorder is not None:

@@ -1,5 +1,8 @@
 """Stage 2, Score: the scorer scores the scoreable items, once per run (the batch form).
 
+The run's query (``Pipeline.run(items, query=...)``) is handed to query-aware scorers
+(:func:`~pycupel.scorers.score_array_for`); other scorers never see it.
+
 A NaN or infinite score raises :class:`~pycupel.errors.NonFiniteScoreError`; a wrong number of
 scores raises :class:`~pycupel.errors.ScorerConfigError`.
 
@@ -22,7 +25,7 @@ from pycupel.scorers.base import (
     Scorer,
     check_finite_scores,
     is_builtin,
-    score_array,
+    score_array_for,
 )
 
 __all__ = ["Scores", "score"]
@@ -31,14 +34,14 @@ Scores = FloatArray | list[float]
 """A run's scores: a list of floats for a small batch, a float64 array otherwise."""
 
 
-def score(scorer: Scorer, items: tuple[ContextItem, ...]) -> Scores:
-    """The scores of ``items``, in their order: a list for a small batch of items scored by a
-    built-in scorer, else a float64 array."""
+def score(scorer: Scorer, items: tuple[ContextItem, ...], query: str | None = None) -> Scores:
+    """The scores of ``items`` for the run's ``query``, in their order: a list for a small
+    batch of items scored by a built-in scorer, else a float64 array."""
     if not items:
         # The specification: an empty scoreable list is never passed to the scorer.
         return np.empty(0, dtype=np.float64)
     if len(items) <= SMALL_BATCH and is_builtin(scorer):
-        listed = scorer.score_all(items)
+        listed = scorer.score_all_for(items, query)
         if len(listed) != len(items):
             raise ScorerConfigError(
                 f"{type(scorer).__name__}.score_all",
@@ -51,7 +54,7 @@ def score(scorer: Scorer, items: tuple[ContextItem, ...]) -> Scores:
                 type(scorer).__name__, index, float(listed[index]), items[index].content
             )
         return listed
-    scores = np.asarray(score_array(scorer, items), dtype=np.float64)
+    scores = np.asarray(score_array_for(scorer, items, query), dtype=np.float64)
     if scores.shape != (len(items),):
         raise ScorerConfigError(
             f"{type(scorer).__name__}.score_array",

@@ -10,6 +10,7 @@ import numpy as np
 from pycupel.model import ContextItem, ScoredItem
 from pycupel.pipeline.score import Scores
 from pycupel.scorers.base import FloatArray
+from pycupel.slicers._common import CheckedScoredItems
 
 __all__ = ["scored_items", "sort_by_score"]
 
@@ -38,6 +39,10 @@ def sort_by_score(
 
 
 def scored_items(items: list[ContextItem], scores: list[float]) -> tuple[ScoredItem, ...]:
-    """``items`` paired with ``scores`` as the specification's (item, score) entries."""
+    """``items`` paired with ``scores`` as the specification's (item, score) entries.
+
+    Marked as checked: the slicers' input check has nothing to find in the pipeline's own
+    pairs (Classify checked the items, Score the scores).
+    """
     # ScoredItem is a NamedTuple: build the tuples directly, without a Python-level loop.
-    return tuple(map(_tuple_new, repeat(ScoredItem), zip(items, scores, strict=True)))
+    return CheckedScoredItems(map(_tuple_new, repeat(ScoredItem), zip(items, scores, strict=True)))

@@ -11,10 +11,11 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, Final
 
+from pycupel._checks import check_bool
 from pycupel.errors import PipelineConfigError
 from pycupel.model import ContextBudget, ContextKind
 from pycupel.pipeline import Pipeline
-from pycupel.placers import ChronologicalPlacer, Placer, UShapedPlacer
+from pycupel.placers import ChronologicalPlacer, Placer, SystemFirstPlacer, UShapedPlacer
 from pycupel.policy import registry
 from pycupel.policy.model import CurveSpec, Policy, ScorerSpec, SlicerSpec
 from pycupel.scorers import (
@@ -31,6 +32,8 @@ from pycupel.scorers import (
     PriorityScorer,
     RecencyScorer,
     ReflexiveScorer,
+    RelevanceScorer,
+    RetrievalScoreScorer,
     ScaledScorer,
     Scorer,
     StepDecay,
@@ -92,6 +95,20 @@ def _reflexive(spec: ScorerSpec, clock: Clock | None) -> Scorer:
     return ReflexiveScorer()
 
 
+def _relevance(spec: ScorerSpec, clock: Clock | None) -> Scorer:
+    options = spec.options
+    return RelevanceScorer(
+        k1=options.get("k1", 1.2), b=options.get("b", 0.75), expansion=options.get("expansion", 0.0)
+    )
+
+
+def _retrieval_score(spec: ScorerSpec, clock: Clock | None) -> Scorer:
+    options = spec.options
+    return RetrievalScoreScorer(
+        key=options.get("key", "retrieval_score"), scale=options.get("scale", "rank")
+    )
+
+
 def _scaled(spec: ScorerSpec, clock: Clock | None) -> Scorer:
     return ScaledScorer(build_scorer(spec.options["inner"], clock=clock))
 
@@ -143,6 +160,8 @@ SCORER_BUILDERS: Final[Mapping[str, Callable[[ScorerSpec, Clock | None], Scorer]
             "tag": _tag,
             "frequency": _frequency,
             "reflexive": _reflexive,
+            "relevance": _relevance,
+            "retrieval_score": _retrieval_score,
             "scaled": _scaled,
             "composite": _composite,
             "decay": _decay,
@@ -307,18 +326,24 @@ def build_placer(name: str) -> Placer:
 
 
 def build_pipeline(
-    policy: Policy, budget: ContextBudget, *, clock: Clock | None = None
+    policy: Policy,
+    budget: ContextBudget,
+    *,
+    clock: Clock | None = None,
+    system_first: bool = False,
 ) -> Pipeline:
     """The pipeline running ``policy`` with ``budget`` (see :meth:`Policy.build`)."""
     if not isinstance(policy, Policy):
         raise PipelineConfigError("policy", policy, "must be a Policy")
     if not isinstance(budget, ContextBudget):
         raise PipelineConfigError("budget", budget, "must be a ContextBudget")
+    check_bool(PipelineConfigError, "system_first", system_first)
+    placer = build_placer(policy.placer)
     return Pipeline(
         budget=budget,
         scorer=_policy_scorer(policy, clock),
         slicer=build_slicer(policy.slicer),
-        placer=build_placer(policy.placer),
+        placer=SystemFirstPlacer(placer) if system_first else placer,
         deduplicate=policy.deduplicate,
         overflow_strategy=policy.overflow_strategy,
     )

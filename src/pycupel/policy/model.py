@@ -132,8 +132,9 @@ class ScorerSpec:
 
     Args:
         type: the scorer type (``recency``, ``priority``, ``kind``, ``tag``, ``frequency``,
-            ``reflexive``, ``scaled``, ``composite``, ``decay``, ``metadata_trust``,
-            ``metadata_key``); see :mod:`pycupel.policy.registry` for each type's options.
+            ``reflexive``, ``relevance``, ``retrieval_score``, ``scaled``, ``composite``,
+            ``decay``, ``metadata_trust``, ``metadata_key``); see :mod:`pycupel.policy.registry`
+            for each type's options.
         weight: relative weight among its siblings (finite, > 0). Weights are normalised to
             sum to 1 when the scorers are combined. An inner scorer (``scaled.inner``) has no
             weight and must keep the default.
@@ -223,14 +224,19 @@ class Policy:
 
     # ------------------------------------------------------------------ conversions
 
-    def build(self, budget: ContextBudget, *, clock: Clock | None = None) -> Pipeline:
+    def build(
+        self, budget: ContextBudget, *, clock: Clock | None = None, system_first: bool = False
+    ) -> Pipeline:
         """A :class:`~pycupel.pipeline.Pipeline` running this policy with ``budget``.
 
         ``clock`` replaces the system clock of every ``decay`` scorer whose policy says
         ``clock = "system"`` (or gives no clock); scorers with a fixed ``reference_time`` keep
-        it. Building a validated policy does not fail.
+        it. ``system_first=True`` wraps the policy's placer in a
+        :class:`~pycupel.placers.SystemFirstPlacer`, so pinned system prompts open the window
+        (the specification's placers put an undated system prompt where its order says).
+        Building a validated policy does not fail.
         """
-        return _build.build_pipeline(self, budget, clock=clock)
+        return _build.build_pipeline(self, budget, clock=clock, system_first=system_first)
 
     def to_dict(self) -> dict[str, Any]:
         """The canonical file form: plain dicts, lists, strings, numbers and booleans (no

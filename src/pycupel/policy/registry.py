@@ -616,6 +616,50 @@ SCORERS: Final = Category(
             "The item's future_relevance_hint, clamped to [0, 1].",
         ),
         ComponentDef(
+            "relevance",
+            ("relevance",),
+            "BM25 relevance of the content to the run's query, best item 1.0 (needs a query).",
+            (
+                OptionDef(
+                    "k1",
+                    Number(exclusive_minimum=0.0),
+                    "Term-frequency saturation (> 0).",
+                    default=1.2,
+                ),
+                OptionDef(
+                    "b",
+                    Number(minimum=0.0, maximum=1.0),
+                    "Length normalisation, in [0, 1].",
+                    default=0.75,
+                ),
+                OptionDef(
+                    "expansion",
+                    Number(minimum=0.0),
+                    "Weight of query-expansion terms from the best matches (0: off).",
+                    default=0.0,
+                ),
+            ),
+        ),
+        ComponentDef(
+            "retrieval_score",
+            ("retrieval", "score"),
+            "A retriever's raw score in metadata[key], of any range, ranked or min-max scaled.",
+            (
+                OptionDef(
+                    "key",
+                    Text(non_blank=True, max_length=1000),
+                    "Metadata key holding the score.",
+                    default="retrieval_score",
+                ),
+                OptionDef(
+                    "scale",
+                    Choice({"rank": ("rank",), "minmax": ("min", "max")}),
+                    "'rank' (order only) or 'minmax' (linear).",
+                    default="rank",
+                ),
+            ),
+        ),
+        ComponentDef(
             "scaled",
             ("scaled",),
             "Min-max normalisation of an inner scorer over the candidates.",

@@ -1,12 +1,14 @@
 """The replay of one request under every policy: the numbers of one output row each.
 
 For each request the messages are split into units once (the adapter of its format, the
-default heuristic token counter); then, per policy:
+default heuristic token counter, its counts remembered by text for the worker's task); then,
+per policy:
 
 * the policy fits the units into the budget with the adapter's rules;
-* the fitted history is checked (``valid``): it parses again with its format's adapter (so no
-  orphaned tool result, no unanswered tool call, no broken message), it fits in the budget,
-  and it keeps every system message and the latest user turn;
+* the fitted history is checked (``valid``): it fits in the budget, keeps every pinned unit
+  (system prompt, latest user turn), holds no tool call without its result (a call and its
+  results are one unit, kept whole), and its messages parse again with the adapter to the
+  token count the fit reported;
 * kept and dropped messages are counted by role (system, user, assistant, tool) and by the kind
   of their unit (Message, ToolOutput, SystemPrompt);
 * the input cost is predicted with caching (:mod:`pycupel.replay.prices`), against the previous
@@ -64,10 +66,16 @@ _COUNTED_TEXTS = 200_000
 
 @dataclass(frozen=True, slots=True)
 class ReplayPolicy:
-    """A policy to replay, with the label its rows carry."""
+    """A policy to replay, with the label its rows carry.
+
+    With ``session=True`` the requests of a session are fitted by the format adapter's
+    ``Session`` (one per session id: append-only windows between compactions, recall), using
+    this policy for its compactions; requests without a session id are fitted on their own.
+    """
 
     name: str
     policy: Policy
+    session: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +128,8 @@ class SessionState:
 
     original: tuple[tuple[str, int], ...] = ()
     fitted: dict[str, tuple[tuple[str, int], ...]] = field(default_factory=dict)
+    sessions: dict[str, Any] = field(default_factory=dict)
+    """The adapter ``Session`` of each session-mode policy, by policy label."""
 
 
 class Replayer:
@@ -132,6 +142,7 @@ class Replayer:
             (entry.name, entry.policy.build(resolve_budget(config.budget, 0)))
             for entry in config.policies
         )
+        self._session_mode = {entry.name: entry for entry in config.policies if entry.session}
         self._adapters: dict[str, Any] = {}
         # Counts are remembered by text: a session's requests repeat their earlier messages,
         # and the validity check counts the fitted messages again.
@@ -219,6 +230,19 @@ class Replayer:
         price: Price,
     ) -> None:
         budget = self.config.budget
+        mode = self._session_mode.get(row["policy"])
+        if mode is not None and state is not None and hasattr(adapter, "Session"):
+            self._session_row(
+                row,
+                spec=spec,
+                adapter=adapter,
+                units=units,
+                entry=mode,
+                request=request,
+                state=state,
+                price=price,
+            )
+            return
         started = time.perf_counter()
         try:
             fitted = spec.fit(units, budget=budget, pipeline=pipeline)
@@ -236,12 +260,6 @@ class Replayer:
             cached = price.cached_tokens(_prefix_tokens(previous, signature))
             state.fitted[row["policy"]] = signature
         kept_indices = {index for unit in kept_units for index in unit.message_indices}
-        evidence = request.evidence
-        evidence_kept: int | None = None
-        recall: float | None = None
-        if evidence is not None:
-            evidence_kept = sum(index in kept_indices for index in evidence)
-            recall = evidence_kept / len(evidence) if evidence else None
         invalid = _invalid_reason(
             spec,
             units=units,
@@ -250,23 +268,136 @@ class Replayer:
             budget=budget,
             counter=self._counter,
         )
-        row.update(
-            {
-                "status": "ok",
-                "detail": None,
-                "messages_after": sum(len(unit.roles) for unit in kept_units),
-                "units_after": len(kept_units),
-                "tokens_after": tokens_after,
-                "valid": invalid is None,
-                "invalid_reason": invalid,
-                "cached_tokens_after": cached,
-                "cost_after_usd": price.cost(tokens_after, cached),
-                "evidence_kept": evidence_kept,
-                "evidence_recall": recall,
-            }
+        _fill(
+            row,
+            units=units,
+            kept_units=kept_units,
+            kept_indices=kept_indices,
+            tokens_after=tokens_after,
+            cached=cached,
+            invalid=invalid,
+            request=request,
+            price=price,
+            spec=spec,
         )
-        for key, value in _count_messages(spec, units, kept_units).items():
-            row[f"_kept_{key}"] = value
+
+    def _session_row(
+        self,
+        row: dict[str, Any],
+        *,
+        spec: ReplayFormat,
+        adapter: Any,
+        units: MessageUnits[Any],
+        entry: ReplayPolicy,
+        request: LoggedRequest,
+        state: SessionState,
+        price: Price,
+    ) -> None:
+        """The row of a session-mode policy: the adapter's Session fits the request."""
+        budget = self.config.budget
+        session = state.sessions.get(entry.name)
+        if session is None:
+            options: dict[str, Any] = {}
+            if spec.name == "anthropic":
+                options["cache_ttl"] = None  # breakpoints go on copies; keep the originals
+            session = adapter.Session(
+                budget=budget, policy=entry.policy, counter=self._counter, **options
+            )
+            state.sessions[entry.name] = session
+        messages = units.messages
+        started = time.perf_counter()
+        try:
+            window = session.fit(messages, **spec.system_argument(request.system))
+        except CupelError as exc:
+            row["fit_ms"] = (time.perf_counter() - started) * 1000.0
+            row.update(_failed(type(exc).__name__, str(exc)))
+            return
+        row["fit_ms"] = (time.perf_counter() - started) * 1000.0
+        positions = {id(message): index for index, message in enumerate(messages)}
+        kept_indices = {positions[id(message)] for message in window.messages}
+        system_kept = window.system is not None
+        kept_units = [
+            unit
+            for unit in units.units
+            if (unit.system_parameter and system_kept)
+            or (unit.message_indices and unit.message_indices[0] in kept_indices)
+        ]
+        invalid: str | None = None
+        try:
+            tokens_after = spec.count_tokens(adapter, window.messages, window.system, self._counter)
+        except CupelError as exc:
+            tokens_after = sum(unit.item.tokens for unit in kept_units)
+            invalid = f"the session's window does not parse: {exc}"
+        if invalid is None:
+            invalid = _unit_problem(units, set(kept_units), tokens_after, budget)
+        cached = price.cached_tokens(window.cached_tokens)
+        state.fitted[entry.name] = _signature_of(kept_units)
+        _fill(
+            row,
+            units=units,
+            kept_units=kept_units,
+            kept_indices=kept_indices,
+            tokens_after=tokens_after,
+            cached=cached,
+            invalid=invalid,
+            request=request,
+            price=price,
+            spec=spec,
+        )
+
+
+def _fill(
+    row: dict[str, Any],
+    *,
+    units: MessageUnits[Any],
+    kept_units: Sequence[Any],
+    kept_indices: set[int],
+    tokens_after: int,
+    cached: int,
+    invalid: str | None,
+    request: LoggedRequest,
+    price: Price,
+    spec: ReplayFormat,
+) -> None:
+    """The fitted columns of a successful fit."""
+    evidence = request.evidence
+    evidence_kept: int | None = None
+    recall: float | None = None
+    if evidence is not None:
+        evidence_kept = sum(index in kept_indices for index in evidence)
+        recall = evidence_kept / len(evidence) if evidence else None
+    row.update(
+        {
+            "status": "ok",
+            "detail": None,
+            "messages_after": sum(len(unit.roles) for unit in kept_units),
+            "units_after": len(kept_units),
+            "tokens_after": tokens_after,
+            "valid": invalid is None,
+            "invalid_reason": invalid,
+            "cached_tokens_after": cached,
+            "cost_after_usd": price.cost(tokens_after, cached),
+            "evidence_kept": evidence_kept,
+            "evidence_recall": recall,
+        }
+    )
+    for key, value in _count_messages(spec, units, kept_units).items():
+        row[f"_kept_{key}"] = value
+
+
+def _unit_problem(
+    units: MessageUnits[Any], kept: set[Any], tokens_after: int, budget: int
+) -> str | None:
+    """Budget, pinned units and unanswered calls of a selection of whole units."""
+    if tokens_after > budget:
+        return f"{tokens_after} tokens exceed the budget of {budget}"
+    for unit in units.units:
+        if unit in kept:
+            if unit.unanswered_call_ids:
+                return f"tool call {unit.unanswered_call_ids[0]!r} is kept without its result"
+        elif unit.item.pinned:
+            return "a pinned unit (system prompt or latest user turn) was dropped"
+    return None
 
 
 def _failed(status: str, detail: str) -> dict[str, Any]:
@@ -337,15 +468,10 @@ def _invalid_reason(
     fitted messages themselves are parsed again by the adapter's counter and must count the
     tokens the fit reported.
     """
-    if tokens_after > budget:
-        return f"{tokens_after} tokens exceed the budget of {budget}"
     kept = set(fitted.units)
-    for unit in units.units:
-        if unit in kept:
-            if unit.unanswered_call_ids:
-                return f"tool call {unit.unanswered_call_ids[0]!r} is kept without its result"
-        elif unit.item.pinned:
-            return "a pinned unit (system prompt or latest user turn) was dropped"
+    problem = _unit_problem(units, kept, tokens_after, budget)
+    if problem is not None:
+        return problem
     if len(kept) == len(units.units):
         return None  # the original request, which the adapter has just read
     adapter = spec.adapter()

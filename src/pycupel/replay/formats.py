@@ -31,6 +31,8 @@ _ROLES: Mapping[str, str] = MappingProxyType(
     {
         "system": "system",
         "developer": "system",
+        "instructions": "system",
+        "system_instruction": "system",
         "user": "user",
         "human": "user",
         "assistant": "assistant",
@@ -38,6 +40,8 @@ _ROLES: Mapping[str, str] = MappingProxyType(
         "model": "assistant",
         "tool": "tool",
         "function": "tool",
+        "function_call": "tool",
+        "function_call_output": "tool",
     }
 )
 
@@ -85,6 +89,10 @@ class ReplayFormat:
         tokens: int = adapter.count_tokens(messages, counter=counter, **self._system(system))
         return tokens
 
+    def system_argument(self, system: Any) -> dict[str, Any]:
+        """The keyword argument passing a request's system prompt to the adapter (or none)."""
+        return self._system(system)
+
     def _system(self, system: Any) -> dict[str, Any]:
         if system is None or self.system_keyword is None:
             return {}
@@ -115,7 +123,11 @@ class ReplayFormat:
         result = adapter.to_messages(fitted.selected, units)
         if isinstance(result, list):
             return result, None
-        return list(result.messages), getattr(result, "system", None)
+        # Every adapter keeping its system prompt apart returns (system, messages): Anthropic's
+        # (system, messages), Responses' (instructions, input), Gemini's (system_instruction,
+        # contents).
+        system, messages = result[0], result[1]
+        return list(messages) if isinstance(messages, list) else [messages], system
 
     @staticmethod
     def role_category(role: str) -> str:

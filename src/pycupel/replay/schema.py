@@ -10,8 +10,9 @@ format         string, required          the message format: ``openai``, ``anthr
                                          ``responses``, ``gemini`` or ``langchain``
 messages       array, required           the request's messages, as sent to the provider
                                          (LangChain: message dicts as ``message.model_dump()``)
-system         string or array, optional the system prompt sent beside the messages
-                                         (Anthropic's ``system``)
+system         string/array/object, opt. the system prompt sent beside the messages
+                                         (Anthropic's ``system``, Responses' ``instructions``,
+                                         Gemini's ``system_instruction``)
 session_id     string, optional          requests of one conversation share it; they replay in
                                          order, on one worker, with cache accounting
 turn           integer >= 0, optional    the request's position in its session
@@ -121,8 +122,10 @@ def parse_record(
     if not isinstance(messages, list):
         raise _bad(source, where, "messages", "must be an array of messages", messages)
     system = value.get("system")
-    if system is not None and not isinstance(system, str | list):
-        raise _bad(source, where, "system", "must be a string or an array of blocks", system)
+    if system is not None and not isinstance(system, str | list | Mapping):
+        raise _bad(
+            source, where, "system", "must be a string, an array of blocks or an object", system
+        )
     session_id = value.get("session_id")
     if session_id is not None and (not isinstance(session_id, str) or not session_id):
         raise _bad(source, where, "session_id", "must be a non-empty string", session_id)

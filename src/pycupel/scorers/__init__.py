@@ -5,16 +5,22 @@ Absolute scorers look at one item: :class:`KindScorer`, :class:`TagScorer`,
 :class:`MetadataKeyScorer`. Relative scorers rank an item among its peers in one
 O(N log N) pass: :class:`RecencyScorer`, :class:`PriorityScorer`, :class:`FrequencyScorer`.
 Combinators: :class:`CompositeScorer` (weighted average) and :class:`ScaledScorer`
-(min-max normalisation).
+(min-max normalisation). Query-aware scorers read the run's query
+(``Pipeline.run(items, query=...)``): :class:`RelevanceScorer` (BM25), :class:`EmbeddingScorer`
+(your embedding function) and :class:`RankFusionScorer` (reciprocal rank fusion);
+:class:`RetrievalScoreScorer` turns a retriever's raw scores into [0, 1].
 """
 
 from pycupel.scorers.base import (
+    MAX_SCORER_NESTING,
     BaseScorer,
     FunctionScorer,
     ItemScorer,
+    QueryAwareScorer,
     Scorer,
     as_scorer,
     score_array,
+    score_array_for,
 )
 from pycupel.scorers.composite import CompositeScorer, find_cycle
 from pycupel.scorers.decay import (
@@ -38,16 +44,26 @@ from pycupel.scorers.metadata import (
 from pycupel.scorers.priority import PriorityScorer
 from pycupel.scorers.recency import RecencyScorer
 from pycupel.scorers.reflexive import ReflexiveScorer
+from pycupel.scorers.relevance import (
+    EmbeddingScorer,
+    EmbedFunction,
+    RankFusionScorer,
+    RelevanceScorer,
+    RetrievalScoreScorer,
+)
 from pycupel.scorers.scaled import ScaledScorer
 from pycupel.scorers.tag import TagScorer
 
 __all__ = [
+    "MAX_SCORER_NESTING",
     "TRUST_KEY",
     "BaseScorer",
     "Clock",
     "CompositeScorer",
     "DecayCurve",
     "DecayScorer",
+    "EmbedFunction",
+    "EmbeddingScorer",
     "ExponentialDecay",
     "FixedClock",
     "FrequencyScorer",
@@ -57,8 +73,12 @@ __all__ = [
     "MetadataKeyScorer",
     "MetadataTrustScorer",
     "PriorityScorer",
+    "QueryAwareScorer",
+    "RankFusionScorer",
     "RecencyScorer",
     "ReflexiveScorer",
+    "RelevanceScorer",
+    "RetrievalScoreScorer",
     "ScaledScorer",
     "Scorer",
     "StepDecay",
@@ -69,4 +89,5 @@ __all__ = [
     "find_cycle",
     "parse_decimal_float",
     "score_array",
+    "score_array_for",
 ]

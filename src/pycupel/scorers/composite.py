@@ -17,8 +17,10 @@ from pycupel.scorers.base import (
     FloatArray,
     Scorer,
     as_scorer,
+    check_nesting,
     is_builtin,
     score_array,
+    score_array_for,
 )
 
 __all__ = ["CompositeScorer", "find_cycle"]
@@ -102,23 +104,31 @@ class CompositeScorer(Immutable, BaseScorer):
         return self._scorers
 
     def score_array(self, items: Sequence[ContextItem]) -> FloatArray:
+        return self.score_array_for(items, None)
+
+    def score_array_for(self, items: Sequence[ContextItem], query: str | None) -> FloatArray:
+        """The weighted average, each child scored for the run's ``query``."""
         result = np.zeros(len(items), dtype=np.float64)
         for scorer, weight in zip(self._scorers, self._weights, strict=True):
-            result += score_array(scorer, items) * weight
+            result += score_array_for(scorer, items, query) * weight
         return result
 
     def score_all(self, items: Sequence[ContextItem]) -> list[float]:
+        return self.score_all_for(items, None)
+
+    def score_all_for(self, items: Sequence[ContextItem], query: str | None) -> list[float]:
         if len(items) > SMALL_BATCH:
-            return super().score_all(items)
+            scores: list[float] = self.score_array_for(items, query).tolist()
+            return scores
         # The vectorised form's arithmetic, element by element: 0.0 + s0*w0 + s1*w1 + ...
         result = [0.0] * len(items)
         for scorer, weight in zip(self._scorers, self._weights, strict=True):
             if is_builtin(scorer):
-                scores = scorer.score_all(items)
+                child = scorer.score_all_for(items, query)
             else:
-                # Other scorers' output is checked and converted as score_array does.
-                scores = score_array(scorer, items).tolist()
-            result = [total + score * weight for total, score in zip(result, scores, strict=True)]
+                # Other scorers' output is checked and converted as score_array_for does.
+                child = score_array_for(scorer, items, query).tolist()
+            result = [total + score * weight for total, score in zip(result, child, strict=True)]
         return result
 
     def score(self, item: ContextItem, all_items: Sequence[ContextItem]) -> float:
@@ -145,9 +155,11 @@ def _child(index: int, scorer: object) -> Scorer:
     if scorer is None:
         raise ScorerConfigError(field, scorer, "must be a scorer, not None")
     try:
-        return as_scorer(scorer)  # type: ignore[arg-type]  # validated by as_scorer
+        checked = as_scorer(scorer)  # type: ignore[arg-type]  # validated by as_scorer
     except ScorerConfigError as exc:
         raise ScorerConfigError(field, scorer, exc.rule) from exc
+    check_nesting(field, checked)
+    return checked
 
 
 def _score_one(scorer: Scorer, item: ContextItem, all_items: Sequence[ContextItem]) -> float:

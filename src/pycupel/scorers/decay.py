@@ -41,6 +41,10 @@ IntArray = npt.NDArray[np.int64]
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
 _MICROS_PER_SECOND = 1_000_000.0
+_AGE_LIMIT_MICROS = (datetime.max - datetime.min) // _MICROSECOND + 1
+"""One microsecond above the largest age two datetimes can be apart. Durations beyond it
+(up to ``timedelta.max``, which does not fit int64 microseconds) act exactly like it, so they
+are clamped to it before they meet the int64 age arrays."""
 
 
 # --------------------------------------------------------------------------- clocks
@@ -101,6 +105,11 @@ def _micros(duration: timedelta) -> int:
     return duration // _MICROSECOND
 
 
+def _age_micros(duration: timedelta) -> int:
+    """``duration`` in microseconds, clamped to ``[0, _AGE_LIMIT_MICROS]`` (int64-safe)."""
+    return min(max(0, _micros(duration)), _AGE_LIMIT_MICROS)
+
+
 def _check_positive_duration(field: str, value: object) -> timedelta:
     if not isinstance(value, timedelta):
         raise ScorerConfigError(field, value, "must be a datetime.timedelta")
@@ -127,7 +136,7 @@ class DecayCurve(ABC):
 
     def score_age(self, age: timedelta) -> float:
         """The score for one age (negative ages count as zero, as in DecayScorer)."""
-        micros = max(0, _micros(age))
+        micros = _age_micros(age)
         return float(self.score_ages(np.array([micros], dtype=np.int64))[0])
 
 
@@ -211,7 +220,7 @@ class StepDecay(Immutable, DecayCurve):
                     "windows are ordered youngest to oldest",
                 )
             checked.append((max_age, score))
-        boundaries = np.array([_micros(age) for age, _ in checked], dtype=np.int64)
+        boundaries = np.array([_age_micros(age) for age, _ in checked], dtype=np.int64)
         scores = np.array([score for _, score in checked], dtype=np.float64)
         boundaries.flags.writeable = False
         scores.flags.writeable = False
@@ -253,7 +262,7 @@ class WindowDecay(Immutable, DecayCurve):
     def __init__(self, max_age: timedelta) -> None:
         checked = _check_positive_duration("max_age", max_age)
         object.__setattr__(self, "_max_age", checked)
-        object.__setattr__(self, "_max_age_micros", _micros(checked))
+        object.__setattr__(self, "_max_age_micros", _age_micros(checked))
 
     @property
     def max_age(self) -> timedelta:
@@ -346,8 +355,15 @@ class DecayScorer(Immutable, ItemScorer):
 
     def _now_micros(self) -> int:
         now = self._now()
-        if not isinstance(now, datetime) or now.tzinfo is None or now.utcoffset() is None:
-            raise ScorerConfigError("clock.now()", now, "must return a timezone-aware datetime")
+        rule = "must return a timezone-aware datetime"
+        if not isinstance(now, datetime) or now.tzinfo is None:
+            raise ScorerConfigError("clock.now()", now, rule)
+        try:
+            offset = now.utcoffset()
+        except (TypeError, ValueError) as exc:  # a custom tzinfo returning a bad offset
+            raise ScorerConfigError("clock.now()", now, f"{rule} ({exc})") from exc
+        if offset is None:
+            raise ScorerConfigError("clock.now()", now, rule)
         return (now - _EPOCH) // _MICROSECOND
 
     def score_item(self, item: ContextItem) -> float:

@@ -10,7 +10,15 @@ import numpy as np
 from pycupel.errors import ScorerConfigError
 from pycupel.model import ContextItem
 from pycupel.scorers._immutable import Immutable
-from pycupel.scorers.base import BaseScorer, FloatArray, Scorer, as_scorer, score_array
+from pycupel.scorers.base import (
+    BaseScorer,
+    FloatArray,
+    Scorer,
+    as_scorer,
+    check_nesting,
+    score_array,
+    score_array_for,
+)
 
 __all__ = ["ScaledScorer"]
 
@@ -41,6 +49,7 @@ class ScaledScorer(Immutable, BaseScorer):
             scorer = as_scorer(inner)
         except ScorerConfigError as exc:
             raise ScorerConfigError("inner", inner, exc.rule) from exc
+        check_nesting("inner", scorer)
         object.__setattr__(self, "_inner", scorer)
 
     @property
@@ -52,7 +61,11 @@ class ScaledScorer(Immutable, BaseScorer):
         return (self._inner,)
 
     def score_array(self, items: Sequence[ContextItem]) -> FloatArray:
-        raw = score_array(self._inner, items)
+        return self.score_array_for(items, None)
+
+    def score_array_for(self, items: Sequence[ContextItem], query: str | None) -> FloatArray:
+        """The min-max normalised inner scores, the inner scorer scored for ``query``."""
+        raw = score_array_for(self._inner, items, query)
         low, high = _min_max(raw)
         if high == low:
             return np.full(len(items), DEGENERATE_SCORE, dtype=np.float64)

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from pycupel._checks import check_bool, check_float, check_int
@@ -336,9 +336,11 @@ class SessionCore(Generic[M]):
         history = self._history
         units = history.units
         latest = history.latest_user_unit
-        cut = self._tail_cut(low * TAIL_SHARE, latest)
+        cut = self._tail_cut(low * TAIL_SHARE)
         tail = list(range(cut, len(units)))
-        older = units[:cut]
+        older = list(units[:cut])
+        if 0 <= latest < cut:  # the latest user turn is kept even when the run starts later
+            older[latest] = replace(older[latest], item=older[latest].item.replace(pinned=True))
         position_of = {id(unit): position for position, unit in enumerate(older)}
         candidates: MessageUnits[M] = MessageUnits(
             self.format.provider, (), tuple(older), self.format.overhead
@@ -385,20 +387,19 @@ class SessionCore(Generic[M]):
         )
         return _Fitted(fitted.units, fitted.report)
 
-    def _tail_cut(self, tokens: float, latest: int) -> int:
-        """The first unit of the unbroken recent run: as far back as ``tokens`` allow, then
-        forward to the first unit starting on a grid boundary (never past the latest turn)."""
+    def _tail_cut(self, tokens: float) -> int:
+        """The first unit of the unbroken recent run: as far back as ``tokens`` allow (the
+        newest unit always), then forward to the first unit starting on a grid boundary."""
         units = self._history.units
         start = len(units)
         used = 0.0
         while start > 0 and not units[start - 1].system_parameter:
             cost = self._guard(start - 1)
-            if used + cost > tokens and start <= latest:
+            if used + cost > tokens and start < len(units):
                 break
             used += cost
             start -= 1
-        limit = latest if latest >= 0 else len(units) - 1
-        while start < limit:
+        while start < len(units) - 1:
             indices = units[start].message_indices
             if indices and indices[0] % self.grid == 0:
                 break

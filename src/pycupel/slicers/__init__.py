@@ -6,6 +6,8 @@
 * :class:`CountQuotaSlice` — minimum and maximum item counts per kind around an inner slicer.
 * :class:`CountConstrainedKnapsackSlice` — the same counts around a knapsack.
 * :class:`PackerSlice` / :func:`pack` — skip-and-continue packing with an early stop.
+* :class:`StreamSlice` — online greedy selection over an async source in micro-batches; stops
+  reading once the budget is full.
 * :class:`OptimalSlice` — the provably best subset under the budget, token and count quotas,
   all-or-none groups and alternative versions at once (mixed-integer program; needs SciPy).
 """
@@ -26,6 +28,7 @@ from pycupel.slicers.knapsack import DEFAULT_MAX_TABLE_BYTES, KnapsackSlice
 from pycupel.slicers.optimal import OptimalSlice
 from pycupel.slicers.packer import PackerSlice, PackResult, pack
 from pycupel.slicers.quota import QuotaEntry, QuotaSlice
+from pycupel.slicers.stream import StreamSlice, StreamSliceResult
 
 __all__ = [
     "DEFAULT_MAX_TABLE_BYTES",
@@ -46,6 +49,8 @@ __all__ = [
     "SliceResult",
     "Slicer",
     "SolverStats",
+    "StreamSlice",
+    "StreamSliceResult",
     "TokenRequirementShortfall",
     "pack",
 ]

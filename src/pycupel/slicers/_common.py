@@ -9,6 +9,7 @@ would otherwise *gain* budget from such an item).
 from __future__ import annotations
 
 import math
+import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from operator import attrgetter, itemgetter
@@ -18,15 +19,17 @@ import numpy as np
 import numpy.typing as npt
 
 from pycupel.errors import InvalidValueError, SliceInputError, SlicerConfigError
-from pycupel.model import ContextBudget, ContextKind, KindLike, ScoredItem
+from pycupel.model import ContextBudget, ContextItem, ContextKind, KindLike, ScoredItem
 from pycupel.slicers.base import Slicer, SliceResult
 
 __all__ = [
     "TOKEN_TOTAL_LIMIT",
+    "CheckedScoredItems",
     "ColumnSlicer",
     "Frozen",
     "check_budget",
     "check_inner_slicer",
+    "check_scored_items",
     "check_token_counts",
     "config_kind",
     "negative_tokens_error",
@@ -93,6 +96,7 @@ class ColumnSlicer(ABC):
     def slice(self, items: Sequence[ScoredItem], budget: ContextBudget) -> SliceResult:
         """Select from ``items`` (score-sorted) within ``budget.target_tokens``."""
         checked = check_budget(budget)
+        items = check_scored_items(items)
         if not items or checked.target_tokens <= 0:
             return SliceResult(())
         positions = self.select_positions(tokens_of(items), scores_of(items), checked)
@@ -106,8 +110,57 @@ def check_budget(budget: object) -> ContextBudget:
     return budget
 
 
+_SCORE_TYPES = frozenset({float, int, np.float64})
+
+
+class CheckedScoredItems(tuple[ScoredItem, ...]):
+    """A tuple of :class:`ScoredItem` whose shape is known good: built by the pipeline from
+    its own scores, or by a slicer from input it has checked. :func:`check_scored_items`
+    passes it without a look, so the check costs nothing on the pipeline's path."""
+
+    __slots__ = ()
+
+
+def check_scored_items(items: object) -> Sequence[ScoredItem]:
+    """Return ``items`` if it is a sequence of :class:`ScoredItem` with real-number scores.
+
+    Every slicer's ``slice`` starts here, so a direct call with the wrong shape of input gets
+    the same :class:`SliceInputError` from all of them. The common case (exact types
+    throughout) is decided by three C-level passes; the per-element walk that names the
+    culprit runs only when one of them finds something else.
+    """
+    if type(items) is CheckedScoredItems:
+        return items
+    if isinstance(items, str | bytes) or not isinstance(items, Sequence):
+        raise SliceInputError("items", items, "must be a sequence of ScoredItem")
+    if (
+        set(map(type, items)) <= {ScoredItem}
+        and set(map(type, map(_item, items))) <= {ContextItem}
+        and set(map(type, map(_score, items))) <= _SCORE_TYPES
+    ):
+        return items
+    entry: object
+    for index, entry in enumerate(items):
+        if not isinstance(entry, ScoredItem):
+            raise SliceInputError(f"items[{index}]", entry, "must be a ScoredItem(item, score)")
+        if not isinstance(entry.item, ContextItem):
+            raise SliceInputError(f"items[{index}].item", entry.item, "must be a ContextItem")
+        score: object = entry.score
+        if isinstance(score, bool) or not isinstance(score, numbers.Real):
+            raise SliceInputError(
+                f"items[{index}].score",
+                score,
+                "must be a real number (int or float; text and Decimal are not converted)",
+            )
+    return items
+
+
 def check_inner_slicer(field: str, inner: object) -> Slicer:
-    """Return ``inner`` if it implements the :class:`Slicer` protocol."""
+    """Return ``inner`` if it is a slicer instance (the :class:`Slicer` protocol)."""
+    if isinstance(inner, type):
+        raise SlicerConfigError(
+            field, inner, f"must be a slicer instance, not a class: write {inner.__name__}(...)"
+        )
     if not isinstance(inner, Slicer):
         raise SlicerConfigError(
             field, inner, "must be a slicer (a budget_monotonic property and a slice method)"

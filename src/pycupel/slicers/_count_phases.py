@@ -16,7 +16,12 @@ import numpy as np
 
 from pycupel.errors import CountRequirementError, SlicerConfigError
 from pycupel.model import ContextBudget, ContextItem, ContextKind, ScoredItem
-from pycupel.slicers._common import negative_tokens_error, score_desc_key, scores_of
+from pycupel.slicers._common import (
+    CheckedScoredItems,
+    negative_tokens_error,
+    score_desc_key,
+    scores_of,
+)
 from pycupel.slicers.base import CapExclusion, CountRequirementShortfall
 
 if TYPE_CHECKING:
@@ -159,11 +164,14 @@ def _rank(pair: tuple[int, ScoredItem]) -> float:
 
 
 def residual_items(items: Sequence[ScoredItem], state: CountSatisfied) -> Sequence[ScoredItem]:
-    """The candidates phase 1 did not commit (input order; items compare by identity)."""
+    """The candidates phase 1 did not commit (input order; items compare by identity).
+
+    ``items`` has been checked by the calling slicer, so the result is marked as checked.
+    """
     if not state.committed:
-        return items
+        return CheckedScoredItems(items)
     committed = set(state.committed)
-    return [scored for scored in items if scored.item not in committed]
+    return CheckedScoredItems(scored for scored in items if scored.item not in committed)
 
 
 def residual_budget(budget: ContextBudget, state: CountSatisfied) -> ContextBudget:

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from operator import itemgetter
 
 from pycupel.errors import SlicerConfigError
 from pycupel.model import ContextBudget, ContextItem, ScoredItem
-from pycupel.slicers._common import Frozen, check_budget, score_desc_key
+from pycupel.slicers._common import Frozen, check_budget, check_scored_items, score_desc_key
 from pycupel.slicers._count_phases import (
     CountPolicy,
     count_satisfy,
@@ -29,9 +28,9 @@ class CountConstrainedKnapsackSlice(Frozen):
        :class:`~pycupel.errors.CountRequirementError` naming ``CountConstrainedKnapsackSlice``);
     2. *knapsack-distribute*: the knapsack selects from the remaining candidates within
        ``min(max(0, target - pre_allocated), max_tokens)``; its picks are then re-sorted by
-       score descending, because the knapsack's output order is not a ranking. Equal scores
-       keep their input order, so the result does not depend on the DP's internal
-       reconstruction order;
+       score descending, because the knapsack's output order is not a ranking. The re-sort
+       is stable, so equal scores keep the knapsack's output order (zero-token items first,
+       then the DP's reconstruction order), as the specification's stable sort does;
     3. *cap enforcement*: per-kind counts start from the phase-1 commitments; picks over a
        kind's ``cap_count`` are dropped and reported as
        :class:`~pycupel.slicers.CapExclusion` records in ``SliceResult.cap_exclusions``.
@@ -88,6 +87,7 @@ class CountConstrainedKnapsackSlice(Frozen):
     def slice(self, items: Sequence[ScoredItem], budget: ContextBudget) -> SliceResult:
         """Select from ``items`` honouring the count limits, knapsack-optimal in between."""
         check_budget(budget)
+        items = check_scored_items(items)
         if not items or budget.target_tokens <= 0:
             return SliceResult(())
         policy = self._policy
@@ -115,11 +115,16 @@ class CountConstrainedKnapsackSlice(Frozen):
 
 
 def _by_score(picks: Sequence[ContextItem], pool: Sequence[ScoredItem]) -> list[ContextItem]:
-    """``picks`` ranked by score descending, then by position in ``pool`` (NaN last)."""
+    """``picks`` stably re-sorted by score descending (NaN last).
+
+    The sort is stable over the knapsack's own output order, as the specification's re-sort
+    is (every sort in the specification is stable), so equal scores keep the order in which
+    the knapsack returned them (zero-token items, then reconstruction order), not their
+    position in ``pool``.
+    """
     if len(picks) < 2:
         return list(picks)
-    wanted = set(picks)
-    # Collected in pool order; the stable sort keeps that order among equal scores.
-    ranked = [(score_desc_key(s.score), s.item) for s in pool if s.item in wanted]
-    ranked.sort(key=itemgetter(0))
-    return [item for _, item in ranked]
+    score_of: dict[int, float] = {}
+    for scored in pool:
+        score_of.setdefault(id(scored.item), scored.score)
+    return sorted(picks, key=lambda item: score_desc_key(score_of[id(item)]))

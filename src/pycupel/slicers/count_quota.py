@@ -9,7 +9,13 @@ from typing import Self
 from pycupel._checks import check_int
 from pycupel.errors import SlicerConfigError
 from pycupel.model import ContextBudget, ContextKind, KindLike, ScoredItem, ascii_fold
-from pycupel.slicers._common import Frozen, check_budget, check_inner_slicer, config_kind
+from pycupel.slicers._common import (
+    Frozen,
+    check_budget,
+    check_inner_slicer,
+    check_scored_items,
+    config_kind,
+)
 from pycupel.slicers._count_phases import (
     CountPolicy,
     count_satisfy,
@@ -195,6 +201,7 @@ class CountQuotaSlice(Frozen):
     def slice(self, items: Sequence[ScoredItem], budget: ContextBudget) -> SliceResult:
         """Select from ``items`` honouring the per-kind count requirements and caps."""
         check_budget(budget)
+        items = check_scored_items(items)
         if not items or budget.target_tokens <= 0:
             return SliceResult(())
         policy = self._policy

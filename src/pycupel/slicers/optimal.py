@@ -122,6 +122,7 @@ from pycupel.slicers._common import (
     TOKEN_TOTAL_LIMIT,
     Frozen,
     check_budget,
+    check_scored_items,
     scores_of,
     tokens_of,
 )
@@ -274,6 +275,7 @@ class OptimalSlice(Frozen):
         """Select from ``items`` (score-sorted) the best subset that meets every constraint."""
         started = time.perf_counter()
         target = check_budget(budget).target_tokens
+        items = check_scored_items(items)
         if not items or target <= 0:
             return SliceResult((), solver=_trivial_stats(started))
         if target >= TOKEN_TOTAL_LIMIT:

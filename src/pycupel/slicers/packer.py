@@ -24,7 +24,7 @@ from typing import Generic, TypeVar
 from pycupel._checks import check_int
 from pycupel.errors import SliceInputError, SlicerConfigError
 from pycupel.model import ContextBudget, ScoredItem
-from pycupel.slicers._common import Frozen, check_budget
+from pycupel.slicers._common import Frozen, check_budget, check_scored_items
 from pycupel.slicers.base import PackingStats, SliceResult
 
 __all__ = ["PackResult", "PackerSlice", "pack"]
@@ -77,6 +77,7 @@ class PackerSlice(Frozen):
     def slice(self, items: Sequence[ScoredItem], budget: ContextBudget) -> SliceResult:
         """Pack ``items`` (score order) into ``budget.target_tokens``."""
         target = check_budget(budget).target_tokens
+        items = check_scored_items(items)
         if not items or target <= 0:
             return SliceResult((), packing=_nothing_taken(len(items)))
         walk = _walk(items, target, _item_tokens, self._max_consecutive_skips, _item_tokens_field)

@@ -10,9 +10,11 @@ from pycupel._checks import check_float, check_int
 from pycupel.errors import SlicerConfigError
 from pycupel.model import ContextBudget, ContextItem, ContextKind, KindLike, ScoredItem
 from pycupel.slicers._common import (
+    CheckedScoredItems,
     Frozen,
     check_budget,
     check_inner_slicer,
+    check_scored_items,
     config_kind,
     negative_tokens_error,
 )
@@ -169,6 +171,7 @@ class QuotaSlice(Frozen):
     def slice(self, items: Sequence[ScoredItem], budget: ContextBudget) -> SliceResult:
         """Select from ``items`` with the budget shared between kinds by quota."""
         target = check_budget(budget).target_tokens
+        items = check_scored_items(items)
         if not items or target <= 0:
             return SliceResult(())
         partitions = _partition(items)
@@ -186,7 +189,8 @@ class QuotaSlice(Frozen):
             entry = self._by_key.get(key)
             cap_tokens = _percent_of(entry.cap if entry else 100.0, target)
             result = inner.slice(
-                group.members, ContextBudget(max_tokens=cap_tokens, target_tokens=kind_budget)
+                CheckedScoredItems(group.members),  # from input this slice() checked
+                ContextBudget(max_tokens=cap_tokens, target_tokens=kind_budget),
             )
             selected.extend(result.selected)
             shortfalls.extend(result.shortfalls)

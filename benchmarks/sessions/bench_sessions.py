@@ -1,0 +1,288 @@
+"""Sessions against per-turn trimming: input cost with prompt caching, cache reads, recall.
+
+    python benchmarks/sessions/bench_sessions.py [--budgets 4000,16000] [--locomo 10] [--agents 3]
+
+Every conversation is replayed turn by turn (each request is the whole history so far) with
+four strategies, all in the Anthropic Messages format with the adapter's default counter:
+
+* ``session``: one ``anthropic.Session(budget=B)`` per conversation, its ``cache_control``
+  breakpoints included, the usage of each request recorded;
+* ``fit_messages``: ``anthropic.fit_messages(history, budget=B)`` on every turn (defaults);
+* ``sliding``: the newest whole units (a tool call with its result) that fit, every turn;
+* ``full-then-sliding``: the whole history while it fits, then sliding.
+
+Input cost is priced at ``claude-sonnet-4-5`` rates by :mod:`pycupel.analytics.cost`, which
+measures the cached prefix from the rendered requests themselves (the longest run of leading
+messages an earlier request wrote at a breakpoint), not from the session's own claim. The
+baselines have no breakpoints of their own: each is priced both without caching and with a
+breakpoint at the end of every request, and the cheaper of the two counts. Cost is reported
+relative to the sliding window's over the same conversations.
+
+Evidence recall: after the replay, every question of the conversation is appended as the final
+user message and each strategy fits that history; recall is the share of the question's
+evidence messages kept, averaged over questions. Every request of every strategy is checked:
+within the budget (as the adapter counts it) and valid (tool calls paired).
+
+Data: LoCoMo (``../shared/locomo/locomo10.zip``, read in place) and generated agent histories
+of 340 tool rounds (about 1,030 messages) with planted facts; see ``data.py``. Timing: the
+median milliseconds of ``Session.fit`` and of ``fit_messages`` on the agent histories' turns
+at 900-1,100 messages.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from data import Conversation, agent_history, load_locomo, locomo_path
+
+from _harness import format_table, machine_summary
+from pycupel.adapters import anthropic
+from pycupel.analytics import RenderedRequest, render_request, replay_cost
+
+PRICE = "claude-sonnet-4-5"
+STRATEGIES = ("session", "fit_messages", "sliding", "full-then-sliding")
+
+Request = tuple[Any, list[Any]]  # (system, messages)
+
+
+@dataclasses.dataclass
+class Tally:
+    requests: dict[str, list[list[RenderedRequest]]] = dataclasses.field(
+        default_factory=lambda: {name: [] for name in STRATEGIES}
+    )
+    recall: dict[str, list[float]] = dataclasses.field(
+        default_factory=lambda: {name: [] for name in STRATEGIES}
+    )
+    compactions: int = 0
+    invalid: dict[str, int] = dataclasses.field(
+        default_factory=lambda: dict.fromkeys(STRATEGIES, 0)
+    )
+    session_ms: list[float] = dataclasses.field(default_factory=list)
+    fit_ms: list[float] = dataclasses.field(default_factory=list)
+
+
+class Sliding:
+    """Newest whole units that fit; the units of the full history are computed once."""
+
+    def __init__(self, messages: list[dict[str, Any]], budget: int, *, user_first: bool) -> None:
+        units = anthropic.from_messages(messages, allow_unanswered=True)
+        self.spans = [
+            (u.message_indices[0], u.message_indices[-1] + 1, u.item.tokens, u.first_role)
+            for u in units
+        ]
+        self.budget = budget - anthropic.DEFAULT_OVERHEAD.per_request
+        self.user_first = user_first
+
+    def fit(self, history: Sequence[Any], *, whole_first: bool) -> list[Any]:
+        length = len(history)
+        spans = [span for span in self.spans if span[1] <= length]
+        extra = history[spans[-1][1] :] if spans else list(history)
+        total = sum(span[2] for span in spans)
+        if whole_first and total <= self.budget and not extra:
+            return list(history)
+        kept = []
+        used = 0
+        for span in reversed(spans):
+            if used + span[2] > self.budget:
+                break
+            kept.append(span)
+            used += span[2]
+        kept.reverse()
+        while self.user_first and kept and kept[0][3] == "assistant":
+            kept.pop(0)
+        return [message for start, end, _, _ in kept for message in history[start:end]]
+
+
+def check(tally: Tally, name: str, request: Request, budget: int) -> RenderedRequest:
+    system, messages = request
+    rendered = render_request(messages, format="anthropic", system=system)
+    try:
+        anthropic.from_messages(messages, system=system)
+        valid = rendered.total_tokens <= budget
+    except Exception:
+        valid = False
+    if not valid:
+        tally.invalid[name] += 1
+    return rendered
+
+
+def replay(conversation: Conversation, budget: int, tally: Tally, *, user_first: bool) -> None:
+    messages = conversation.messages
+    session = anthropic.Session(budget=budget, start_with_user=user_first)
+    sliding = Sliding(messages, budget, user_first=user_first)
+    rendered: dict[str, list[RenderedRequest]] = {name: [] for name in STRATEGIES}
+    for end in conversation.turns:
+        history = messages[:end]
+        started = time.perf_counter()
+        window = session.fit(history)
+        elapsed = time.perf_counter() - started
+        request = check(tally, "session", (window.system, window.messages), budget)
+        session.record_usage({"input_tokens": request.total_tokens, "cache_read_input_tokens": 0})
+        tally.compactions += window.compacted
+        rendered["session"].append(dataclasses.replace(request, compacted=window.compacted))
+        started = time.perf_counter()
+        _, fitted, _ = anthropic.fit_messages(history, budget=budget, start_with_user=user_first)
+        fit_elapsed = time.perf_counter() - started
+        if 900 <= end <= 1100:
+            tally.session_ms.append(elapsed * 1000)
+            tally.fit_ms.append(fit_elapsed * 1000)
+        rendered["fit_messages"].append(check(tally, "fit_messages", (None, fitted), budget))
+        rendered["sliding"].append(
+            check(tally, "sliding", (None, sliding.fit(history, whole_first=False)), budget)
+        )
+        rendered["full-then-sliding"].append(
+            check(
+                tally,
+                "full-then-sliding",
+                (None, sliding.fit(history, whole_first=True)),
+                budget,
+            )
+        )
+    for name in STRATEGIES:
+        tally.requests[name].append(rendered[name])
+
+    identity = {id(message): position for position, message in enumerate(messages)}
+    by_text = {json.dumps(m["content"], sort_keys=True): m for m in messages}
+    fitters: dict[str, Callable[[list[Any]], list[Any]]] = {
+        "session": lambda h: session.fit(h).messages,
+        "fit_messages": lambda h: (
+            anthropic.fit_messages(h, budget=budget, start_with_user=user_first).messages
+        ),
+        "sliding": lambda h: sliding.fit(h, whole_first=False),
+        "full-then-sliding": lambda h: sliding.fit(h, whole_first=True),
+    }
+    for question in conversation.questions:
+        history = [*messages, {"role": "user", "content": question.text}]
+        for name, fitter in fitters.items():
+            kept = {identity.get(id(_original(m, by_text)), -1) for m in fitter(history)}
+            hits = sum(1 for position in question.evidence if position in kept)
+            tally.recall[name].append(hits / len(question.evidence))
+
+
+def _original(message: Any, by_text: dict[str, Any]) -> Any:
+    """The history's message object behind a window's message (breakpoints are on copies)."""
+    content = message["content"]
+    if isinstance(content, list) and any("cache_control" in block for block in content):
+        blocks = [{k: v for k, v in b.items() if k != "cache_control"} for b in content]
+        if len(blocks) == 1 and set(blocks[0]) == {"type", "text"}:
+            return by_text.get(json.dumps(blocks[0]["text"]), message)
+        return by_text.get(json.dumps(blocks, sort_keys=True), message)
+    return message
+
+
+def cost(requests: list[list[RenderedRequest]], *, baseline: bool) -> tuple[float, int, int]:
+    total = 0.0
+    prompt = 0
+    read = 0
+    for conversation in requests:
+        plain = replay_cost(conversation, price=PRICE)
+        best = plain
+        if baseline:
+            marked = replay_cost(
+                [dataclasses.replace(r, breakpoints=(len(r.blocks),)) for r in conversation],
+                price=PRICE,
+            )
+            best = min(plain, marked, key=lambda report: report.total_cost_usd)
+        total += best.total_cost_usd
+        prompt += best.prompt_tokens
+        read += best.cache_read_tokens
+    return total, prompt, read
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--budgets", default="4000,16000")
+    parser.add_argument("--locomo", type=int, default=10, help="LoCoMo conversations (0-10)")
+    parser.add_argument("--agents", type=int, default=3, help="generated agent histories")
+    args = parser.parse_args()
+    budgets = [int(b) for b in args.budgets.split(",")]
+    # Agent windows may open with a tool round (the current Messages API accepts a first
+    # assistant turn); LoCoMo keeps the stricter user-first rule, the adapter's default.
+    datasets: list[tuple[str, list[Conversation], bool]] = []
+    if args.locomo:
+        if locomo_path().exists():
+            datasets.append(("LoCoMo", load_locomo()[: args.locomo], True))
+        else:
+            print(f"LoCoMo not found at {locomo_path()} (set PYCUPEL_LOCOMO); skipped")
+    if args.agents:
+        agents = [agent_history(seed) for seed in range(args.agents)]
+        datasets.append(("agent histories", agents, False))
+    print(machine_summary())
+    rows = []
+    timing = []
+    for dataset, conversations, user_first in datasets:
+        turns = sum(len(c.turns) for c in conversations)
+        questions = sum(len(c.questions) for c in conversations)
+        for budget in budgets:
+            tally = Tally()
+            started = time.perf_counter()
+            for conversation in conversations:
+                replay(conversation, budget, tally, user_first=user_first)
+            sliding_cost, _, _ = cost(tally.requests["sliding"], baseline=True)
+            for name in STRATEGIES:
+                total, prompt, read = cost(tally.requests[name], baseline=name != "session")
+                recall = statistics.fmean(tally.recall[name]) if tally.recall[name] else 0.0
+                rows.append(
+                    [
+                        f"{dataset} @ {budget:,}",
+                        name,
+                        f"{total / sliding_cost:.3f}",
+                        f"{read / prompt:.0%}" if prompt else "-",
+                        str(tally.compactions) if name == "session" else "-",
+                        f"{recall:.3f}",
+                        str(tally.invalid[name]),
+                    ]
+                )
+            if tally.session_ms:
+                session_ms = statistics.median(tally.session_ms)
+                fit_ms = statistics.median(tally.fit_ms)
+                timing.append(
+                    [
+                        f"{dataset} @ {budget:,}",
+                        f"{session_ms:.2f}",
+                        f"{fit_ms:.2f}",
+                        f"{fit_ms / session_ms:.0f}x",
+                    ]
+                )
+            print(
+                f"{dataset} @ {budget}: {len(conversations)} conversations, {turns} turns, "
+                f"{questions} questions, {time.perf_counter() - started:.0f} s",
+                flush=True,
+            )
+    print()
+    print(
+        format_table(
+            [
+                "replay",
+                "strategy",
+                "cost / sliding",
+                "cache reads",
+                "compactions",
+                "recall at end",
+                "invalid or over",
+            ],
+            rows,
+        )
+    )
+    if timing:
+        print()
+        print(
+            format_table(
+                ["turn at ~1,000 messages", "Session.fit ms", "fit_messages ms", "ratio"], timing
+            )
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,249 @@
+"""Structure-aware selection of message units: what the next answer needs, as a valid history.
+
+The generic pipeline ranks items one by one. A conversation has a shape that a per-item
+ranking cannot see, so the chat adapters' default selection works on units (a message, or a
+tool call with its results) in four passes, all inside one token budget:
+
+1. **Pinned units** (system prompts, the latest user turn) are kept first.
+2. **The recent tail.** The newest units are kept as an unbroken run, walking back from the
+   end until ``keep_recent`` tokens are used (by default :attr:`Structure.recent_share` of
+   the budget); the first unit that does not fit ends the tail, so the tail never has holes.
+3. **Relevance.** Every other unit is scored by the policy's scorer for the query (by
+   default the latest user message's text; the conversation preset's relevance scorer also
+   expands the query from the best-matching units). Units are then taken by relevance per
+   token (``score / tokens ** density``), so many
+   short relevant turns beat one long, loosely related one.
+4. **Neighbours and headers.** A unit taken for its relevance brings the unit just before it
+   and the one just after it (the question it answers, the answer it got) when they fit; and
+   the unit carrying the dated header of its session (a message starting ``[date] ...``) when
+   it fits, so what is kept stays dated.
+
+Units are never split, so a tool call and its results stay together; the result is always a
+sub-sequence of whole units in conversation order, with the system prompt first because it
+comes first in the input.
+
+:func:`select_structured` is the entry point (the sessions layer builds on it too).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
+
+from pycupel._checks import check_bool, check_float, check_int
+from pycupel.adapters._units import MessageUnit
+from pycupel.diagnostics import ExcludedItem, IncludedItem, SelectionReport
+from pycupel.diagnostics.reasons import BudgetExceeded, Deduplicated, InclusionReason
+from pycupel.errors import PinnedBudgetError, PipelineConfigError
+from pycupel.model import ContextBudget, ContextItem, compute_effective_budget
+from pycupel.scorers.base import Scorer, check_finite_scores, score_array_for
+
+__all__ = ["Structure", "StructuredSelection", "select_structured"]
+
+_DATED_HEADER: Final = re.compile(r"\s*\[[^\]\n]{0,80}\d[^\]\n]{0,80}\]")
+"""A message that opens with a bracketed text holding a digit: ``[1:56 pm on 8 May, 2023]``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Structure:
+    """How the conversation's shape steers the selection (see the module documentation).
+
+    Attributes:
+        keep_recent: tokens of newest units kept as an unbroken tail; ``None`` uses
+            ``recent_share`` of the budget left after the pinned units.
+        recent_share: share of that budget for the tail when ``keep_recent`` is ``None``
+            (0 to 1).
+        neighbours: a unit selected for its relevance brings the units just before and
+            just after it when they fit.
+        session_headers: a selected unit brings the unit holding its session's dated header.
+        density: exponent of the token count in ``score / tokens ** density`` (0 ranks by
+            score alone, 1 by score per token).
+    """
+
+    keep_recent: int | None = None
+    recent_share: float = 0.1
+    neighbours: bool = True
+    session_headers: bool = True
+    density: float = 0.5
+
+    def __post_init__(self) -> None:
+        err = PipelineConfigError
+        if self.keep_recent is not None:
+            check_int(err, "structure.keep_recent", self.keep_recent, minimum=0)
+        share = check_float(err, "structure.recent_share", self.recent_share)
+        if not 0.0 <= share <= 1.0:
+            raise PipelineConfigError(
+                "structure.recent_share", self.recent_share, "must be between 0 and 1"
+            )
+        for name in ("neighbours", "session_headers"):
+            check_bool(err, f"structure.{name}", getattr(self, name))
+        density = check_float(err, "structure.density", self.density)
+        if not 0.0 <= density <= 1.0:
+            raise PipelineConfigError("structure.density", self.density, "must be between 0 and 1")
+
+
+@dataclass(frozen=True, slots=True)
+class StructuredSelection:
+    """The selected units in conversation order, and the report explaining the selection."""
+
+    units: tuple[MessageUnit, ...]
+    report: SelectionReport
+
+
+def select_structured(
+    units: Sequence[MessageUnit],
+    *,
+    budget: ContextBudget,
+    scorer: Scorer,
+    query: str | None,
+    structure: Structure,
+    deduplicate: bool = False,
+) -> StructuredSelection:
+    """Select units within ``budget``, keeping the conversation's structure.
+
+    Args:
+        units: the candidate units in conversation order (units with unanswered tool calls
+            already removed); their items' ``pinned`` flags mark what must be kept.
+        budget: the pipeline budget for the units (the format's per-request overhead already
+            taken off); pinned units count against it first.
+        scorer: scores the unpinned units for the query (the conversation preset's
+            relevance and recency blend, or any scorer; query-aware ones receive ``query``).
+        query: the text the selection should serve; ``None`` scores without a query (a
+            query-aware scorer then raises :class:`~pycupel.errors.MissingQueryError`).
+        structure: the structural options.
+        deduplicate: leave out unpinned units whose rendered text is byte-identical to a
+            pinned unit's or to a newer unit's (the newest occurrence is the one kept, so
+            the recent tail stays whole); reported with reason ``Deduplicated``.
+
+    Returns:
+        The selected units in conversation order and a report: every unit included
+        (``Pinned``, or ``Scored`` with its score) or excluded (``BudgetExceeded``).
+
+    Raises:
+        PinnedBudgetError: the pinned units alone exceed the budget's target.
+    """
+    items = [unit.item for unit in units]
+    pinned = [position for position, item in enumerate(items) if item.pinned]
+    pinned_tokens = sum(max(items[p].tokens, 0) for p in pinned)
+    available_for_pinned = budget.max_tokens - budget.output_reserve
+    if pinned_tokens > available_for_pinned:
+        raise PinnedBudgetError(pinned_tokens, available_for_pinned)
+    room = compute_effective_budget(budget, pinned_tokens).target_tokens
+
+    chosen = np.zeros(len(items), dtype=bool)
+    chosen[pinned] = True
+    duplicates = _duplicates(items) if deduplicate else {}
+    free = [p for p in range(len(items)) if not items[p].pinned and p not in duplicates]
+
+    # The recent tail: newest first, unbroken.
+    tail_budget = (
+        structure.keep_recent
+        if structure.keep_recent is not None
+        else int(room * structure.recent_share)
+    )
+    used = 0
+    for position in reversed(free):
+        tokens = items[position].tokens
+        if used + tokens > min(tail_budget, room):
+            break
+        chosen[position] = True
+        used += tokens
+
+    # Relevance over every unpinned unit (the whole conversation is the corpus).
+    free_items = [items[p] for p in free]
+    scores = np.zeros(len(items), dtype=np.float64)
+    if free_items:
+        base = np.asarray(score_array_for(scorer, free_items, query), dtype=np.float64)
+        check_finite_scores(scorer, free_items, base)
+        scores[free] = base
+
+    headers = _session_headers(items) if structure.session_headers else None
+    order = sorted(
+        (p for p in free if not chosen[p] and scores[p] > 0.0),
+        key=lambda p: (-scores[p] / max(items[p].tokens, 1) ** structure.density, p),
+    )
+    for position in order:
+        if used >= room:
+            break
+        tokens = items[position].tokens
+        if chosen[position] or used + tokens > room:
+            continue
+        chosen[position] = True
+        used += tokens
+        extras: list[int] = []
+        if structure.neighbours:
+            extras.extend((position - 1, position + 1))
+        if headers is not None and headers[position] >= 0:
+            extras.append(int(headers[position]))
+        for extra_position in extras:
+            if 0 <= extra_position < len(items) and not chosen[extra_position]:
+                extra_tokens = items[extra_position].tokens
+                if extra_tokens >= 0 and used + extra_tokens <= room:
+                    chosen[extra_position] = True
+                    used += extra_tokens
+
+    # Fill what is left with the newest remaining units that fit (recency as the tie-breaker).
+    for position in reversed(free):
+        if not chosen[position] and used + items[position].tokens <= room:
+            chosen[position] = True
+            used += items[position].tokens
+
+    selected = tuple(unit for position, unit in enumerate(units) if chosen[position])
+    return StructuredSelection(selected, _report(items, chosen, scores, room - used, duplicates))
+
+
+def _duplicates(items: Sequence[ContextItem]) -> dict[int, ContextItem]:
+    """Unpinned positions whose content repeats a pinned or newer item -> the item kept."""
+    kept: dict[str, ContextItem] = {item.content: item for item in items if item.pinned}
+    found: dict[int, ContextItem] = {}
+    for position in range(len(items) - 1, -1, -1):
+        item = items[position]
+        if item.pinned:
+            continue
+        original = kept.setdefault(item.content, item)
+        if original is not item:
+            found[position] = original
+    return found
+
+
+def _session_headers(items: Sequence[ContextItem]) -> np.ndarray:
+    """For each unit, the position of the unit holding its session's dated header (or -1)."""
+    result = np.full(len(items), -1, dtype=np.intp)
+    current = -1
+    for position, item in enumerate(items):
+        text = item.content
+        # The rendered content starts with the role label: look right after "label: ".
+        start = text.find(": ")
+        if start >= 0 and _DATED_HEADER.match(text, start + 2):
+            current = position
+        result[position] = current
+    return result
+
+
+def _report(
+    items: Sequence[ContextItem],
+    chosen: np.ndarray,
+    scores: np.ndarray,
+    left: int,
+    duplicates: dict[int, ContextItem],
+) -> SelectionReport:
+    included: list[IncludedItem] = []
+    excluded: list[ExcludedItem] = []
+    for position, item in enumerate(items):
+        score = float(scores[position])
+        if position in duplicates:
+            excluded.append(ExcludedItem(item, score, Deduplicated(duplicates[position].content)))
+        elif chosen[position]:
+            if item.pinned:
+                included.append(IncludedItem(item, 1.0, InclusionReason.PINNED))
+            elif item.tokens == 0:
+                included.append(IncludedItem(item, score, InclusionReason.ZERO_TOKEN))
+            else:
+                included.append(IncludedItem(item, score, InclusionReason.SCORED))
+        else:
+            excluded.append(ExcludedItem(item, score, BudgetExceeded(item.tokens, max(left, 0))))
+    return SelectionReport.build(events=(), included=included, excluded=excluded)

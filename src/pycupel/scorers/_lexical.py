@@ -1,0 +1,205 @@
+"""Lexical analysis and Okapi BM25, shared by the relevance scorer and the chat adapters.
+
+* **Terms.** Text is case-folded, split into runs of letters and digits (Unicode-aware;
+  an apostrophe inside a word is dropped, so ``"Caroline's"`` gives ``caroline`` and ``s``),
+  English stop words and one-letter words are removed, and every word is reduced to its
+  Snowball (Porter 2) English stem with PyStemmer. Each distinct word is stemmed once per
+  call, so the cost follows the vocabulary, not the text length.
+* **BM25.** For a query with terms ``t`` and a document ``d`` among ``N`` documents::
+
+      score(d) = sum over distinct t in the query of
+                 idf(t) * tf(t, d) * (k1 + 1) / (tf(t, d) + k1 * (1 - b + b * |d| / avgdl))
+      idf(t)   = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
+
+  ``tf`` counts the term in the document, ``|d|`` is the document's term count, ``avgdl`` the
+  mean over the documents, ``df`` the number of documents holding the term. This is the
+  Lucene form of the idf: never negative, so a very common word adds little, never less
+  than nothing.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Sequence
+from itertools import chain, repeat
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from pycupel.errors import MissingDependencyError
+
+__all__ = ["STOP_WORDS", "Bm25Corpus", "terms_of"]
+
+_WORD: Final = re.compile(r"[^\W_]+")
+
+STOP_WORDS: Final = frozenset(
+    """
+    a about above after again against all am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for from further
+    had has have having he her here hers herself him himself his how i if in into is it its
+    itself just let me more most my myself no nor not now of off on once only or other our ours
+    ourselves out over own same she should so some such than that the their theirs them
+    themselves then there these they this those through to too under until up very was we were
+    what when where which while who whom why will with would you your yours yourself yourselves
+    also get got yes yeah oh ok okay hey hi hello really thanks thank im ive youre dont didnt
+    thats
+    """.split()  # noqa: SIM905  (a word list reads better as text)
+)
+"""English function words that say nothing about a topic (and chat fillers)."""
+
+
+_PER_THREAD = threading.local()
+
+
+def _stemmer() -> Any:
+    """This thread's English stemmer.
+
+    A PyStemmer object is not safe to share between threads and costs milliseconds to build
+    (its word cache), so each thread builds one on first use and keeps it; stemming is a pure
+    function of the word, so the cache never changes a result.
+    """
+    stemmer = getattr(_PER_THREAD, "stemmer", None)
+    if stemmer is None:
+        try:
+            import Stemmer  # noqa: PLC0415  (imported on first use: most runs never score text)
+        except ImportError as exc:  # pragma: no cover - PyStemmer is a declared dependency
+            raise MissingDependencyError("relevance scoring", "PyStemmer", "relevance") from exc
+        stemmer = Stemmer.Stemmer("english")
+        _PER_THREAD.stemmer = stemmer
+    return stemmer
+
+
+def terms_of(texts: Sequence[str]) -> list[list[str]]:
+    """The terms (stems, stop words removed) of every text, in order."""
+    words = [_WORD.findall(text.casefold()) for text in texts]
+    stems = _stems(words)
+    return [[stems[w] for w in text_words if w in stems] for text_words in words]
+
+
+def _stems(words: Sequence[Sequence[str]]) -> dict[str, str]:
+    """Stem of every distinct content word of ``words`` (stop words and 1-letter words absent)."""
+    vocabulary: set[str] = set()
+    for text_words in words:
+        vocabulary.update(text_words)
+    kept = sorted(w for w in vocabulary if len(w) > 1 and w not in STOP_WORDS)
+    if not kept:
+        return {}
+    return dict(zip(kept, _stemmer().stemWords(kept), strict=True))
+
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.intp]
+
+
+class Bm25Corpus:
+    """BM25 statistics of a list of texts, queried any number of times.
+
+    Built once per run (never stored on a scorer). Every term gets an integer id; the corpus
+    keeps one flat array of term ids with the document of each, so a query is a few
+    vectorised passes whatever the number of documents.
+    """
+
+    __slots__ = ("_avgdl", "_b", "_doc_of", "_ids", "_k1", "_lengths", "_n", "_term_ids")
+
+    def __init__(self, texts: Sequence[str], *, k1: float, b: float) -> None:
+        self._k1 = k1
+        self._b = b
+        self._n = len(texts)
+        per_doc = [_WORD.findall(text.casefold()) for text in texts]
+        words = list(chain.from_iterable(per_doc))
+        stems = _stems([words])
+        term_ids: dict[str, int] = {}
+        for stem in stems.values():
+            term_ids.setdefault(stem, len(term_ids))
+        word_ids = {word: term_ids[stem] for word, stem in stems.items()}
+        # Word -> term id in C (map over dict.get); stop words map to -1 and are dropped.
+        ids = np.fromiter(map(word_ids.get, words, repeat(-1)), dtype=np.intp, count=len(words))
+        counts = np.fromiter(map(len, per_doc), dtype=np.intp, count=self._n)
+        doc_of = np.repeat(np.arange(self._n, dtype=np.intp), counts)
+        kept = ids >= 0
+        self._ids: IntArray = ids[kept]
+        self._doc_of: IntArray = doc_of[kept]
+        self._lengths = np.bincount(self._doc_of, minlength=self._n).astype(np.float64)
+        self._avgdl = float(self._lengths.mean()) if self._n else 0.0
+        self._term_ids = term_ids
+
+    @property
+    def size(self) -> int:
+        """The number of documents."""
+        return self._n
+
+    def terms(self, text: str) -> list[str]:
+        """The terms of ``text`` that occur in the corpus (in order, repeats kept)."""
+        words = _WORD.findall(text.casefold())
+        stems = _stems([words])
+        return [stems[w] for w in words if w in stems and stems[w] in self._term_ids]
+
+    def scores(
+        self, query_terms: Sequence[str], weights: Sequence[float] | None = None
+    ) -> FloatArray:
+        """BM25 of every document for the distinct ``query_terms``.
+
+        ``weights`` (one per query term, default 1) multiplies each term's contribution; a
+        term given twice counts once, with its larger weight.
+        """
+        chosen: dict[int, float] = {}
+        for position, term in enumerate(query_terms):
+            term_id = self._term_ids.get(term)
+            if term_id is None:
+                continue
+            weight = 1.0 if weights is None else float(weights[position])
+            chosen[term_id] = max(weight, chosen.get(term_id, weight))
+        return self._score_ids(chosen)
+
+    def _score_ids(self, chosen: dict[int, float]) -> FloatArray:
+        result = np.zeros(self._n, dtype=np.float64)
+        if not chosen or self._avgdl == 0.0:
+            return result
+        tf = self._term_frequencies(np.fromiter(chosen, dtype=np.intp, count=len(chosen)))
+        weights = np.fromiter(chosen.values(), dtype=np.float64, count=len(chosen))
+        df = (tf > 0).sum(axis=1)
+        idf = np.log(1.0 + (self._n - df + 0.5) / (df + 0.5))
+        k1 = self._k1
+        norm = k1 * (1.0 - self._b + self._b * self._lengths / self._avgdl)
+        contributions = (weights * idf)[:, None] * tf * (k1 + 1.0) / (tf + norm[None, :])
+        result += contributions.sum(axis=0)
+        return result
+
+    def _term_frequencies(self, term_ids: IntArray) -> FloatArray:
+        """``tf[q, d]``: occurrences of ``term_ids[q]`` in document ``d``."""
+        slot = np.full(len(self._term_ids) + 1, -1, dtype=np.intp)
+        slot[term_ids] = np.arange(len(term_ids), dtype=np.intp)
+        which = slot[self._ids]
+        hit = which >= 0
+        flat = which[hit] * self._n + self._doc_of[hit]
+        counts = np.bincount(flat, minlength=len(term_ids) * self._n)
+        return counts.reshape(len(term_ids), self._n).astype(np.float64)
+
+    def expansion(
+        self, first_pass: FloatArray, query_terms: Sequence[str], *, top: int, terms: int
+    ) -> list[str]:
+        """Pseudo-relevance feedback: terms shared by the ``top`` best documents.
+
+        Terms found in at least two of the ``top`` documents of ``first_pass`` and not in the
+        query, ranked by (documents holding them among the top) x idf, best ``terms`` kept.
+        """
+        best = [int(p) for p in np.argsort(-first_pass, kind="stable")[:top] if first_pass[p] > 0]
+        if len(best) < 2:
+            return []
+        in_best = np.isin(self._doc_of, best)
+        pairs = np.unique(self._ids[in_best] * self._n + self._doc_of[in_best])
+        counts = np.bincount(pairs // self._n, minlength=len(self._term_ids))
+        df = np.bincount(
+            np.unique(self._ids * self._n + self._doc_of) // self._n, minlength=len(self._term_ids)
+        )
+        idf = np.log(1.0 + (self._n - df + 0.5) / (df + 0.5))
+        for term in query_terms:
+            term_id = self._term_ids.get(term)
+            if term_id is not None:
+                counts[term_id] = 0
+        value = np.where(counts >= 2, counts * idf, 0.0)
+        order = np.argsort(-value, kind="stable")[:terms]
+        names = list(self._term_ids)
+        return [names[i] for i in order if value[i] > 0.0]
