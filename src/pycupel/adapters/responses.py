@@ -42,7 +42,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from types import MappingProxyType
-from typing import Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from pycupel.adapters._fit import (
     allows_unanswered,
@@ -80,8 +80,10 @@ from pycupel.adapters._variants import Editor, Replace, Shrink, resolve_shrink
 from pycupel.diagnostics import SelectionReport
 from pycupel.model import ContextBudget, ContextItem
 from pycupel.pipeline import Pipeline
-from pycupel.policy import Policy
 from pycupel.tokens import TokenCounter
+
+if TYPE_CHECKING:
+    from pycupel.policy import Policy
 
 __all__ = [
     "DEFAULT_OVERHEAD",
