@@ -71,6 +71,13 @@ from pycupel.adapters._format import (
 from pycupel.adapters._media import base64_prefix, image_tokens
 from pycupel.adapters._repair import group_units
 from pycupel.adapters._structure import Structure
+from pycupel.adapters._summary import (
+    OnSummaryError,
+    Summarize,
+    Summary,
+    dropped_messages,
+    insert_after_system,
+)
 from pycupel.adapters._tools import ANTHROPIC_TOOLS, with_tools
 from pycupel.adapters._units import (
     AnswerRef,
@@ -262,6 +269,8 @@ def fit_messages(
     keep_recent: int | None = None,
     structure: Structure | None = None,
     shrink: Shrink | bool | None = None,
+    summarize: Summarize | None = None,
+    on_summary_error: OnSummaryError = "raise",
     start_with_user: bool = True,
     merge_consecutive: bool = False,
 ) -> AnthropicFitResult:
@@ -287,6 +296,8 @@ def fit_messages(
         query, keep_recent, structure: as for :func:`pycupel.adapters.openai.fit_messages`.
         shrink: as for :func:`pycupel.adapters.openai.fit_messages` (older tool results
             kept as placeholders, long ones truncated; on by default without a policy).
+        summarize, on_summary_error: as for :func:`pycupel.adapters.openai.fit_messages`
+            (a summary of what was left out, right after the system prompt).
 
     Returns:
         ``AnthropicFitResult(system, messages, report)``, ready for
@@ -310,9 +321,10 @@ def fit_messages(
         allow_unanswered=allows_unanswered(unanswered_tool_calls),
         repair=repair,
     )
+    summary = Summary.start(summarize, on_summary_error, budget)
     fitted = fit_units(
         units,
-        budget=budget,
+        budget=summary.budget if summary is not None else budget,
         policy=policy,
         deduplicate=deduplicate,
         unanswered_tool_calls="drop" if repair else unanswered_tool_calls,
@@ -330,7 +342,22 @@ def fit_messages(
     history = _history(
         fitted.units, with_variants(units, fitted), merge_consecutive=merge_consecutive
     )
-    return AnthropicFitResult(history.system, history.messages, fitted.report)
+    fitted_messages = history.messages
+    if summary is not None:
+        dropped = dropped_messages(units, fitted)
+        text = summary.text(dropped, None)
+        message: AnthropicMessage = {"role": "user", "content": text}
+        if text is not None and summary.fits(
+            count_parsed(_parse([message], None, units.overhead), resolve_counter(counter)),
+            len(dropped),
+        ):
+            fitted_messages = insert_after_system(fitted_messages, message, is_system=_never)
+    return AnthropicFitResult(history.system, fitted_messages, fitted.report)
+
+
+def _never(message: object) -> bool:
+    """No message of the list is a system prompt (it is passed beside the list)."""
+    return False
 
 
 # --------------------------------------------------------------------------- sessions

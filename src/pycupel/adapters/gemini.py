@@ -72,6 +72,12 @@ from pycupel.adapters._format import (
 from pycupel.adapters._media import base64_prefix, image_tokens
 from pycupel.adapters._repair import group_units
 from pycupel.adapters._structure import Structure
+from pycupel.adapters._summary import (
+    OnSummaryError,
+    Summarize,
+    Summary,
+    dropped_messages,
+)
 from pycupel.adapters._tools import GEMINI_TOOLS, with_tools
 from pycupel.adapters._units import (
     AnswerRef,
@@ -264,6 +270,8 @@ def fit_messages(
     keep_recent: int | None = None,
     structure: Structure | None = None,
     shrink: Shrink | bool | None = None,
+    summarize: Summarize | None = None,
+    on_summary_error: OnSummaryError = "raise",
     start_with_user: bool = True,
     merge_consecutive: bool = False,
 ) -> GeminiFitResult:
@@ -287,6 +295,8 @@ def fit_messages(
             (structure-aware selection for the query by default).
         shrink: as for :func:`pycupel.adapters.openai.fit_messages` (older tool results
             kept as placeholders, long ones truncated; on by default without a policy).
+        summarize, on_summary_error: as for :func:`pycupel.adapters.openai.fit_messages`
+            (a summary of what was left out, right after the system prompt).
 
     Returns:
         ``GeminiFitResult(system_instruction, contents, report)``.
@@ -309,9 +319,10 @@ def fit_messages(
         allow_unanswered=allows_unanswered(unanswered_tool_calls),
         repair=repair,
     )
+    summary = Summary.start(summarize, on_summary_error, budget)
     fitted = fit_units(
         units,
-        budget=budget,
+        budget=summary.budget if summary is not None else budget,
         policy=policy,
         deduplicate=deduplicate,
         unanswered_tool_calls="drop" if repair else unanswered_tool_calls,
@@ -329,7 +340,17 @@ def fit_messages(
     history = _history(
         fitted.units, with_variants(units, fitted), merge_consecutive=merge_consecutive or repair
     )
-    return GeminiFitResult(history.system_instruction, history.contents, fitted.report)
+    contents = history.contents
+    if summary is not None:
+        dropped = dropped_messages(units, fitted)
+        text = summary.text(dropped, None)
+        content: GeminiContent = {"role": "user", "parts": [{"text": text}]}
+        if text is not None and summary.fits(
+            count_parsed(_parse([content], None, units.overhead), resolve_counter(counter)),
+            len(dropped),
+        ):
+            contents = [content, *contents]
+    return GeminiFitResult(history.system_instruction, contents, fitted.report)
 
 
 # --------------------------------------------------------------------------- rebuilding

@@ -49,6 +49,13 @@ from pycupel.adapters._format import (
     fail,
 )
 from pycupel.adapters._structure import Structure
+from pycupel.adapters._summary import (
+    OnSummaryError,
+    Summarize,
+    Summary,
+    dropped_messages,
+    insert_after_system,
+)
 from pycupel.adapters._units import (
     AnswerRef,
     CallRef,
@@ -179,6 +186,8 @@ def fit_messages(
     keep_recent: int | None = None,
     structure: Structure | None = None,
     shrink: Shrink | bool | None = None,
+    summarize: Summarize | None = None,
+    on_summary_error: OnSummaryError = "raise",
 ) -> FitResult[BaseMessage]:
     """Fit a LangChain message list into a token budget; return the messages and the report.
 
@@ -193,9 +202,10 @@ def fit_messages(
         timestamps=timestamps,
         allow_unanswered=allows_unanswered(unanswered_tool_calls),
     )
+    summary = Summary.start(summarize, on_summary_error, budget)
     fitted = fit_units(
         units,
-        budget=budget,
+        budget=summary.budget if summary is not None else budget,
         policy=policy,
         deduplicate=deduplicate,
         unanswered_tool_calls=unanswered_tool_calls,
@@ -205,7 +215,21 @@ def fit_messages(
         editor=_editor(units.overhead),
         counter=counter,
     )
-    return FitResult(to_messages(fitted.selected, with_variants(units, fitted)), fitted.report)
+    fitted_messages = to_messages(fitted.selected, with_variants(units, fitted))
+    if summary is not None:
+        lc = _langchain()
+        dropped = dropped_messages(units, fitted)
+        text = summary.text(dropped, None)
+        if text is not None:
+            message = lc.HumanMessage(text)
+            resolved = resolve_counter(counter)
+            if summary.fits(
+                count_parsed(_parse([message], units.overhead), resolved), len(dropped)
+            ):
+                fitted_messages = insert_after_system(
+                    fitted_messages, message, is_system=lambda m: isinstance(m, lc.SystemMessage)
+                )
+    return FitResult(fitted_messages, fitted.report)
 
 
 # --------------------------------------------------------------------------- sessions

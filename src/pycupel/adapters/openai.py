@@ -53,6 +53,13 @@ from pycupel.adapters._format import (
 from pycupel.adapters._media import data_url_bytes, image_tokens
 from pycupel.adapters._repair import group_units
 from pycupel.adapters._structure import Structure
+from pycupel.adapters._summary import (
+    OnSummaryError,
+    Summarize,
+    Summary,
+    dropped_messages,
+    insert_after_system,
+)
 from pycupel.adapters._tools import OPENAI_TOOLS, with_tools
 from pycupel.adapters._units import (
     AnswerRef,
@@ -243,6 +250,8 @@ def fit_messages(
     keep_recent: int | None = None,
     structure: Structure | None = None,
     shrink: Shrink | bool | None = None,
+    summarize: Summarize | None = None,
+    on_summary_error: OnSummaryError = "raise",
 ) -> FitResult[OpenAIMessage]:
     """Fit an OpenAI chat history into a token budget; return the history and the report.
 
@@ -281,6 +290,13 @@ def fit_messages(
             :class:`~pycupel.adapters.Shrink`). ``None``: on for the structure-aware
             default, off with a given policy; ``True``/``False``: the default options on or
             off; a ``Shrink`` sets them (``keep_whole``, ``exclude_tools``...).
+        summarize: a callback ``(dropped_messages, previous_summary) -> str`` (or a coroutine
+            function): the fit keeps 10% of the budget for its text, which comes back as one
+            user message opening with ``[Summary of the earlier conversation]``, right after
+            the system messages. It receives the messages left out or shortened, as given.
+        on_summary_error: ``"raise"`` (a failing summarizer raises
+            :class:`~pycupel.errors.SummarizerError` naming it) or ``"skip"`` (the window
+            comes back without the summary).
 
     Returns:
         ``FitResult(messages, report)``: the kept messages in the original order (a
@@ -303,9 +319,10 @@ def fit_messages(
         allow_unanswered=allows_unanswered(unanswered_tool_calls),
         repair=repair,
     )
+    summary = Summary.start(summarize, on_summary_error, budget)
     fitted = fit_units(
         units,
-        budget=budget,
+        budget=summary.budget if summary is not None else budget,
         policy=policy,
         deduplicate=deduplicate,
         unanswered_tool_calls="drop" if repair else unanswered_tool_calls,
@@ -315,7 +332,19 @@ def fit_messages(
         editor=_editor(units.overhead),
         counter=counter,
     )
-    return FitResult(to_messages(fitted.selected, with_variants(units, fitted)), fitted.report)
+    fitted_messages = to_messages(fitted.selected, with_variants(units, fitted))
+    if summary is not None:
+        dropped = dropped_messages(units, fitted)
+        text = summary.text(dropped, None)
+        message: OpenAIMessage = {"role": "user", "content": text}
+        if text is not None and summary.fits(
+            count_parsed(_parse([message], units.overhead), resolve_counter(counter)),
+            len(dropped),
+        ):
+            fitted_messages = insert_after_system(
+                fitted_messages, message, is_system=lambda m: m["role"] in ("system", "developer")
+            )
+    return FitResult(fitted_messages, fitted.report)
 
 
 # --------------------------------------------------------------------------- sessions

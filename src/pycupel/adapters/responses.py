@@ -65,6 +65,13 @@ from pycupel.adapters._format import (
 from pycupel.adapters._media import data_url_bytes, image_tokens
 from pycupel.adapters._repair import group_units
 from pycupel.adapters._structure import Structure
+from pycupel.adapters._summary import (
+    OnSummaryError,
+    Summarize,
+    Summary,
+    dropped_messages,
+    insert_after_system,
+)
 from pycupel.adapters._tools import OPENAI_TOOLS, with_tools
 from pycupel.adapters._units import (
     AnswerRef,
@@ -277,6 +284,8 @@ def fit_messages(
     keep_recent: int | None = None,
     structure: Structure | None = None,
     shrink: Shrink | bool | None = None,
+    summarize: Summarize | None = None,
+    on_summary_error: OnSummaryError = "raise",
 ) -> ResponsesFitResult:
     """Fit a Responses input (and instructions) into a token budget.
 
@@ -296,6 +305,8 @@ def fit_messages(
             (structure-aware selection for the query by default).
         shrink: as for :func:`pycupel.adapters.openai.fit_messages` (older tool results
             kept as placeholders, long ones truncated; on by default without a policy).
+        summarize, on_summary_error: as for :func:`pycupel.adapters.openai.fit_messages`
+            (a summary of what was left out, right after the system prompt).
 
     Returns:
         ``ResponsesFitResult(instructions, input, report)``, ready for
@@ -317,9 +328,10 @@ def fit_messages(
         allow_unanswered=allows_unanswered(unanswered_tool_calls),
         repair=repair,
     )
+    summary = Summary.start(summarize, on_summary_error, budget)
     fitted = fit_units(
         units,
-        budget=budget,
+        budget=summary.budget if summary is not None else budget,
         policy=policy,
         deduplicate=deduplicate,
         unanswered_tool_calls="drop" if repair else unanswered_tool_calls,
@@ -330,7 +342,19 @@ def fit_messages(
         counter=counter,
     )
     history = _history(fitted.units, with_variants(units, fitted))
-    return ResponsesFitResult(history.instructions, history.input, fitted.report)
+    fitted_input = history.input
+    if summary is not None and not isinstance(fitted_input, str):
+        dropped = dropped_messages(units, fitted)
+        text = summary.text(dropped, None)
+        item: ResponseItem = {"role": "user", "content": text}
+        if text is not None and summary.fits(
+            count_parsed(_parse([item], None, units.overhead)[0], resolve_counter(counter)),
+            len(dropped),
+        ):
+            fitted_input = insert_after_system(
+                fitted_input, item, is_system=lambda i: i.get("role") in ("system", "developer")
+            )
+    return ResponsesFitResult(history.instructions, fitted_input, fitted.report)
 
 
 # --------------------------------------------------------------------------- rebuilding
