@@ -22,8 +22,10 @@ question's evidence turns kept, averaged over questions. Compared in the same ru
 
 **Agent histories** (:func:`pycupel.histories.agent_history`): ``--agent-runs`` histories of
 200 turns per kind of question (about an old or a recent fact), fitted with defaults at 15%
-of the history's tokens; the share of histories whose fact message is kept, for pycupel and
-the same anchors (except BM25 and LlamaIndex, which cannot keep tool pairs valid), and every
+of the history's tokens; the share of histories whose fact is kept (its text in the window:
+the message whole, or in a truncation's head or tail), for pycupel with and without
+tool-result placeholders and the same anchors (except BM25 and LlamaIndex, which cannot keep
+tool pairs valid), the share of the history's tool calls still in the window, and every
 fitted history's validity (re-parsed by the adapter: no orphaned result or unanswered call).
 Also the time of one fit of a ~600-turn LoCoMo conversation.
 
@@ -58,6 +60,10 @@ COUNTER = HeuristicCounter()
 
 def fit_pycupel(messages: list[Message], budget: int) -> list[Message]:
     return openai.fit_messages(messages, budget=budget).messages
+
+
+def fit_whole_units(messages: list[Message], budget: int) -> list[Message]:
+    return openai.fit_messages(messages, budget=budget, shrink=False).messages
 
 
 def fit_chat_preset(messages: list[Message], budget: int) -> list[Message]:
@@ -194,9 +200,12 @@ def run_locomo(
 
 
 def run_agents(runs: int) -> dict[str, dict[str, float]]:
-    """method -> {"old", "recent", "valid"}: fact kept (share), valid output (share)."""
+    """method -> {"old", "recent", "valid", "calls", "tokens"}: fact kept (share), valid
+    output (share), tool calls of the history still in the window (share, whole or as a
+    placeholder), tokens of the window (mean)."""
     methods: dict[str, Fit] = {
         "pycupel": fit_pycupel,
+        "pycupel (no placeholders)": fit_whole_units,
         "pycupel (chat)": fit_chat_preset,
         "trim last": fit_trim_last,
     }
@@ -204,13 +213,17 @@ def run_agents(runs: int) -> dict[str, dict[str, float]]:
     for name, fit in methods.items():
         row: dict[str, float] = {}
         valid = total = 0
+        calls = tokens = 0.0
         for ask in ("old", "recent"):
             kept = 0
             for seed in range(runs):
                 history = agent_history(turns=200, seed=seed, ask=ask)  # type: ignore[arg-type]
                 budget = int(openai.count_tokens(history.messages) * 0.15)
                 fitted = fit(history.messages, budget)
-                kept += any(m is history.messages[history.fact_index] for m in fitted)
+                # The fact is kept when its text is: whole, or in a truncation's head or tail.
+                kept += any(history.answer in str(m.get("content")) for m in fitted)
+                calls += len(_call_ids(fitted)) / len(_call_ids(history.messages))
+                tokens += openai.count_tokens(fitted)
                 total += 1
                 try:
                     openai.from_messages(fitted)
@@ -219,8 +232,14 @@ def run_agents(runs: int) -> dict[str, dict[str, float]]:
                     pass
             row[ask] = kept / runs
         row["valid"] = valid / total
+        row["calls"] = calls / total
+        row["tokens"] = tokens / total
         results[name] = row
     return results
+
+
+def _call_ids(messages: Sequence[Message]) -> set[str]:
+    return {call["id"] for m in messages for call in m.get("tool_calls") or ()}
 
 
 def time_large_fit(repeat: int = 15) -> tuple[int, float, float]:
@@ -270,10 +289,16 @@ def main() -> None:
     if args.agent_runs <= 0:
         return
     print(f"\nAgent histories: 200 turns, budget 15% of the history, {args.agent_runs} per kind\n")
-    print("| approach | old fact kept | recent fact kept | valid histories |")
-    print("|---|---|---|---|")
+    print(
+        "| approach | old fact kept | recent fact kept | valid histories "
+        "| tool calls visible | window tokens (mean) |"
+    )
+    print("|---|---|---|---|---|---|")
     for name, row in run_agents(args.agent_runs).items():
-        print(f"| {name} | {row['old']:.2f} | {row['recent']:.2f} | {row['valid']:.2f} |")
+        print(
+            f"| {name} | {row['old']:.2f} | {row['recent']:.2f} | {row['valid']:.2f} "
+            f"| {row['calls']:.2f} | {row['tokens']:,.0f} |"
+        )
 
 
 if __name__ == "__main__":
