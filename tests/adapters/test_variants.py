@@ -398,3 +398,35 @@ def test_placeholders_keep_the_result_ids_in_every_format() -> None:
         # Placeholders cost more in some formats (per-block overheads): nearly every call
         # stays visible all the same.
         assert len(calls) >= 0.9 * len(every_call), provider
+
+
+# --------------------------------------------------------------------------- a given policy
+
+
+@pytest.mark.parametrize("slicer", ["optimal", "greedy"])
+def test_a_policy_chooses_among_the_versions_at_most_one_per_unit(slicer: str) -> None:
+    from pycupel import ContextBudget, Pipeline
+    from pycupel.placers import ChronologicalPlacer
+    from pycupel.scorers import CompositeScorer, KindScorer, RecencyScorer
+    from pycupel.slicers import GreedySlice, OptimalSlice
+
+    history = agent_history(turns=30, seed=12)
+    budget = int(openai.count_tokens(history.messages) * SHARE)
+    pipeline = Pipeline(
+        budget=ContextBudget(max_tokens=budget, target_tokens=budget),
+        scorer=CompositeScorer([(RecencyScorer(), 3), (KindScorer(), 1)]),
+        slicer=OptimalSlice() if slicer == "optimal" else GreedySlice(),
+        placer=ChronologicalPlacer(),
+    )
+    fitted, report = openai.fit_messages(
+        history.messages, budget=budget, policy=pipeline, shrink=True
+    )
+    openai.from_messages(fitted)
+    assert openai.count_tokens(fitted) <= budget
+    units = [tuple(e.item.metadata["message_indices"]) for e in report.included]
+    assert len(units) == len(set(units)), "at most one version of a unit is included"
+    names = [variant_name(e.item) for e in report.included]
+    assert "placeholder" in names
+    # Off by default with a policy: units are kept whole or dropped.
+    plain, _ = openai.fit_messages(history.messages, budget=budget, policy=pipeline)
+    assert all(any(m is original for original in history.messages) for m in plain)

@@ -34,6 +34,8 @@ from pycupel.adapters._variants import (
     Editor,
     Shrink,
     Variant,
+    pipeline_candidates,
+    resolve_versions,
     select_with_variants,
     unit_versions,
 )
@@ -272,17 +274,13 @@ def fit_units(
             candidates.append(unit)
 
     variants: Mapping[MessageUnit, Variant[Any]] = MappingProxyType({})
-    versions = (
-        _versions(
-            units,
-            candidates,
-            budget=pipeline_budget,
-            shrink=shrink,
-            editor=editor,
-            counter=counter,
-        )
-        if chosen_structure is not None
-        else {}
+    versions = _versions(
+        units,
+        candidates,
+        budget=pipeline_budget,
+        shrink=shrink,
+        editor=editor,
+        counter=counter,
     )
     try:
         if chosen_structure is not None and versions:
@@ -308,6 +306,14 @@ def fit_units(
                 deduplicate=deduplicate,
             )
             chosen, report = selection.units, selection.report
+        elif versions:
+            # Every version is a candidate; OptimalSlice takes at most one of each unit.
+            offered, origin = pipeline_candidates(candidates, versions)
+            result = pipeline.dry_run(
+                offered, query=query if query is not None else default_query(candidates)
+            )
+            shrunk = resolve_versions(candidates, origin, result.items, result.report)
+            chosen, report, variants = shrunk.units, shrunk.report, shrunk.variants
         else:
             result = pipeline.dry_run(
                 [unit.item for unit in candidates],
@@ -321,16 +327,21 @@ def fit_units(
 
     removed: set[ContextItem] = set()
     if leading_filter is not None:
+        leading: set[tuple[int, ...]] = set()
         for unit in chosen:
             if unit.system_parameter:
                 continue  # a system prompt beside the list is not a message: it never leads
             if unit.item.pinned or not leading_filter.applies(unit):
                 break
-            removed.add(unit.item)
-            if unit in variants:
-                removed.add(variants[unit].item)  # the report holds the version's item
-        if removed:
-            chosen = tuple(unit for unit in chosen if unit.item not in removed)
+            leading.add(unit.message_indices)
+        if leading:
+            # The report may hold a unit by one of its versions' items: match the messages.
+            removed = {
+                entry.item
+                for entry in report.included
+                if entry.item.metadata.get("message_indices") in leading
+            }
+            chosen = tuple(unit for unit in chosen if unit.message_indices not in leading)
             filtered.extend(
                 ExcludedItem(entry.item, entry.score, Filtered(leading_filter.name))
                 for entry in report.included
@@ -339,7 +350,8 @@ def fit_units(
     if filtered:
         report = _with_exclusions(report, filtered, removed=removed)
     if removed and variants:
-        variants = MappingProxyType({u: v for u, v in variants.items() if u.item not in removed})
+        still = set(chosen)
+        variants = MappingProxyType({u: v for u, v in variants.items() if u in still})
     return Fitted(chosen, report, variants)
 
 

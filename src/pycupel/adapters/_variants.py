@@ -40,7 +40,7 @@ from pycupel._checks import check_bool, check_float, check_int
 from pycupel.adapters._structure import Structure, StructuredSelection, select_structured
 from pycupel.adapters._units import MessageUnit, ParsedMessage, message_tokens
 from pycupel.diagnostics import ExcludedItem, IncludedItem, SelectionReport
-from pycupel.diagnostics.reasons import BudgetExceeded, InclusionReason
+from pycupel.diagnostics.reasons import BudgetExceeded, Deduplicated, InclusionReason
 from pycupel.errors import PipelineConfigError
 from pycupel.model import ContextBudget, ContextItem, compute_effective_budget
 from pycupel.scorers.base import Scorer
@@ -55,7 +55,9 @@ __all__ = [
     "Shrink",
     "Variant",
     "VariantName",
+    "pipeline_candidates",
     "resolve_shrink",
+    "resolve_versions",
     "select_with_variants",
     "unit_versions",
     "variant_name",
@@ -565,4 +567,73 @@ def _complete(
         units=tuple(units[p] for p in sorted(chosen)),
         variants=MappingProxyType({units[p]: v for p, v in chosen.items() if v is not None}),
         report=SelectionReport.build(events=report.events, included=included, excluded=excluded),
+    )
+
+
+# --------------------------------------------------------------------------- the pipeline path
+
+
+def pipeline_candidates(
+    units: Sequence[MessageUnit], versions: Mapping[int, _Versions[M]]
+) -> tuple[list[ContextItem], dict[ContextItem, tuple[int, Variant[M] | None]]]:
+    """The pipeline's candidates: every unit's item, and for a unit with shorter versions its
+    whole item and each version, all sharing a ``cupel:variant-of`` value (so OptimalSlice
+    takes at most one of them). Also each candidate -> (unit position, version or None)."""
+    items: list[ContextItem] = []
+    origin: dict[ContextItem, tuple[int, Variant[M] | None]] = {}
+    for position, unit in enumerate(units):
+        if position not in versions:
+            items.append(unit.item)
+            origin[unit.item] = (position, None)
+            continue
+        metadata = {**unit.item.metadata, VARIANT_KEY: _unit_key(unit), VARIANT_NAME_KEY: "full"}
+        whole = unit.item.replace(metadata=metadata)
+        items.append(whole)
+        origin[whole] = (position, None)
+        for variant in (versions[position].truncated, versions[position].placeholder):
+            if variant is not None:
+                items.append(variant.item)
+                origin[variant.item] = (position, variant)
+    return items, origin
+
+
+def resolve_versions(
+    units: Sequence[MessageUnit],
+    origin: Mapping[ContextItem, tuple[int, Variant[M] | None]],
+    selected: Sequence[ContextItem],
+    report: SelectionReport,
+) -> VariantSelection[M]:
+    """The units of a pipeline's selection, at most one version each: a slicer that does not
+    read ``cupel:variant-of`` may take several versions of a unit; the largest is kept and the
+    others are reported ``Deduplicated`` against it."""
+    best: dict[int, ContextItem] = {}
+    for item in selected:
+        position = origin[item][0]
+        if position not in best or item.tokens > best[position].tokens:
+            best[position] = item
+    extra = {item for item in selected if best[origin[item][0]] is not item}
+    included = [entry for entry in report.included if entry.item not in extra]
+    excluded = list(report.excluded)
+    excluded.extend(
+        ExcludedItem(entry.item, entry.score, Deduplicated(best[origin[entry.item][0]].content))
+        for entry in report.included
+        if entry.item in extra
+    )
+    variants: dict[MessageUnit, Variant[M]] = {}
+    for position, item in best.items():
+        version = origin[item][1]
+        if version is not None:
+            variants[units[position]] = version
+    return VariantSelection(
+        units=tuple(units[position] for position in sorted(best)),
+        variants=MappingProxyType(variants),
+        report=SelectionReport.build(
+            events=report.events,
+            included=included,
+            excluded=excluded,
+            count_requirement_shortfalls=report.count_requirement_shortfalls,
+            token_requirement_shortfalls=report.token_requirement_shortfalls,
+            packing=report.packing,
+            solver=report.solver,
+        ),
     )
