@@ -231,6 +231,7 @@ def unit_versions(
     shrink: Shrink,
 ) -> dict[int, _Versions[M]]:
     """Position of a unit -> its shorter versions (units without any are left out)."""
+    counter = _Remembering(counter)  # a result's text is counted for several versions
     tool_positions = [
         position
         for position, unit in enumerate(units)
@@ -283,6 +284,26 @@ def unit_versions(
         if truncated is not None or placeholder is not None:
             found[position] = _Versions(truncated, placeholder)
     return found
+
+
+class _Remembering:
+    """A counter that counts each distinct text once (for one call of unit_versions)."""
+
+    __slots__ = ("_counter", "_known")
+
+    def __init__(self, counter: TokenCounter) -> None:
+        self._counter = counter
+        self._known: dict[str, int] = {}
+
+    def count(self, text: str) -> int:
+        return self.count_batch([text])[0]
+
+    def count_batch(self, texts: Sequence[str]) -> list[int]:
+        missing = list(dict.fromkeys(text for text in texts if text not in self._known))
+        if missing:
+            counts = checked_counts(self._counter, self._counter.count_batch(missing), len(missing))
+            self._known.update(zip(missing, counts, strict=True))
+        return [self._known[text] for text in texts]
 
 
 def _placeholder(shrink: Shrink, counter: TokenCounter) -> Replace:
