@@ -48,13 +48,15 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+import click
+
 from pycupel.adapters import MessageUnits
 from pycupel.adapters import anthropic as anthropic_adapter
 from pycupel.adapters import gemini as gemini_adapter
 from pycupel.adapters import openai as openai_adapter
 from pycupel.adapters import responses as responses_adapter
 from pycupel.errors import InputFormatError, MessageFormatError
-from pycupel.itemio import item_from_dict, loads_json, parse_items
+from pycupel.itemio import build_item, items_error, loads_json, near_misses, parse_items
 from pycupel.model import ContextItem
 
 __all__ = ["FORMATS", "Candidates", "detect_format", "read_candidates"]
@@ -190,8 +192,14 @@ def read_candidates(path: str, format_name: str = "auto") -> Candidates:
     """
     source = "<stdin>" if path == "-" else path
     data = _read_bytes(path, source)
+    if not data.decode("utf-8", "replace").strip("\ufeff \t\r\n"):
+        raise InputFormatError(
+            source,
+            "",
+            "the input is empty: expected items (a JSON array or JSON Lines) or a message history",
+        )
     if format_name == "items":
-        return Candidates(parse_items(data, source=source), "items")
+        return _checked(parse_items(data, source=source), source)
     text = _decode(data, source)
     stripped = text.lstrip("\ufeff \t\r\n")
     document: object = None
@@ -201,11 +209,11 @@ def read_candidates(path: str, format_name: str = "auto") -> Candidates:
         except InputFormatError:
             if format_name != "auto" or stripped[0] == "[":
                 raise
-            return Candidates(parse_items(text, source=source), "items")  # JSON Lines
+            return _checked(parse_items(text, source=source), source)  # JSON Lines
     if format_name == "auto":
         detected = detect_format(document, source=source)
         if detected == "items":
-            return Candidates(_items_of(document, text, source), "items")
+            return _checked(_items_of(document, text, source), source)
         format_name = detected
     history, system = _history_parts(document, format_name, source)
     units: MessageUnits[Any]
@@ -370,13 +378,22 @@ def _signs(messages: object) -> set[str]:
     return signs
 
 
+def _checked(items: list[ContextItem], source: str) -> Candidates:
+    """The items, after a warning on stderr for each near-miss kind or source (``Documnet``):
+    kinds are open, so a typo would otherwise pass silently."""
+    for warning in near_misses(items):
+        click.echo(f"Warning: {source}: {warning}", err=True)
+    return Candidates(items, "items")
+
+
 def _items_of(document: object, text: str, source: str) -> list[ContextItem]:
     if isinstance(document, list):
         # Already parsed: build the items without reading the text a second time.
-        return [
-            item_from_dict(entry, source=source, location=f"items[{index}]")
-            for index, entry in enumerate(document)
-        ]
+        built = [build_item(entry, f"items[{index}]") for index, entry in enumerate(document)]
+        problems = [problem for _, found in built for problem in found]
+        if problems:
+            raise items_error(source, problems)
+        return [item for item, _ in built if item is not None]
     return parse_items(text, source=source)
 
 
