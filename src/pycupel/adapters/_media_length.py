@@ -28,7 +28,7 @@ import base64
 import binascii
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Literal
@@ -124,11 +124,9 @@ def document_tokens(
     """Tokens of a document part: its pages at the provider's rate when its inline data is a
     readable PDF, else the fixed ``overhead.document`` (an error when unset)."""
     rate = MEDIA_RATES[provider].per_page
-    data = decode_payload(payload) if rate is not None else None
-    pages = pdf_pages(data) if data is not None else None
-    if rate is None or pages is None:
-        return overhead.media_cost("document", location)
-    return pages * rate
+    return _by_length(
+        rate, payload, measure=pdf_pages, overhead=overhead, media="document", location=location
+    )
 
 
 def audio_tokens(
@@ -137,8 +135,22 @@ def audio_tokens(
     """Tokens of an audio part: its duration at the provider's rate when its inline data is a
     WAV file, else the fixed ``overhead.audio`` (an error when unset)."""
     rate = MEDIA_RATES[provider].per_audio_second
+    return _by_length(
+        rate, payload, measure=wav_seconds, overhead=overhead, media="audio", location=location
+    )
+
+
+def _by_length(
+    rate: int | None,
+    payload: object,
+    *,
+    measure: Callable[[bytes], float | None],
+    overhead: MessageOverhead,
+    media: Literal["audio", "document"],
+    location: str,
+) -> int:
     data = decode_payload(payload) if rate is not None else None
-    seconds = wav_seconds(data) if data is not None else None
-    if rate is None or seconds is None:
-        return overhead.media_cost("audio", location)
-    return math.ceil(seconds * rate)
+    length = measure(data) if data is not None else None
+    if rate is None or length is None:
+        return overhead.media_cost(media, location)
+    return math.ceil(length * rate)
