@@ -28,6 +28,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
+from pycupel._unique import unique_ints
 from pycupel.errors import MissingDependencyError
 
 __all__ = ["STOP_WORDS", "Bm25Corpus", "terms_of"]
@@ -202,11 +203,10 @@ class Bm25Corpus:
         if len(best) < 2:
             return []
         in_best = np.isin(self._doc_of, best)
-        pairs = np.unique(self._ids[in_best] * self._n + self._doc_of[in_best])
+        pairs = unique_ints(self._ids[in_best] * self._n + self._doc_of[in_best])
         counts = np.bincount(pairs // self._n, minlength=len(self._term_ids))
-        df = np.bincount(
-            np.unique(self._ids * self._n + self._doc_of) // self._n, minlength=len(self._term_ids)
-        )
+        every_pair = unique_ints(self._ids * self._n + self._doc_of)
+        df = np.bincount(every_pair // self._n, minlength=len(self._term_ids))
         idf = np.log(1.0 + (self._n - df + 0.5) / (df + 0.5))
         for term in query_terms:
             term_id = self._term_ids.get(term)
