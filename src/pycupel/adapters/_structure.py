@@ -239,6 +239,9 @@ def _report(
 ) -> SelectionReport:
     included: list[IncludedItem] = []
     excluded: list[ExcludedItem] = []
+    available = max(left, 0)
+    # One reason per distinct token count: equal immutable values, built once each.
+    over_budget: dict[int, BudgetExceeded] = {}
     for position, item in enumerate(items):
         score = scores[position]
         if position in duplicates:
@@ -251,5 +254,8 @@ def _report(
             else:
                 included.append(IncludedItem(item, score, InclusionReason.SCORED))
         else:
-            excluded.append(ExcludedItem(item, score, BudgetExceeded(item.tokens, max(left, 0))))
+            reason = over_budget.get(item.tokens)
+            if reason is None:
+                reason = over_budget[item.tokens] = BudgetExceeded(item.tokens, available)
+            excluded.append(ExcludedItem(item, score, reason))
     return SelectionReport.build(events=(), included=included, excluded=excluded)
