@@ -10,9 +10,11 @@ tool call with its results) in four passes, all inside one token budget:
    the budget); the first unit that does not fit ends the tail, so the tail never has holes.
 3. **Relevance.** Every other unit is scored by the policy's scorer for the query (by
    default the latest user message's text; the conversation preset's relevance scorer also
-   expands the query from the best-matching units). Units are then taken by relevance per
-   token (``score / tokens ** density``), so many
-   short relevant turns beat one long, loosely related one.
+   expands the query from the best-matching units). A unit's relevance then takes in a share
+   (:attr:`Structure.context`) of its neighbours' relevance: a turn matters when the exchange
+   it sits in matches the query, which finds the answer whose question holds the query's
+   words. Units are then taken by relevance per token (``score / tokens ** density``), so
+   many short relevant turns beat one long, loosely related one.
 4. **Neighbours and headers.** A unit taken for its relevance brings the unit just before it
    and the one just after it (the question it answers, the answer it got) when they fit; and
    the unit carrying the dated header of its session (a message starting ``[date] ...``) when
@@ -62,13 +64,16 @@ class Structure:
         session_headers: a selected unit brings the unit holding its session's dated header.
         density: exponent of the token count in ``score / tokens ** density`` (0 ranks by
             score alone, 1 by score per token).
+        context: share of each adjacent unit's relevance added to a unit's own (0 scores
+            every unit alone).
     """
 
     keep_recent: int | None = None
     recent_share: float = 0.1
     neighbours: bool = True
     session_headers: bool = True
-    density: float = 0.5
+    density: float = 0.25
+    context: float = 0.8
 
     def __post_init__(self) -> None:
         err = PipelineConfigError
@@ -84,6 +89,9 @@ class Structure:
         density = check_float(err, "structure.density", self.density)
         if not 0.0 <= density <= 1.0:
             raise PipelineConfigError("structure.density", self.density, "must be between 0 and 1")
+        context = check_float(err, "structure.context", self.context)
+        if not 0.0 <= context <= 1.0:
+            raise PipelineConfigError("structure.context", self.context, "must be between 0 and 1")
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,10 +142,11 @@ def select_structured(
         raise PinnedBudgetError(pinned_tokens, available_for_pinned)
     room = compute_effective_budget(budget, pinned_tokens).target_tokens
 
-    chosen = np.zeros(len(items), dtype=bool)
-    chosen[pinned] = True
+    # Plain lists: the passes below read and write one element at a time.
+    tokens = [item.tokens for item in items]
+    chosen = [item.pinned for item in items]
     duplicates = _duplicates(items) if deduplicate else {}
-    free = [p for p in range(len(items)) if not items[p].pinned and p not in duplicates]
+    free = [p for p in range(len(items)) if not chosen[p] and p not in duplicates]
 
     # The recent tail: newest first, unbroken.
     tail_budget = (
@@ -146,12 +155,12 @@ def select_structured(
         else int(room * structure.recent_share)
     )
     used = 0
+    tail_room = min(tail_budget, room)
     for position in reversed(free):
-        tokens = items[position].tokens
-        if used + tokens > min(tail_budget, room):
+        if used + tokens[position] > tail_room:
             break
         chosen[position] = True
-        used += tokens
+        used += tokens[position]
 
     # Relevance over every unpinned unit (the whole conversation is the corpus).
     free_items = [items[p] for p in free]
@@ -160,40 +169,48 @@ def select_structured(
         base = np.asarray(score_array_for(scorer, free_items, query), dtype=np.float64)
         check_finite_scores(scorer, free_items, base)
         scores[free] = base
+        if structure.context > 0.0 and len(items) > 1:
+            own = scores.copy()
+            scores[1:] += structure.context * own[:-1]
+            scores[:-1] += structure.context * own[1:]
 
+    score_list: list[float] = scores.tolist()
     headers = _session_headers(items) if structure.session_headers else None
-    order = sorted(
-        (p for p in free if not chosen[p] and scores[p] > 0.0),
-        key=lambda p: (-scores[p] / max(items[p].tokens, 1) ** structure.density, p),
+    density = structure.density
+    # The key's arithmetic is the same in plain floats as in numpy float64 scalars.
+    ranked = sorted(
+        (-score_list[p] / max(tokens[p], 1) ** density, p)
+        for p in free
+        if not chosen[p] and score_list[p] > 0.0
     )
-    for position in order:
+    for _, position in ranked:
         if used >= room:
             break
-        tokens = items[position].tokens
-        if chosen[position] or used + tokens > room:
+        if chosen[position] or used + tokens[position] > room:
             continue
         chosen[position] = True
-        used += tokens
+        used += tokens[position]
         extras: list[int] = []
         if structure.neighbours:
             extras.extend((position - 1, position + 1))
         if headers is not None and headers[position] >= 0:
-            extras.append(int(headers[position]))
+            extras.append(headers[position])
         for extra_position in extras:
             if 0 <= extra_position < len(items) and not chosen[extra_position]:
-                extra_tokens = items[extra_position].tokens
+                extra_tokens = tokens[extra_position]
                 if extra_tokens >= 0 and used + extra_tokens <= room:
                     chosen[extra_position] = True
                     used += extra_tokens
 
     # Fill what is left with the newest remaining units that fit (recency as the tie-breaker).
     for position in reversed(free):
-        if not chosen[position] and used + items[position].tokens <= room:
+        if not chosen[position] and used + tokens[position] <= room:
             chosen[position] = True
-            used += items[position].tokens
+            used += tokens[position]
 
-    selected = tuple(unit for position, unit in enumerate(units) if chosen[position])
-    return StructuredSelection(selected, _report(items, chosen, scores, room - used, duplicates))
+    selected = tuple(unit for unit, kept in zip(units, chosen, strict=True) if kept)
+    report = _report(items, chosen, score_list, room - used, duplicates)
+    return StructuredSelection(selected, report)
 
 
 def _duplicates(items: Sequence[ContextItem]) -> dict[int, ContextItem]:
@@ -210,31 +227,35 @@ def _duplicates(items: Sequence[ContextItem]) -> dict[int, ContextItem]:
     return found
 
 
-def _session_headers(items: Sequence[ContextItem]) -> np.ndarray:
+def _session_headers(items: Sequence[ContextItem]) -> list[int]:
     """For each unit, the position of the unit holding its session's dated header (or -1)."""
-    result = np.full(len(items), -1, dtype=np.intp)
+    result: list[int] = []
     current = -1
+    match = _DATED_HEADER.match
     for position, item in enumerate(items):
         text = item.content
         # The rendered content starts with the role label: look right after "label: ".
         start = text.find(": ")
-        if start >= 0 and _DATED_HEADER.match(text, start + 2):
+        if start >= 0 and match(text, start + 2):
             current = position
-        result[position] = current
+        result.append(current)
     return result
 
 
 def _report(
     items: Sequence[ContextItem],
-    chosen: np.ndarray,
-    scores: np.ndarray,
+    chosen: list[bool],
+    scores: list[float],
     left: int,
     duplicates: dict[int, ContextItem],
 ) -> SelectionReport:
     included: list[IncludedItem] = []
     excluded: list[ExcludedItem] = []
+    available = max(left, 0)
+    # One reason per distinct token count: equal immutable values, built once each.
+    over_budget: dict[int, BudgetExceeded] = {}
     for position, item in enumerate(items):
-        score = float(scores[position])
+        score = scores[position]
         if position in duplicates:
             excluded.append(ExcludedItem(item, score, Deduplicated(duplicates[position].content)))
         elif chosen[position]:
@@ -245,5 +266,8 @@ def _report(
             else:
                 included.append(IncludedItem(item, score, InclusionReason.SCORED))
         else:
-            excluded.append(ExcludedItem(item, score, BudgetExceeded(item.tokens, max(left, 0))))
+            reason = over_budget.get(item.tokens)
+            if reason is None:
+                reason = over_budget[item.tokens] = BudgetExceeded(item.tokens, available)
+            excluded.append(ExcludedItem(item, score, reason))
     return SelectionReport.build(events=(), included=included, excluded=excluded)
