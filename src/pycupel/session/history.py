@@ -1,10 +1,9 @@
-"""A conversation's history as a session sees it: parsed, counted, grouped and indexed once.
+"""A conversation's history as a session sees it: parsed, counted and grouped once.
 
 Each turn the caller passes the whole history again. :meth:`History.sync` compares it with what
 was seen before (cheaply: each known message against a snapshot of its content, taken when it
 was first parsed), parses and counts only the messages that are new, groups them into units
-(a tool call and its results stay together, as in :mod:`pycupel.adapters._units`) and indexes
-every closed unit for recall.
+(a tool call and its results stay together, as in :mod:`pycupel.adapters._units`).
 
 An earlier message that changed, disappeared or was replaced by a different one is an *edit*:
 everything from the unit holding it on is forgotten and parsed again, and the caller is told
@@ -28,7 +27,6 @@ from pycupel.adapters._units import (
     _make_unit,
     message_tokens,
 )
-from pycupel.session.recall import RecallIndex
 from pycupel.tokens import TokenCounter
 
 __all__ = ["NO_SYSTEM", "History", "MessageFormat", "ParseState", "Sync"]
@@ -127,7 +125,6 @@ class History(Generic[M]):
         self._open_start = 0
         self._state = ParseState()
         self._pairing = _Pairing()
-        self.index = RecallIndex()
 
     # ------------------------------------------------------------------ syncing
 
@@ -283,7 +280,6 @@ class History(Generic[M]):
         if any(message.user_turn for message in parsed) and not system_unit:
             self.latest_user_unit = len(self.units)
         self.units.append(unit)
-        self.index.add(unit.item.content)
 
     def check_complete(self) -> None:
         """Raise MessageFormatError when a tool call of the history has no result yet."""
