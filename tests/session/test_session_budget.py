@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pycupel.adapters import anthropic, openai
+from pycupel.adapters import anthropic, gemini, openai, responses
 from pycupel.errors import PinnedBudgetError
 
 VOCABULARY = (
@@ -181,6 +181,95 @@ def langchain_turns(
     return system, turns
 
 
+def responses_turns(
+    script: Sequence[Event], rng: random.Random, with_system: bool
+) -> tuple[object, list[Turn]]:
+    system = "You keep notes." if with_system else None
+    history: list[Any] = [{"role": "user", "content": "Start: " + words(rng, 5)}]
+    latest = history[-1]
+    turns = [Turn(list(history), latest)]
+    for number, event in enumerate(script):
+        if event[0] == "user":
+            latest = {"role": "user", "content": words(rng, event[1])}
+            history.append(latest)
+        elif event[0] == "assistant":
+            history.append({"role": "assistant", "content": words(rng, event[1])})
+        else:
+            _, text, calls = event
+            ids = [f"fc_{number}_{k}" for k in range(len(calls))]
+            if text:  # a reasoning item travels with the call after it
+                summary = [{"type": "summary_text", "text": words(rng, text)}]
+                history.append({"type": "reasoning", "summary": summary})
+            for call_id, (argument, _) in zip(ids, calls, strict=True):
+                arguments = f'{{"q": "{words(rng, argument)}"}}'
+                history.append(
+                    {
+                        "type": "function_call",
+                        "call_id": call_id,
+                        "name": "search",
+                        "arguments": arguments,
+                    }
+                )
+            for call_id, (_, result) in zip(ids, calls, strict=True):
+                history.append(
+                    {
+                        "type": "function_call_output",
+                        "call_id": call_id,
+                        "output": words(rng, result),
+                    }
+                )
+        turns.append(Turn(list(history), latest))
+    return system, turns
+
+
+def gemini_turns(
+    script: Sequence[Event], rng: random.Random, with_system: bool
+) -> tuple[object, list[Turn]]:
+    system = "You keep notes." if with_system else None
+    history: list[Any] = [{"role": "user", "parts": [{"text": "Start: " + words(rng, 5)}]}]
+    latest = history[-1]
+    turns = [Turn(list(history), latest)]
+    for number, event in enumerate(script):
+        if event[0] == "user":
+            latest = {"role": "user", "parts": [{"text": words(rng, event[1])}]}
+            history.append(latest)
+        elif event[0] == "assistant":
+            history.append({"role": "model", "parts": [{"text": words(rng, event[1])}]})
+        else:
+            _, text, calls = event
+            ids = [f"fn_{number}_{k}" for k in range(len(calls))]
+            parts: list[Any] = [{"text": words(rng, text)}] if text else []
+            parts += [
+                {"functionCall": {"name": "search", "args": {"q": words(rng, a)}, "id": call_id}}
+                for call_id, (a, _) in zip(ids, calls, strict=True)
+            ]
+            history.append({"role": "model", "parts": parts})
+            answers = [
+                {
+                    "functionResponse": {
+                        "name": "search",
+                        "response": {"result": words(rng, r)},
+                        "id": call_id,
+                    }
+                }
+                for call_id, (_, r) in zip(ids, calls, strict=True)
+            ]
+            history.append({"role": "user", "parts": answers})
+        turns.append(Turn(list(history), latest))
+    return system, turns
+
+
+def check_responses(window: Any) -> None:
+    responses.from_messages(window.messages, instructions=window.system)
+    first = window.messages[0]
+    assert first.get("type") in (None, "message")  # never a call output or a lone reasoning
+
+
+def check_gemini(window: Any) -> None:
+    gemini.from_messages(window.messages, system_instruction=window.system)
+    assert window.messages[0]["role"] == "user"
+
+
 def check_openai(window: Any) -> None:
     openai.from_messages(window.messages)  # raises on an orphaned result or unanswered call
     roles = [m["role"] for m in window.messages]
@@ -232,6 +321,28 @@ ADAPTERS = {
         lambda messages, system, budget: _langchain().fit_messages(messages, budget=budget),
         lambda window: _langchain().count_tokens(window.messages),
         check_langchain,
+    ),
+    "responses": Adapter(
+        "responses",
+        responses_turns,
+        lambda budget, grid: responses.Session(budget=budget, grid=grid),
+        lambda session, messages, system: session.fit(messages, instructions=system),
+        lambda messages, system, budget: responses.fit_messages(
+            messages, instructions=system, budget=budget
+        ),
+        lambda window: responses.count_tokens(window.messages, instructions=window.system),
+        check_responses,
+    ),
+    "gemini": Adapter(
+        "gemini",
+        gemini_turns,
+        lambda budget, grid: gemini.Session(budget=budget, grid=grid),
+        lambda session, messages, system: session.fit(messages, system_instruction=system),
+        lambda messages, system, budget: gemini.fit_messages(
+            messages, system_instruction=system, budget=budget
+        ),
+        lambda window: gemini.count_tokens(window.messages, system_instruction=window.system),
+        check_gemini,
     ),
 }
 

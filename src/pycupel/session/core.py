@@ -61,8 +61,9 @@ from pycupel.scorers.relevance import RelevanceScorer
 from pycupel.session.calibration import Calibration
 from pycupel.session.history import NO_SYSTEM, History, MessageFormat
 from pycupel.session.usage import ProviderUsage, read_usage
-from pycupel.session.window import CacheBreak, SessionReport
+from pycupel.session.window import CacheBreak, SessionReport, SessionWindow
 from pycupel.tokens import TokenCounter
+from pycupel.tokens.asynchronous import AsyncTokenCounter, precount
 
 __all__ = [
     "DEFAULT_COMPACT_AT",
@@ -113,6 +114,16 @@ class CoreWindow:
     cached_tokens: int
     compacted: bool
     report: SessionReport
+
+    def window(self, messages: Sequence[M]) -> SessionWindow[M]:
+        """The window of ``messages`` (the history this window was fitted for), unmarked."""
+        return SessionWindow(
+            messages=[messages[index] for index in self.message_indices],
+            report=self.report,
+            tokens=self.tokens,
+            cached_tokens=self.cached_tokens,
+            compacted=self.compacted,
+        )
 
 
 class SessionCore(Generic[M]):
@@ -242,6 +253,27 @@ class SessionCore(Generic[M]):
         """This turn's window for the whole history so far (see the module docs)."""
         with self._lock:
             return self._fit(messages, system)
+
+    async def afit(
+        self, messages: Sequence[M], counter: AsyncTokenCounter, system: object = NO_SYSTEM
+    ) -> CoreWindow:
+        """:meth:`fit` with the new messages counted by one awaited ``counter`` call.
+
+        Only the texts this turn adds are counted (the rest were counted before); the lock is
+        not held while awaiting, so the history must not change between the two steps (one
+        conversation per session, as always).
+        """
+        with self._lock:
+            texts = self._history.texts_to_count(messages, system)
+        counts = await precount(texts, counter)
+        with self._lock:
+            history = self._history
+            own = history.counter
+            history.counter = counts
+            try:
+                return self._fit(messages, system)
+            finally:
+                history.counter = own
 
     # ------------------------------------------------------------------ the turn
 
