@@ -39,7 +39,7 @@ from pycupel.scorers import (
     ScaledScorer,
     TagScorer,
 )
-from pycupel.scorers.base import BaseScorer, FloatArray, Scorer
+from pycupel.scorers.base import SMALL_BATCH, BaseScorer, FloatArray, Scorer
 from pycupel.slicers import GreedySlice, KnapsackSlice, Slicer
 
 KINDS = (
@@ -143,6 +143,41 @@ def test_scoring_reads_each_item_a_bounded_number_of_times(name: str) -> None:
     assert at_large["reads"] <= 2.2 * at_small["reads"], (at_small, at_large)
     assert at_large["eq"] <= len(large), at_large
     assert at_large["hash"] <= 2 * len(large), at_large
+
+
+@pytest.mark.parametrize("name", sorted(SCORERS))
+def test_small_batch_scoring_reads_each_item_a_bounded_number_of_times(name: str) -> None:
+    # Both sizes are within SMALL_BATCH: score_all takes the pure-Python list path.
+    scorer = SCORERS[name]()
+    small = make_items(SMALL_BATCH // 2, seed=5, cls=CountingItem)
+    large = make_items(SMALL_BATCH, seed=6, cls=CountingItem)
+    at_small = counted(lambda: scorer.score_all(small))
+    at_large = counted(lambda: scorer.score_all(large))
+    assert at_small["reads"] <= 12 * len(small), at_small
+    assert at_large["reads"] <= 2.2 * at_small["reads"], (at_small, at_large)
+    assert at_large["eq"] <= len(large), at_large
+    assert at_large["hash"] <= 2 * len(large), at_large
+
+
+@pytest.mark.parametrize("dry", [False, True], ids=["run", "dry_run"])
+def test_small_batch_pipeline_reads_each_item_a_bounded_number_of_times(dry: bool) -> None:
+    def run(items: list[ContextItem]) -> None:
+        pipeline = Pipeline(
+            budget=budget_for(items), scorer=pipeline_scorer(), placer=UShapedPlacer()
+        )
+        if dry:
+            pipeline.dry_run(items)
+        else:
+            pipeline.run(items)
+
+    small = make_items(SMALL_BATCH // 2, seed=7, cls=CountingItem)
+    large = make_items(SMALL_BATCH, seed=8, cls=CountingItem)
+    at_small = counted(lambda: run(small))
+    at_large = counted(lambda: run(large))
+    assert at_small["reads"] <= 60 * len(small), at_small
+    assert at_large["reads"] <= 2.2 * at_small["reads"], (at_small, at_large)
+    assert at_large["eq"] <= len(large), at_large
+    assert at_large["hash"] <= 4 * len(large), at_large
 
 
 @pytest.mark.parametrize(

@@ -66,8 +66,9 @@ CATALOGUE = ROOT / "docs" / "errors.md"
 # reason. "where" is a path suffix under src/pycupel, or a function name for "any module".
 DELIBERATE: dict[str, tuple[tuple[str, ...], str]] = {
     "AttributeError": (
-        ("__setattr__", "__delattr__"),
-        "immutable objects refuse attribute writes the standard way",
+        ("__setattr__", "__delattr__", "_lazy.py"),
+        "immutable objects refuse attribute writes the standard way; a package's lazy "
+        "__getattr__ reports an unknown name as Python requires",
     ),
     "AssertionError": (("*",), "internal 'unreachable' branches (a broken invariant)"),
     "NotImplementedError": (("diagnostics/reasons.py",), "abstract method of ExclusionReason"),

@@ -276,6 +276,44 @@ class ContextItem(_Frozen):
         setter(self, "pinned", pinned)
         setter(self, "original_tokens", original_tokens)
 
+    @classmethod
+    def _prevalidated(
+        cls,
+        content: str,
+        *,
+        tokens: int,
+        kind: ContextKind,
+        source: ContextSource,
+        tags: tuple[str, ...],
+        metadata: Mapping[str, Any],
+        timestamp: datetime,
+        timestamp_micros: int,
+        pinned: bool,
+    ) -> ContextItem:
+        """An item from values its caller has already checked, without checking them again.
+
+        For hot paths that build many items from values that are valid by construction (the
+        chat adapters: validated messages, counted tokens, UTC timestamps). The caller
+        guarantees what ``__init__`` would check: ``content`` a non-empty str, ``tokens`` an
+        int, ``tags`` a tuple of str, ``metadata`` a read-only mapping with str keys,
+        ``timestamp`` in UTC with ``timestamp_micros`` its microseconds since the epoch.
+        """
+        item = object.__new__(cls)
+        # The slots' own setters: a third of the cost of object.__setattr__ by name.
+        _set_content(item, content)
+        _set_tokens(item, tokens)
+        _set_kind(item, kind)
+        _set_source(item, source)
+        _set_priority(item, None)
+        _set_tags(item, tags)
+        _set_metadata(item, metadata)
+        _set_timestamp(item, timestamp)
+        _set_timestamp_micros(item, timestamp_micros)
+        _set_future_relevance_hint(item, None)
+        _set_pinned(item, pinned)
+        _set_original_tokens(item, None)
+        return item
+
     def replace(self, **changes: Any) -> ContextItem:
         """Return a new, validated item with the given fields changed (a different identity)."""
         fields: dict[str, Any] = {
@@ -335,6 +373,38 @@ class ContextItem(_Frozen):
         }
 
 
+(
+    _set_content,
+    _set_tokens,
+    _set_kind,
+    _set_source,
+    _set_priority,
+    _set_tags,
+    _set_metadata,
+    _set_timestamp,
+    _set_timestamp_micros,
+    _set_future_relevance_hint,
+    _set_pinned,
+    _set_original_tokens,
+) = (
+    getattr(ContextItem, name).__set__
+    for name in (
+        "content",
+        "tokens",
+        "kind",
+        "source",
+        "priority",
+        "tags",
+        "metadata",
+        "timestamp",
+        "timestamp_micros",
+        "future_relevance_hint",
+        "pinned",
+        "original_tokens",
+    )
+)
+
+
 def _rebuild_item(content: str, kwargs: dict[str, Any]) -> ContextItem:
     return ContextItem(content, **kwargs)
 
@@ -367,6 +437,12 @@ def _check_metadata(metadata: object) -> Mapping[str, Any]:
     return MappingProxyType(copied)
 
 
+def utc_micros(timestamp: datetime) -> tuple[datetime, int]:
+    """An aware ``timestamp`` in UTC and as integer microseconds since the Unix epoch."""
+    utc = timestamp.astimezone(UTC)
+    return utc, (utc - _EPOCH) // _ONE_MICROSECOND
+
+
 def _check_timestamp(timestamp: object) -> tuple[datetime, int]:
     if not isinstance(timestamp, datetime):
         raise ItemValidationError("timestamp", timestamp, "must be a datetime")
@@ -376,7 +452,7 @@ def _check_timestamp(timestamp: object) -> tuple[datetime, int]:
             raise ItemValidationError(
                 "timestamp", timestamp, "must be timezone-aware (naive datetimes are ambiguous)"
             )
-        utc = timestamp.astimezone(UTC)
+        return utc_micros(timestamp)
     except OverflowError as exc:
         raise ItemValidationError(
             "timestamp", timestamp, "must be representable in UTC (within year 1..9999)"
@@ -390,7 +466,6 @@ def _check_timestamp(timestamp: object) -> tuple[datetime, int]:
             timestamp,
             f"must have a tzinfo whose utcoffset() is a timedelta under 24 hours ({exc})",
         ) from exc
-    return utc, (utc - _EPOCH) // _ONE_MICROSECOND
 
 
 # --------------------------------------------------------------------------- budget
@@ -571,7 +646,34 @@ def compute_effective_budget(budget: ContextBudget, pinned_tokens: int) -> Conte
         effective_max = math.floor(effective_max * multiplier)
         effective_target = math.floor(effective_target * multiplier)
         effective_target = min(effective_target, effective_max)
-    return ContextBudget(max_tokens=effective_max, target_tokens=effective_target)
+    # Valid by construction (0 <= target <= max, no reserve, slots or margin): built through
+    # the slots' own setters, as every run computes one.
+    effective = object.__new__(ContextBudget)
+    _set_max_tokens(effective, effective_max)
+    _set_target_tokens(effective, effective_target)
+    _set_output_reserve(effective, 0)
+    _set_reserved_slots(effective, _NO_SLOTS)
+    _set_margin(effective, 0.0)
+    return effective
+
+
+_NO_SLOTS: Mapping[ContextKind, int] = MappingProxyType({})
+(
+    _set_max_tokens,
+    _set_target_tokens,
+    _set_output_reserve,
+    _set_reserved_slots,
+    _set_margin,
+) = (
+    getattr(ContextBudget, name).__set__
+    for name in (
+        "max_tokens",
+        "target_tokens",
+        "output_reserve",
+        "reserved_slots",
+        "estimation_safety_margin_percent",
+    )
+)
 
 
 # --------------------------------------------------------------------------- scored items

@@ -10,11 +10,13 @@ approximately: the fast paths claim identical values.
 from __future__ import annotations
 
 import math
+import random
 import string
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta, timezone
 from unittest import mock
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -30,6 +32,7 @@ from pycupel.scorers import (
     TagScorer,
     frequency,
 )
+from pycupel.scorers.base import SMALL_BATCH
 
 Oracle = Callable[[ContextItem, Sequence[ContextItem]], float]
 
@@ -375,7 +378,50 @@ def test_score_all_equals_score_array(case: tuple[list[ContextItem], ContextItem
         ReflexiveScorer(),
         KindScorer(),
         TagScorer({"a": 1.0, "Db": 2.0}),
+        CompositeScorer(
+            [(RecencyScorer(), 3), (PriorityScorer(), 2), (KindScorer(), 1), (FrequencyScorer(), 1)]
+        ),
+        CompositeScorer([(FrequencyScorer(), 0.3), (lambda item: len(item.tags), 0.7)]),
     ]:
         listed = scorer.score_all(items)
         assert all(isinstance(s, float) for s in listed)
         assert listed == scorer.score_array(items).tolist()
+
+
+def _seeded_items(size: int, seed: int) -> list[ContextItem]:
+    """Items with tied and missing timestamps and priorities, case-varied tags, and repeated
+    objects (the same kinds of input the drawn lists above hold, at any size)."""
+    rng = random.Random(seed)
+    base = datetime(2026, 1, 1, tzinfo=UTC)
+    pool: list[ContextItem] = []
+    for index in range(size):
+        if pool and rng.random() < 0.1:
+            pool.append(rng.choice(pool))  # the same object again
+            continue
+        pool.append(
+            ContextItem(
+                f"item {index}",
+                tokens=rng.randint(0, 50),
+                timestamp=None
+                if rng.random() < 0.2
+                else base + timedelta(hours=rng.randint(0, 30)),
+                priority=None if rng.random() < 0.3 else rng.randint(-3, 5),
+                tags=rng.sample(_TAGS, rng.randint(0, 4)),
+                kind=rng.choice(["Message", "document", "MEMORY", "Custom"]),
+            )
+        )
+    return pool
+
+
+@pytest.mark.parametrize("size", [SMALL_BATCH - 1, SMALL_BATCH, SMALL_BATCH + 1])
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_small_batch_lists_equal_the_vectorised_scores_around_the_threshold(
+    size: int, seed: int
+) -> None:
+    # Up to SMALL_BATCH items score_all takes the pure-Python path, above it the numpy one.
+    items = _seeded_items(size, seed)
+    composite = CompositeScorer(
+        [(RecencyScorer(), 3), (PriorityScorer(), 2), (KindScorer(), 1), (FrequencyScorer(), 1)]
+    )
+    for scorer in [RecencyScorer(), PriorityScorer(), FrequencyScorer(), composite]:
+        assert scorer.score_all(items) == scorer.score_array(items).tolist()

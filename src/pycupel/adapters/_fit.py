@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Generic, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Generic, NamedTuple, TypeVar
 
 from pycupel._checks import check_bool, check_int
 from pycupel.adapters._structure import Structure, select_structured
@@ -32,8 +32,10 @@ from pycupel.diagnostics import ExcludedItem, Filtered, SelectionReport
 from pycupel.errors import PinnedBudgetError, PipelineConfigError
 from pycupel.model import ContextBudget, ContextItem
 from pycupel.pipeline import Pipeline
-from pycupel.policy import Policy
 from pycupel.tokens import HeuristicCounter, TokenCounter
+
+if TYPE_CHECKING:
+    from pycupel.policy import Policy
 
 __all__ = [
     "UNANSWERED_FILTER",
@@ -173,10 +175,13 @@ def _pipeline(
         # reference chat preset (recency), which callers of fit_units without a structure
         # (the session's compaction) rely on.
         policy = presets.conversation() if structured else presets.chat()
-    if isinstance(policy, Policy):
-        built = policy.build(budget)
-    elif isinstance(policy, Pipeline):
+    # The policy package is imported only when it is needed (it loads every component).
+    from pycupel.policy import Policy  # noqa: PLC0415
+
+    if isinstance(policy, Pipeline):
         built = policy
+    elif isinstance(policy, Policy):
+        built = policy.build(budget)
     else:
         raise PipelineConfigError(
             "policy", policy, "must be a pycupel.policy.Policy, a Pipeline or None"

@@ -23,16 +23,16 @@ module does the rest, once for every provider:
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime, timedelta
 from types import MappingProxyType
-from typing import Generic, Literal, TypeVar
+from typing import Generic, Literal, NamedTuple, TypeVar
 
 from pycupel._checks import check_int
 from pycupel.adapters._format import fail
 from pycupel.diagnostics import ExcludedItem
 from pycupel.errors import ItemValidationError, PipelineConfigError
-from pycupel.model import ContextItem, ContextKind, ContextSource
+from pycupel.model import ContextItem, ContextKind, ContextSource, utc_micros
 from pycupel.tokens import TokenCounter
 from pycupel.tokens.base import checked_counts
 
@@ -187,12 +187,61 @@ class ParsedMessage:
     tool_names: tuple[str, ...] = ()
     joins_next: bool = False
 
+    @classmethod
+    def of_text(
+        cls,
+        index: int | None,
+        role: str,
+        category: Category,
+        text: str,
+        fixed_tokens: int,
+        *,
+        user_turn: bool = False,
+    ) -> ParsedMessage:
+        """A message that is text only (no tool call or result, no name, no label).
+
+        The same object the constructor builds, made through the slots' own setters: adapters
+        build one per message, and the frozen dataclass's ``__init__`` costs twice as much.
+        """
+        message = object.__new__(cls)
+        _message_index(message, index)
+        _message_role(message, role)
+        _message_category(message, category)
+        _message_text(message, text)
+        _message_fixed_tokens(message, fixed_tokens)
+        _message_calls(message, ())
+        _message_answers(message, ())
+        _message_user_turn(message, user_turn)
+        _message_name(message, None)
+        _message_label(message, None)
+        _message_tool_names(message, ())
+        _message_joins_next(message, False)
+        return message
+
     def rendered(self) -> str:
         """The message as it appears in an item's content: ``"label: text"``."""
         label = self.label
         if label is None:
             label = f"{self.role} ({self.name})" if self.name else self.role
         return f"{label}: {self.text}"
+
+
+# The slot setters in field order; a new ParsedMessage field makes this unpacking fail at
+# import (and ParsedMessage.of_text must then set it).
+(
+    _message_index,
+    _message_role,
+    _message_category,
+    _message_text,
+    _message_fixed_tokens,
+    _message_calls,
+    _message_answers,
+    _message_user_turn,
+    _message_name,
+    _message_label,
+    _message_tool_names,
+    _message_joins_next,
+) = (getattr(ParsedMessage, field.name).__set__ for field in fields(ParsedMessage))
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -334,33 +383,34 @@ def build_units(
         allow_unanswered: keep units with unanswered tool calls instead of raising.
     """
     stamps = _message_timestamps(timestamps, message_count)
-    # A system prompt beside the list is the oldest part of the conversation.
-    oldest = min(stamps, default=SYNTHETIC_EPOCH) if timestamps is not None else SYNTHETIC_EPOCH
     spans, unanswered = _pair_tool_calls(parsed, source=source, allow_unanswered=allow_unanswered)
     tokens = message_tokens(parsed, counter)
     latest_user = max(
         (position for position, message in enumerate(parsed) if message.user_turn), default=-1
     )
-
+    maker = _UnitMaker(stamps, pin_system)
     units: list[MessageUnit] = []
     start = 0
     end = -1
-    for position in range(len(parsed)):
+    for position, message in enumerate(parsed):
         if position > end:
             start = position
         end = max(end, spans.get(position, position))
-        if parsed[position].joins_next and position + 1 < len(parsed):
+        if message.joins_next and position + 1 < len(parsed):
             end = max(end, position + 1)
-        if position == end:
+        if position != end:
+            continue
+        pinned_user = pin_latest_user and start <= latest_user <= end
+        if start == end and not message.tool_names and position not in unanswered:
+            # The common unit: one message, no tool involved.
+            units.append(maker.single(message, tokens[position], pinned_user))
+        else:
             units.append(
-                _make_unit(
+                maker.unit(
                     parsed[start : end + 1],
-                    tokens[start : end + 1],
-                    stamps,
-                    oldest,
-                    pinned_user=pin_latest_user and start <= latest_user <= end,
-                    pin_system=pin_system,
-                    unanswered=_unanswered_in(unanswered, start, end) if unanswered else (),
+                    sum(tokens[start : end + 1]),
+                    pinned_user,
+                    _unanswered_in(unanswered, start, end) if unanswered else (),
                 )
             )
     return tuple(units)
@@ -449,9 +499,27 @@ def count_parsed(parsed: Sequence[ParsedMessage], counter: TokenCounter) -> int:
     return sum(message_tokens(parsed, counter))
 
 
-def _message_timestamps(timestamps: object, count: int) -> list[datetime]:
+class _Stamps(NamedTuple):
+    """Each message's timestamp in UTC and in microseconds, and the oldest one."""
+
+    utc: list[datetime]
+    micros: list[int]
+    oldest: datetime
+    oldest_micros: int
+
+
+def _message_timestamps(timestamps: object, count: int) -> _Stamps:
     if timestamps is None:
-        return [SYNTHETIC_EPOCH + _STEP * (index + 1) for index in range(count)]
+        # Synthetic: strictly increasing seconds after the epoch, computed exactly.
+        epoch, epoch_micros = utc_micros(SYNTHETIC_EPOCH)
+        return _Stamps(
+            [epoch + _STEP * (index + 1) for index in range(count)],
+            list(
+                range(epoch_micros + 1_000_000, epoch_micros + 1_000_000 * (count + 1), 1_000_000)
+            ),
+            epoch,
+            epoch_micros,
+        )
     if isinstance(timestamps, str | bytes) or not isinstance(timestamps, Sequence):
         raise PipelineConfigError("timestamps", timestamps, "must be a sequence of datetimes")
     if len(timestamps) != count:
@@ -460,6 +528,8 @@ def _message_timestamps(timestamps: object, count: int) -> list[datetime]:
             f"<{len(timestamps)} timestamps>",
             f"must hold exactly one timestamp per message ({count})",
         )
+    utc: list[datetime] = []
+    micros: list[int] = []
     for index, stamp in enumerate(timestamps):
         if not isinstance(stamp, datetime):
             raise PipelineConfigError(f"timestamps[{index}]", stamp, "must be a datetime")
@@ -467,7 +537,109 @@ def _message_timestamps(timestamps: object, count: int) -> list[datetime]:
             raise PipelineConfigError(
                 f"timestamps[{index}]", stamp, "must be timezone-aware (naive times are ambiguous)"
             )
-    return list(timestamps)
+        try:
+            converted, stamp_micros = utc_micros(stamp)
+        except OverflowError as exc:
+            raise PipelineConfigError(
+                f"timestamps[{index}]", stamp, "must be representable in UTC (within year 1..9999)"
+            ) from exc
+        utc.append(converted)
+        micros.append(stamp_micros)
+    if not micros:
+        epoch, epoch_micros = utc_micros(SYNTHETIC_EPOCH)
+        return _Stamps(utc, micros, epoch, epoch_micros)
+    # A system prompt beside the list is the oldest part of the conversation.
+    first = micros.index(min(micros))
+    return _Stamps(utc, micros, utc[first], micros[first])
+
+
+class _UnitMaker:
+    """Builds the units of one conversion: the item fields shared by many units are made once.
+
+    The items are built with :meth:`ContextItem._prevalidated`: every field comes from a
+    validated message, a checked count or a checked timestamp.
+    """
+
+    __slots__ = ("_pin_system", "_role_fields", "_stamps")
+
+    def __init__(self, stamps: _Stamps, pin_system: bool) -> None:
+        self._stamps = stamps
+        self._pin_system = pin_system
+        # role -> (its tags, its roles tuple): equal immutable tuples shared by many items.
+        self._role_fields: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+
+    def _timestamp(self, indices: Sequence[int]) -> tuple[datetime, int]:
+        # A unit is as recent as its latest message.
+        stamps = self._stamps
+        if not indices:
+            return stamps.oldest, stamps.oldest_micros
+        micros = stamps.micros
+        latest = indices[0]
+        for index in indices[1:]:
+            if micros[index] > micros[latest]:
+                latest = index
+        return stamps.utc[latest], micros[latest]
+
+    def single(self, message: ParsedMessage, tokens: int, pinned_user: bool) -> MessageUnit:
+        """The unit of one message that neither issues nor answers a tool call."""
+        role = message.role
+        fields = self._role_fields.get(role)
+        if fields is None:
+            fields = self._role_fields[role] = ((f"role:{role}",), (role,))
+        tags, roles = fields
+        index = message.index
+        stamps = self._stamps
+        if index is None:
+            indices: tuple[int, ...] = ()
+            timestamp, micros = stamps.oldest, stamps.oldest_micros
+        else:
+            indices = (index,)
+            timestamp, micros = stamps.utc[index], stamps.micros[index]
+        system = message.category == "system"
+        if system:
+            kind, source = ContextKind.SYSTEM_PROMPT, ContextSource.CHAT
+        elif message.answers:
+            kind, source = ContextKind.TOOL_OUTPUT, ContextSource.TOOL
+        else:
+            kind, source = ContextKind.MESSAGE, ContextSource.CHAT
+        item = ContextItem._prevalidated(
+            message.rendered(),
+            tokens=tokens,
+            kind=kind,
+            source=source,
+            tags=tags,
+            metadata=MappingProxyType({"message_indices": indices, "roles": roles}),
+            timestamp=timestamp,
+            timestamp_micros=micros,
+            pinned=(self._pin_system and system) or pinned_user,
+        )
+        calls = message.calls
+        return _new_unit(
+            item,
+            indices,
+            roles,
+            index is None,
+            tuple([call.call_id for call in calls]) if calls else (),
+            user_text=message.text if message.user_turn else "",
+        )
+
+    def unit(
+        self,
+        messages: Sequence[ParsedMessage],
+        tokens: int,
+        pinned_user: bool,
+        unanswered: tuple[str, ...],
+    ) -> MessageUnit:
+        """The unit of any span of messages (a tool call with its results, say)."""
+        indices = tuple(message.index for message in messages if message.index is not None)
+        return _span_unit(
+            messages,
+            tokens,
+            self._timestamp(indices),
+            pin_system=self._pin_system,
+            pinned_user=pinned_user,
+            unanswered=unanswered,
+        )
 
 
 def _make_unit(
@@ -480,6 +652,33 @@ def _make_unit(
     pin_system: bool,
     unanswered: tuple[str, ...],
 ) -> MessageUnit:
+    """The unit of ``messages``, stamped from ``stamps`` (one aware datetime per message index).
+
+    For builders that keep their own list of timestamps (the incremental session).
+    """
+    indices = [message.index for message in messages if message.index is not None]
+    # A unit is as recent as its latest message.
+    latest = max((stamps[index] for index in indices), default=oldest)
+    return _span_unit(
+        messages,
+        sum(message_token_counts),
+        utc_micros(latest),
+        pin_system=pin_system,
+        pinned_user=pinned_user,
+        unanswered=unanswered,
+    )
+
+
+def _span_unit(
+    messages: Sequence[ParsedMessage],
+    tokens: int,
+    stamp: tuple[datetime, int],
+    *,
+    pin_system: bool,
+    pinned_user: bool,
+    unanswered: tuple[str, ...],
+) -> MessageUnit:
+    """The unit of a span of messages whose tokens and UTC timestamp are known."""
     indices: list[int] = []
     tags: dict[str, None] = {}  # an insertion-ordered set
     all_system = True
@@ -511,24 +710,60 @@ def _make_unit(
     else:
         kind, source = ContextKind.MESSAGE, ContextSource.CHAT
     roles = tuple(message.role for message in messages)
-    # A unit is as recent as its latest message.
-    timestamp = max((stamps[i] for i in indices), default=oldest)
-    item = ContextItem(
+    index_tuple = tuple(indices)
+    timestamp, micros = stamp
+    item = ContextItem._prevalidated(
         "\n\n".join(message.rendered() for message in messages),
-        tokens=sum(message_token_counts),
+        tokens=tokens,
         kind=kind,
         source=source,
-        tags=tags,
-        metadata={"message_indices": tuple(indices), "roles": roles},
+        tags=tuple(tags),
+        metadata=MappingProxyType({"message_indices": index_tuple, "roles": roles}),
         timestamp=timestamp,
+        timestamp_micros=micros,
         pinned=(pin_system and has_system) or pinned_user,
     )
     return MessageUnit(
         item=item,
-        message_indices=item.metadata["message_indices"],
+        message_indices=index_tuple,
         roles=roles,
         system_parameter=system_parameter,
         call_ids=tuple(call.call_id for message in messages for call in message.calls),
         unanswered_call_ids=unanswered,
         user_text=user_text,
     )
+
+
+def _new_unit(
+    item: ContextItem,
+    indices: tuple[int, ...],
+    roles: tuple[str, ...],
+    system_parameter: bool,
+    call_ids: tuple[str, ...],
+    *,
+    user_text: str,
+) -> MessageUnit:
+    """A :class:`MessageUnit` with no unanswered call, set through its slots' own setters
+    (the frozen dataclass's ``__init__`` costs more than the rest of a small unit)."""
+    unit = object.__new__(MessageUnit)
+    _unit_item(unit, item)
+    _unit_indices(unit, indices)
+    _unit_roles(unit, roles)
+    _unit_system_parameter(unit, system_parameter)
+    _unit_call_ids(unit, call_ids)
+    _unit_unanswered(unit, ())
+    _unit_user_text(unit, user_text)
+    return unit
+
+
+# The slot setters in field order; a new MessageUnit field makes this unpacking fail at import
+# (and _new_unit must then set it).
+(
+    _unit_item,
+    _unit_indices,
+    _unit_roles,
+    _unit_system_parameter,
+    _unit_call_ids,
+    _unit_unanswered,
+    _unit_user_text,
+) = (getattr(MessageUnit, field.name).__set__ for field in fields(MessageUnit))

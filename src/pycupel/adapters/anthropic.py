@@ -46,7 +46,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Literal, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, cast
 
 from pycupel._checks import check_bool
 from pycupel.adapters._async import afit
@@ -84,7 +84,6 @@ from pycupel.diagnostics import SelectionReport
 from pycupel.errors import PipelineConfigError
 from pycupel.model import ContextBudget, ContextItem
 from pycupel.pipeline import Pipeline
-from pycupel.policy import Policy
 from pycupel.session import (
     DEFAULT_COMPACT_AT,
     DEFAULT_COMPACT_TO,
@@ -100,6 +99,9 @@ from pycupel.session import (
 from pycupel.session.history import snapshot_json
 from pycupel.tokens import TokenCounter
 from pycupel.tokens.asynchronous import AsyncTokenCounter
+
+if TYPE_CHECKING:
+    from pycupel.policy import Policy
 
 __all__ = [
     "DEFAULT_OVERHEAD",

@@ -62,7 +62,6 @@ from pycupel.adapters.openai import DEFAULT_OVERHEAD
 from pycupel.errors import AdapterUnavailableError
 from pycupel.model import ContextBudget, ContextItem
 from pycupel.pipeline import Pipeline
-from pycupel.policy import Policy
 from pycupel.session import (
     DEFAULT_COMPACT_AT,
     DEFAULT_COMPACT_TO,
@@ -80,6 +79,8 @@ from pycupel.tokens.asynchronous import AsyncTokenCounter
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
+
+    from pycupel.policy import Policy
 
 __all__ = [
     "DEFAULT_OVERHEAD",

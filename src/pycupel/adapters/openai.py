@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pycupel.adapters._async import afit
 from pycupel.adapters._fit import (
@@ -64,7 +64,6 @@ from pycupel.adapters._units import (
 )
 from pycupel.model import ContextBudget, ContextItem
 from pycupel.pipeline import Pipeline
-from pycupel.policy import Policy
 from pycupel.session import (
     DEFAULT_COMPACT_AT,
     DEFAULT_COMPACT_TO,
@@ -79,6 +78,9 @@ from pycupel.session import (
 from pycupel.session.history import snapshot_json
 from pycupel.tokens import TokenCounter
 from pycupel.tokens.asynchronous import AsyncTokenCounter
+
+if TYPE_CHECKING:
+    from pycupel.policy import Policy
 
 __all__ = [
     "DEFAULT_OVERHEAD",
@@ -118,6 +120,8 @@ _CATEGORIES: Mapping[str, Category] = MappingProxyType(
         "function": "tool",
     }
 )
+
+_PLAIN_ROLES = frozenset({"system", "developer", "user"})
 
 
 def from_messages(
@@ -406,7 +410,8 @@ def _parse(messages: object, overhead: MessageOverhead) -> list[ParsedMessage]:
     tool_names: dict[str, str] = {}
     legacy_pending: list[str] = []
     for index, raw in enumerate(history):
-        parsed.append(_parse_message(index, raw, overhead, tool_names, legacy_pending))
+        quick = _plain_message(index, raw, overhead) if type(raw) is dict else None
+        parsed.append(quick or _parse_message(index, raw, overhead, tool_names, legacy_pending))
     return parsed
 
 
@@ -494,6 +499,41 @@ def _parse_message(
         user_turn=role == "user",
         name=name,
     )
+
+
+def _plain_message(
+    index: int, message: dict[str, Any], overhead: MessageOverhead
+) -> ParsedMessage | None:
+    """The parse of the most common message, or None to take the full path.
+
+    A message whose ``content`` is a string and that has no ``name``, no tool calls and no
+    refusal or audio is valid as soon as its role is a ``system``, ``developer``, ``user`` or
+    ``assistant`` role; it gives the same result as the full path, without building locations.
+    """
+    content = message.get("content")
+    role = message.get("role")
+    if type(content) is not str or type(role) is not str:
+        return None
+    # Two keys, role and content, need no further look; otherwise the optional keys must
+    # be absent (None).
+    plain = len(message) == 2
+    if not plain and message.get("name") is not None:
+        return None
+    if role in _PLAIN_ROLES:
+        return ParsedMessage.of_text(
+            index, role, _CATEGORIES[role], content, overhead.per_message, user_turn=role == "user"
+        )
+    if role == "assistant" and (
+        plain
+        or (
+            message.get("tool_calls") is None
+            and message.get("function_call") is None
+            and message.get("refusal") is None
+            and message.get("audio") is None
+        )
+    ):
+        return ParsedMessage.of_text(index, role, "assistant", content, overhead.per_message)
+    return None
 
 
 def _tool_calls(

@@ -42,7 +42,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from types import MappingProxyType
-from typing import Any, Literal, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, cast
 
 from pycupel.adapters._fit import allows_unanswered, fit_units, resolve_counter, resolve_structure
 from pycupel.adapters._format import (
@@ -73,7 +73,6 @@ from pycupel.adapters._units import (
 from pycupel.diagnostics import SelectionReport
 from pycupel.model import ContextBudget, ContextItem
 from pycupel.pipeline import Pipeline
-from pycupel.policy import Policy
 from pycupel.session import (
     DEFAULT_COMPACT_AT,
     DEFAULT_COMPACT_TO,
@@ -89,6 +88,9 @@ from pycupel.session import (
 from pycupel.session.history import snapshot_json
 from pycupel.tokens import TokenCounter
 from pycupel.tokens.asynchronous import AsyncTokenCounter
+
+if TYPE_CHECKING:
+    from pycupel.policy import Policy
 
 __all__ = [
     "DEFAULT_OVERHEAD",

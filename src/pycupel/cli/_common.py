@@ -13,11 +13,10 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
 
 from pycupel.adapters._fit import default_query
 from pycupel.cli._input import FORMATS, Candidates
@@ -25,7 +24,6 @@ from pycupel.errors import CupelError, InvalidValueError
 from pycupel.model import ContextBudget
 from pycupel.pipeline import Pipeline
 from pycupel.placers import ChronologicalPlacer, Placer, SystemFirstPlacer, UShapedPlacer
-from pycupel.policy import Policy, load_policy
 from pycupel.scorers import (
     CompositeScorer,
     FrequencyScorer,
@@ -35,6 +33,11 @@ from pycupel.scorers import (
     Scorer,
 )
 from pycupel.slicers import GreedySlice
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
+
+    from pycupel.policy import Policy
 
 __all__ = [
     "PLACERS",
@@ -148,6 +151,8 @@ def resolve_policy(preset: str | None, policy_path: str | None) -> Policy | None
                 f"{exc.rule}, got {exc.value!r}", param_hint="--preset"
             ) from None
     if policy_path is not None:
+        from pycupel.policy import load_policy  # noqa: PLC0415 (only when asked for)
+
         return load_policy(policy_path)
     return None
 
@@ -356,6 +361,14 @@ class ProgressDisplay:
     def __init__(self, enabled: bool, console: Console) -> None:
         self._progress: Progress | None = None
         if enabled:
+            from rich.progress import (  # noqa: PLC0415 (only long runs show progress)
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                SpinnerColumn,
+                TextColumn,
+            )
+
             self._progress = Progress(
                 SpinnerColumn(),
                 TextColumn("{task.description}"),

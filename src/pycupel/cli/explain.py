@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
@@ -34,9 +34,10 @@ from pycupel.diagnostics.wire import budget_to_dict
 from pycupel.itemio import item_to_dict
 from pycupel.model import ContextBudget
 from pycupel.pipeline import DryRunResult, Pipeline
-from pycupel.policy import Policy
 from pycupel.render.console import render_report
-from pycupel.render.html import report_html
+
+if TYPE_CHECKING:
+    from pycupel.policy import Policy
 
 __all__ = ["explain", "run_settings"]
 
@@ -139,6 +140,8 @@ def explain(
             display.task(f"Selecting from {len(items):,} items", None)
             result = pipeline.dry_run(items, query=query)
             if html_path is not None:
+                from pycupel.render.html import report_html  # noqa: PLC0415 (--html only)
+
                 display.task("Writing the HTML report", None)
                 page = report_html(
                     result.report,

@@ -27,7 +27,6 @@ from pycupel.cli._common import (
 )
 from pycupel.cli._input import read_candidates
 from pycupel.model import ContextBudget, ContextItem
-from pycupel.render.html import sweep_html
 from pycupel.render.sweep import SweepPointLike, SweepRow, sweep_chart, sweep_rows, sweep_table
 
 __all__ = ["parse_budgets", "simulate"]
@@ -190,6 +189,8 @@ def simulate(
                 "slicer": type(pipeline.slicer).__name__,
             }
             subtitle = f"{len(items):,} candidate items, {len(budgets):,} budgets"
+            from pycupel.render.html import sweep_html  # noqa: PLC0415 (--html only)
+
             write_text(
                 html_path, sweep_html(rows, title=title, subtitle=subtitle, settings=settings)
             )

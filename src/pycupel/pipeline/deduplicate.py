@@ -11,20 +11,20 @@ from collections.abc import Sequence
 import numpy as np
 
 from pycupel.model import ContextItem
-from pycupel.scorers.base import FloatArray
+from pycupel.pipeline.score import Scores
 
 __all__ = ["deduplicate"]
 
 
 def deduplicate(
-    items: tuple[ContextItem, ...], scores: FloatArray
-) -> tuple[Sequence[ContextItem], FloatArray, list[int] | None]:
+    items: tuple[ContextItem, ...], scores: Scores
+) -> tuple[Sequence[ContextItem], Scores, list[int] | None]:
     """``(survivors, their scores, surviving indices)``; the indices are None when no item
     was a duplicate (then ``items`` and ``scores`` come back as they are)."""
     contents = [item.content for item in items]
     if len(set(contents)) == len(contents):
         return items, scores, None
-    score_list: list[float] = scores.tolist()
+    score_list: list[float] = scores if isinstance(scores, list) else scores.tolist()
     best: dict[str, int] = {}
     for index, content in enumerate(contents):
         current = best.get(content)
@@ -32,4 +32,6 @@ def deduplicate(
         if current is None or score_list[index] > score_list[current]:
             best[content] = index
     keep = sorted(best.values())
+    if isinstance(scores, list):
+        return [items[i] for i in keep], [scores[i] for i in keep], keep
     return [items[i] for i in keep], scores[np.asarray(keep, dtype=np.intp)], keep

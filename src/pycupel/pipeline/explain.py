@@ -27,8 +27,8 @@ from pycupel.diagnostics.reasons import (
 from pycupel.diagnostics.report import IncludedItem
 from pycupel.errors import SlicerConfigError
 from pycupel.model import ContextBudget, ContextItem, ScoredItem, compute_effective_budget
+from pycupel.pipeline.score import Scores
 from pycupel.pipeline.trace import Trace
-from pycupel.scorers.base import FloatArray
 from pycupel.slicers.base import CapExclusion, SliceResult
 
 __all__ = [
@@ -50,11 +50,11 @@ def explain_negative(trace: Trace, negative: list[ContextItem]) -> None:
 
 
 def explain_duplicates(
-    trace: Trace, items: tuple[ContextItem, ...], scores: FloatArray, keep: list[int]
+    trace: Trace, items: tuple[ContextItem, ...], scores: Scores, keep: list[int]
 ) -> None:
     """Deduplicate: the scored ``items`` whose index is not in ``keep``."""
     kept = set(keep)
-    score_list: list[float] = scores.tolist()
+    score_list: list[float] = scores if isinstance(scores, list) else scores.tolist()
     for index, item in enumerate(items):
         if index not in kept:
             # The kept item has byte-identical content: that content names it.

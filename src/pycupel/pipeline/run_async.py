@@ -201,7 +201,8 @@ def _score(scorer: Scorer, batch: Sequence[ContextItem], query: str | None) -> l
     if not batch:
         return []
     items = tuple(batch)
-    values: list[float] = score(scorer, items, query).tolist()
+    scores = score(scorer, items, query)
+    values: list[float] = scores if isinstance(scores, list) else scores.tolist()
     return [ScoredItem(item, value) for item, value in zip(items, values, strict=True)]
 
 

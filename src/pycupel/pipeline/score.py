@@ -5,24 +5,55 @@ The run's query (``Pipeline.run(items, query=...)``) is handed to query-aware sc
 
 A NaN or infinite score raises :class:`~pycupel.errors.NonFiniteScoreError`; a wrong number of
 scores raises :class:`~pycupel.errors.ScorerConfigError`.
+
+Up to :data:`~pycupel.scorers.base.SMALL_BATCH` items the scores stay a list of floats through
+the run (numpy's per-call overhead dominates at that size); above, they are a float64 array.
+Both give bitwise identical scores, and the later stages accept either.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from pycupel.errors import ScorerConfigError
+from pycupel.errors import NonFiniteScoreError, ScorerConfigError
 from pycupel.model import ContextItem
-from pycupel.scorers.base import FloatArray, Scorer, check_finite_scores, score_array_for
+from pycupel.scorers.base import (
+    SMALL_BATCH,
+    FloatArray,
+    Scorer,
+    check_finite_scores,
+    is_builtin,
+    score_array_for,
+)
 
-__all__ = ["score"]
+__all__ = ["Scores", "score"]
+
+Scores = FloatArray | list[float]
+"""A run's scores: a list of floats for a small batch, a float64 array otherwise."""
 
 
-def score(scorer: Scorer, items: tuple[ContextItem, ...], query: str | None = None) -> FloatArray:
-    """The scores of ``items`` for the run's ``query`` as a float64 array, in their order."""
+def score(scorer: Scorer, items: tuple[ContextItem, ...], query: str | None = None) -> Scores:
+    """The scores of ``items`` for the run's ``query``, in their order: a list for a small
+    batch of items scored by a built-in scorer, else a float64 array."""
     if not items:
         # The specification: an empty scoreable list is never passed to the scorer.
         return np.empty(0, dtype=np.float64)
+    if len(items) <= SMALL_BATCH and is_builtin(scorer):
+        listed = scorer.score_all_for(items, query)
+        if len(listed) != len(items):
+            raise ScorerConfigError(
+                f"{type(scorer).__name__}.score_all",
+                f"{len(listed)} scores",
+                f"must return exactly one score per item ({len(items)})",
+            )
+        if not all(map(math.isfinite, listed)):
+            index = next(i for i, value in enumerate(listed) if not math.isfinite(value))
+            raise NonFiniteScoreError(
+                type(scorer).__name__, index, float(listed[index]), items[index].content
+            )
+        return listed
     scores = np.asarray(score_array_for(scorer, items, query), dtype=np.float64)
     if scores.shape != (len(items),):
         raise ScorerConfigError(

@@ -39,7 +39,7 @@ def slice_sorted(  # noqa: PLR0917 (positional: called once per run on the hot p
     columnar: ColumnSlicer | None,
     sorted_items: list[ContextItem],
     sorted_scores: list[float],
-    sorted_array: FloatArray,
+    sorted_array: FloatArray | None,
     scored: tuple[ScoredItem, ...] | None,
     budget: ContextBudget,
     pinned_tokens: int,
@@ -49,7 +49,9 @@ def slice_sorted(  # noqa: PLR0917 (positional: called once per run on the hot p
     """Run the slicer on the sorted items.
 
     ``columnar`` is :func:`column_slicer` of ``slicer``; ``scored`` the sorted (item, score)
-    pairs, needed only when it is None. ``candidates`` and ``plain`` come from Classify.
+    pairs, needed only when it is None; ``sorted_array`` the sorted scores as an array, None
+    for a small batch (the columns then stay lists). ``candidates`` and ``plain`` come from
+    Classify.
 
     Returns ``(result, positions, is_chosen, selected_tokens, effective_target)``:
     ``positions`` are where the selected items sit in the sorted list, in the slicer's output
@@ -65,8 +67,13 @@ def slice_sorted(  # noqa: PLR0917 (positional: called once per run on the hot p
     if columnar is not None:
         positions = []
         if sorted_items and effective.target_tokens > 0:
-            tokens = token_column(list(map(_TOKENS, sorted_items)))
-            positions = columnar.select_positions(tokens, sorted_array, effective)
+            if sorted_array is None:
+                # A small batch: its columns stay lists.
+                counts = list(map(_TOKENS, sorted_items))
+                positions = columnar.select_positions_of_lists(counts, sorted_scores, effective)
+            else:
+                tokens = token_column(list(map(_TOKENS, sorted_items)))
+                positions = columnar.select_positions(tokens, sorted_array, effective)
         result = SliceResult(tuple(map(sorted_items.__getitem__, positions)))
     else:
         assert scored is not None

@@ -8,6 +8,7 @@ from itertools import repeat
 import numpy as np
 
 from pycupel.model import ContextItem, ScoredItem
+from pycupel.pipeline.score import Scores
 from pycupel.scorers.base import FloatArray
 from pycupel.slicers._common import CheckedScoredItems
 
@@ -17,9 +18,19 @@ _tuple_new = tuple.__new__
 
 
 def sort_by_score(
-    items: Sequence[ContextItem], scores: FloatArray
-) -> tuple[list[ContextItem], list[float], FloatArray]:
-    """``items`` and their ``scores`` (as a list and as an array), best score first."""
+    items: Sequence[ContextItem], scores: Scores
+) -> tuple[list[ContextItem], list[float], FloatArray | None]:
+    """``items`` and their ``scores`` (as a list, and as an array unless they came as a list),
+    best score first."""
+    if isinstance(scores, list):
+        # Python's sort is stable too; the scores are finite (Score refuses the others).
+        negated = [-value for value in scores]
+        order_list = sorted(range(len(negated)), key=negated.__getitem__)
+        return (
+            list(map(items.__getitem__, order_list)),
+            list(map(scores.__getitem__, order_list)),
+            None,
+        )
     order = np.argsort(-scores, kind="stable")
     sorted_array = scores[order]
     sorted_scores: list[float] = sorted_array.tolist()

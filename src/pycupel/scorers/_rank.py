@@ -87,6 +87,22 @@ def _ranks(values: IntArray) -> IntArray:
     return ranks
 
 
+def rank_score_list(keys: Sequence[int | None]) -> list[float]:
+    """:func:`rank_scores` as a list of floats, computed without numpy (for small batches).
+
+    The same counts divided the same way (an int by an int, correctly rounded, as numpy
+    divides int64 ranks by a Python int), so the scores are identical.
+    """
+    present = [key for key in keys if key is not None]
+    if not present:
+        return [0.0] * len(keys)
+    if len(present) == 1:
+        return [0.0 if key is None else 1.0 for key in keys]
+    ordered = sorted(present)
+    denominator = len(present) - 1
+    return [0.0 if key is None else bisect_left(ordered, key) / denominator for key in keys]
+
+
 def _rank_scores_python(values: list[int]) -> list[float]:
     ordered = sorted(values)
     denominator = len(values) - 1

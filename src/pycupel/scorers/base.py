@@ -17,7 +17,7 @@ import inspect
 import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeGuard, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -27,6 +27,7 @@ from pycupel.model import ContextItem
 
 __all__ = [
     "MAX_SCORER_NESTING",
+    "SMALL_BATCH",
     "BaseScorer",
     "FloatArray",
     "FunctionScorer",
@@ -36,6 +37,7 @@ __all__ = [
     "as_scorer",
     "check_finite_scores",
     "check_nesting",
+    "is_builtin",
     "nesting_depth",
     "real_score",
     "score_array",
@@ -43,6 +45,11 @@ __all__ = [
 ]
 
 FloatArray = npt.NDArray[np.float64]
+
+SMALL_BATCH = 256
+"""Up to this many items, the built-in scorers' ``score_all`` works on plain Python lists: at
+that size numpy's per-call overhead costs more than the loops it replaces. Both forms give
+bitwise identical scores."""
 
 
 @runtime_checkable
@@ -97,6 +104,9 @@ class BaseScorer(ABC):
 
     def score_all_for(self, items: Sequence[ContextItem], query: str | None) -> list[float]:
         """:meth:`score_array_for` as a list of floats (the :class:`QueryAwareScorer` form)."""
+        if type(self).score_array_for is BaseScorer.score_array_for:
+            # The query is ignored: the list form, which small batches compute without numpy.
+            return self.score_all(items)
         scores: list[float] = self.score_array_for(items, query).tolist()
         return scores
 
@@ -222,6 +232,13 @@ def as_scorer(value: Scorer | Callable[[ContextItem], float]) -> Scorer:
     raise ScorerConfigError(
         "scorer", value, "must have a score_all(items) method or be a function item -> float"
     )
+
+
+def is_builtin(scorer: object) -> TypeGuard[BaseScorer]:
+    """Whether ``scorer`` is an instance of one of pycupel's own scorer classes (not of a
+    subclass defined elsewhere): then its ``score_all`` and ``score_all_for`` return floats
+    by construction."""
+    return isinstance(scorer, BaseScorer) and type(scorer).__module__.startswith("pycupel.scorers.")
 
 
 def score_array(scorer: Scorer, items: Sequence[ContextItem]) -> FloatArray:

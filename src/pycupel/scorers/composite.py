@@ -12,11 +12,13 @@ from pycupel.errors import ScorerConfigError
 from pycupel.model import ContextItem
 from pycupel.scorers._immutable import Immutable
 from pycupel.scorers.base import (
+    SMALL_BATCH,
     BaseScorer,
     FloatArray,
     Scorer,
     as_scorer,
     check_nesting,
+    is_builtin,
     score_array,
     score_array_for,
 )
@@ -109,6 +111,24 @@ class CompositeScorer(Immutable, BaseScorer):
         result = np.zeros(len(items), dtype=np.float64)
         for scorer, weight in zip(self._scorers, self._weights, strict=True):
             result += score_array_for(scorer, items, query) * weight
+        return result
+
+    def score_all(self, items: Sequence[ContextItem]) -> list[float]:
+        return self.score_all_for(items, None)
+
+    def score_all_for(self, items: Sequence[ContextItem], query: str | None) -> list[float]:
+        if len(items) > SMALL_BATCH:
+            scores: list[float] = self.score_array_for(items, query).tolist()
+            return scores
+        # The vectorised form's arithmetic, element by element: 0.0 + s0*w0 + s1*w1 + ...
+        result = [0.0] * len(items)
+        for scorer, weight in zip(self._scorers, self._weights, strict=True):
+            if is_builtin(scorer):
+                child = scorer.score_all_for(items, query)
+            else:
+                # Other scorers' output is checked and converted as score_array_for does.
+                child = score_array_for(scorer, items, query).tolist()
+            result = [total + score * weight for total, score in zip(result, child, strict=True)]
         return result
 
     def score(self, item: ContextItem, all_items: Sequence[ContextItem]) -> float:

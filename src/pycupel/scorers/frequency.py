@@ -36,7 +36,7 @@ import numpy.typing as npt
 from pycupel._identity import identity_key
 from pycupel.model import ContextItem, ascii_fold
 from pycupel.scorers._immutable import Immutable
-from pycupel.scorers.base import BaseScorer, FloatArray
+from pycupel.scorers.base import SMALL_BATCH, BaseScorer, FloatArray
 
 __all__ = ["FrequencyScorer"]
 
@@ -79,6 +79,46 @@ class FrequencyScorer(Immutable, BaseScorer):
         matching = _reach(positions, tags, vocabulary, size) - _occurrences(items)
         tagged = lengths > 0
         scores[tagged] = matching[tagged] / (size - 1)
+        return scores
+
+    def score_all(self, items: Sequence[ContextItem]) -> list[float]:
+        size = len(items)
+        if size > SMALL_BATCH:
+            return super().score_all(items)
+        if size <= 1:
+            return [0.0] * size
+        # Small batches: one bit per position for each folded tag; an item's reach is the
+        # number of bits in the union of its tags' masks (itself included), as in score_array.
+        tag_lists = [item.tags for item in items]
+        distinct = dict.fromkeys(chain.from_iterable(tag_lists))
+        if not distinct:
+            return [0.0] * size
+        # ascii_fold is str.lower on ASCII text: each distinct tag folded once, in C.
+        if all(map(str.isascii, distinct)):
+            folded_of = dict(zip(distinct, map(str.lower, distinct), strict=True))
+        else:
+            folded_of = {tag: ascii_fold(tag) for tag in distinct}
+        masks: dict[str, int] = {}
+        for position, tags in enumerate(tag_lists):
+            bit = 1 << position
+            for tag in tags:
+                folded = folded_of[tag]
+                masks[folded] = masks.get(folded, 0) | bit
+        # Each raw tag's mask: the positions holding any tag that folds like it.
+        mask_of = {tag: masks[folded] for tag, folded in folded_of.items()}
+        # Distinct objects (the usual case) each occur once; repeats count as "self".
+        occurrences = 1 if len(set(map(id, items))) == size else _occurrences(items)
+        denominator = size - 1
+        scores: list[float] = []
+        for position, tags in enumerate(tag_lists):
+            if not tags:
+                scores.append(0.0)
+                continue
+            union = 0
+            for tag in tags:
+                union |= mask_of[tag]
+            repeats = occurrences if isinstance(occurrences, int) else int(occurrences[position])
+            scores.append((union.bit_count() - repeats) / denominator)
         return scores
 
     def score(self, item: ContextItem, all_items: Sequence[ContextItem]) -> float:

@@ -68,6 +68,10 @@ class KindScorer(Immutable, ItemScorer):
     def score_item(self, item: ContextItem) -> float:
         return self._by_key.get(item.kind.key, 0.0)
 
+    def score_all(self, items: Sequence[ContextItem]) -> list[float]:
+        get = self._by_key.get
+        return [get(item.kind.key, 0.0) for item in items]
+
     def score_array(self, items: Sequence[ContextItem]) -> FloatArray:
         get = self._by_key.get
         return np.fromiter(

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 from pycupel.model import ContextItem
 from pycupel.scorers._immutable import Immutable
-from pycupel.scorers._rank import rank_score_one, rank_scores
-from pycupel.scorers.base import BaseScorer, FloatArray
+from pycupel.scorers._rank import rank_score_list, rank_score_one, rank_scores
+from pycupel.scorers.base import SMALL_BATCH, BaseScorer, FloatArray
 
 __all__ = ["PriorityScorer"]
 
@@ -25,6 +25,13 @@ class PriorityScorer(Immutable, BaseScorer):
 
     def score_array(self, items: Sequence[ContextItem]) -> FloatArray:
         return rank_scores([item.priority for item in items])
+
+    def score_all(self, items: Sequence[ContextItem]) -> list[float]:
+        keys = [item.priority for item in items]
+        if len(keys) <= SMALL_BATCH:
+            return rank_score_list(keys)
+        scores: list[float] = rank_scores(keys).tolist()
+        return scores
 
     def score(self, item: ContextItem, all_items: Sequence[ContextItem]) -> float:
         return rank_score_one(item.priority, [i.priority for i in all_items])

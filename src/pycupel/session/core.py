@@ -47,7 +47,7 @@ import math
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from pycupel._checks import check_bool, check_float, check_int
 from pycupel.adapters._fit import fit_units, resolve_counter
@@ -56,7 +56,6 @@ from pycupel.adapters._units import MessageUnit, MessageUnits
 from pycupel.diagnostics import SelectionReport
 from pycupel.errors import PinnedBudgetError, SessionConfigError
 from pycupel.pipeline import Pipeline
-from pycupel.policy import Policy
 from pycupel.scorers.relevance import RelevanceScorer
 from pycupel.session.calibration import Calibration
 from pycupel.session.history import NO_SYSTEM, History, MessageFormat
@@ -64,6 +63,9 @@ from pycupel.session.usage import ProviderUsage, read_usage
 from pycupel.session.window import CacheBreak, SessionReport, SessionWindow
 from pycupel.tokens import TokenCounter
 from pycupel.tokens.asynchronous import AsyncTokenCounter, precount
+
+if TYPE_CHECKING:
+    from pycupel.policy import Policy
 
 __all__ = [
     "DEFAULT_COMPACT_AT",
@@ -156,7 +158,7 @@ class SessionCore(Generic[M]):
         if self.recall_share >= 1.0:
             raise SessionConfigError("recall_share", recall_share, "must be < 1")
         check_bool(err, "pin_system", pin_system)
-        if policy is not None and not isinstance(policy, Policy | Pipeline):
+        if policy is not None and not isinstance(policy, Pipeline) and not _is_policy(policy):
             raise SessionConfigError(
                 "policy", policy, "must be a pycupel.policy.Policy, a Pipeline or None"
             )
@@ -555,3 +557,10 @@ class SessionCore(Generic[M]):
             compacted=compacted,
             report=report,
         )
+
+
+def _is_policy(value: object) -> bool:
+    # The policy package loads every component: imported only when a policy is given.
+    from pycupel.policy import Policy  # noqa: PLC0415
+
+    return isinstance(value, Policy)

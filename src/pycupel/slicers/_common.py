@@ -30,6 +30,7 @@ __all__ = [
     "check_budget",
     "check_inner_slicer",
     "check_scored_items",
+    "check_token_counts",
     "config_kind",
     "negative_tokens_error",
     "score_desc_key",
@@ -79,6 +80,18 @@ class ColumnSlicer(ABC):
         ``tokens`` (int64, every count >= 0) and ``scores`` (float64) describe the
         score-sorted items; ``budget`` has been checked.
         """
+
+    def select_positions_of_lists(
+        self, tokens: list[int], scores: list[float], budget: ContextBudget
+    ) -> list[int]:
+        """:meth:`select_positions` for columns held as lists (small inputs).
+
+        The same positions; this base form converts the lists to arrays. A slicer that can
+        decide from plain lists faster than numpy can for a few items overrides it.
+        """
+        return self.select_positions(
+            token_column(tokens), np.asarray(scores, dtype=np.float64), budget
+        )
 
     def slice(self, items: Sequence[ScoredItem], budget: ContextBudget) -> SliceResult:
         """Select from ``items`` (score-sorted) within ``budget.target_tokens``."""
@@ -191,6 +204,19 @@ def token_column(counts: list[int]) -> IntArray:
     """
     if not counts:
         return np.zeros(0, dtype=np.int64)
+    check_token_counts(counts)
+    return np.array(counts, dtype=np.int64)
+
+
+def check_token_counts(counts: list[int]) -> None:
+    """The checks of :func:`token_column`, for slicers that keep the counts as a list.
+
+    Raises:
+        SliceInputError: a count is negative, or the counts sum to :data:`TOKEN_TOTAL_LIMIT`
+            or more (the same limit for every slicer, whatever its arithmetic).
+    """
+    if not counts:
+        return
     if min(counts) < 0:
         index = next(position for position, count in enumerate(counts) if count < 0)
         raise negative_tokens_error(index, counts[index])
@@ -201,7 +227,6 @@ def token_column(counts: list[int]) -> IntArray:
             total,
             "must sum to less than 2**62 so that int64 token arithmetic is exact",
         )
-    return np.array(counts, dtype=np.int64)
 
 
 def scores_of(items: Sequence[ScoredItem]) -> FloatArray:

@@ -7,7 +7,7 @@ import sys
 import numpy as np
 
 from pycupel.model import ContextBudget
-from pycupel.slicers._common import ColumnSlicer, FloatArray, IntArray
+from pycupel.slicers._common import ColumnSlicer, FloatArray, IntArray, check_token_counts
 
 __all__ = ["GreedySlice"]
 
@@ -74,6 +74,33 @@ class GreedySlice(ColumnSlicer):
                 remaining -= count
             elif remaining < suffix_list[offset]:
                 break
+        return chosen
+
+    def select_positions_of_lists(
+        self, tokens: list[int], scores: list[float], budget: ContextBudget
+    ) -> list[int]:
+        """:meth:`select_positions` in plain Python, for a few items (the same positions).
+
+        The scores must be free of NaN (the pipeline refuses NaN scores before slicing): a
+        Python sort, unlike numpy's, has no place for them.
+        """
+        target = budget.target_tokens
+        if not tokens or target <= 0:
+            return []
+        check_token_counts(tokens)
+        # Negated densities: a zero-token item first (-MAX_FLOAT), as in the array form.
+        keys = [
+            -(score / count) if count else -_MAX_FLOAT
+            for count, score in zip(tokens, scores, strict=True)
+        ]
+        chosen: list[int] = []
+        remaining = target
+        # A stable sort: density descending, position ascending on ties.
+        for position in sorted(range(len(keys)), key=keys.__getitem__):
+            count = tokens[position]
+            if count <= remaining:
+                chosen.append(position)
+                remaining -= count
         return chosen
 
     def __repr__(self) -> str:

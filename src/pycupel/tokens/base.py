@@ -147,7 +147,13 @@ def checked_counts(counter: object, values: object, expected: int) -> list[int]:
             f"count_batch returned {len(values)} counts for {expected} texts; "
             f"it must return one count per text",
         )
+    # The usual result, plain non-negative ints, is checked with C-level passes.
+    if not values or (set(map(type, values)) == _INT_ONLY and min(values) >= 0):
+        return list(values)
     return [checked_count(counter, value, f"texts[{i}]") for i, value in enumerate(values)]
+
+
+_INT_ONLY = frozenset({int})
 
 
 def _at(where: str) -> str:

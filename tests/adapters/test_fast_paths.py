@@ -1,0 +1,99 @@
+"""The message path's fast constructions build exactly what the validating paths build."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+
+from pycupel.adapters import openai
+from pycupel.adapters._units import ParsedMessage, _message_timestamps, _UnitMaker
+from pycupel.model import ContextItem
+
+_FIELDS = ContextItem.__slots__  # every field of an item
+
+PLAIN: list[dict[str, Any]] = [
+    {"role": "system", "content": "Be brief."},
+    {"role": "developer", "content": "Use metric units."},
+    {"role": "user", "content": "hi"},
+    {"role": "assistant", "content": "hello"},
+    {"role": "assistant", "content": ""},
+    {"role": "assistant", "content": "ok", "tool_calls": None, "refusal": None, "extra": 1},
+    {"role": "user", "content": "again", "name": None},
+]
+
+
+@pytest.mark.parametrize("message", PLAIN)
+def test_plain_messages_parse_as_the_full_path_does(message: dict[str, Any]) -> None:
+    overhead = openai.DEFAULT_OVERHEAD
+    quick = openai._plain_message(3, message, overhead)
+    assert quick is not None
+    assert quick == openai._parse_message(3, message, overhead, {}, [])
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"role": "user", "content": "hi", "name": "ann"},
+        {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+        {"role": "assistant", "content": None},
+        {"role": "assistant", "content": "x", "refusal": "no"},
+        {"role": "tool", "content": "x", "tool_call_id": "c1"},
+        {"role": ["user"], "content": "x"},
+        {"role": "robot", "content": "x"},
+    ],
+)
+def test_other_messages_take_the_full_path(message: dict[str, Any]) -> None:
+    assert openai._plain_message(0, message, openai.DEFAULT_OVERHEAD) is None
+
+
+def test_of_text_equals_the_constructor() -> None:
+    built = ParsedMessage(
+        index=2, role="user", category="user", text="t", fixed_tokens=4, user_turn=True
+    )
+    assert ParsedMessage.of_text(2, "user", "user", "t", 4, user_turn=True) == built
+
+
+@pytest.mark.parametrize(
+    "timestamps",
+    [
+        None,
+        [
+            datetime(2026, 1, 1, tzinfo=timezone(timedelta(hours=5))) + timedelta(minutes=i)
+            for i in range(3)
+        ],
+        [datetime(2026, 1, 1, tzinfo=UTC) - timedelta(days=i) for i in range(3)],
+    ],
+)
+def test_unit_items_equal_validated_items(timestamps: list[datetime] | None) -> None:
+    messages = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "hello"},
+    ]
+    units = openai.from_messages(messages, timestamps=timestamps)
+    for unit in units:
+        item = unit.item
+        rebuilt = ContextItem(item.content, **item._kwargs())
+        assert [getattr(item, name) for name in _FIELDS] == [
+            getattr(rebuilt, name) for name in _FIELDS
+        ]
+    # The single-message and the general unit builders agree on a single message.
+    stamps = _message_timestamps(timestamps, 3)
+    maker = _UnitMaker(stamps, pin_system=True)
+    parsed = [
+        openai._parse_message(i, m, openai.DEFAULT_OVERHEAD, {}, []) for i, m in enumerate(messages)
+    ]
+    for message in parsed:
+        single = maker.single(message, 7, False)
+        general = maker.unit([message], 7, False, ())
+        assert [getattr(single.item, name) for name in _FIELDS] == [
+            getattr(general.item, name) for name in _FIELDS
+        ]
+        assert (single.message_indices, single.roles, single.system_parameter) == (
+            general.message_indices,
+            general.roles,
+            general.system_parameter,
+        )
+        assert (single.call_ids, single.unanswered_call_ids) == ((), ())
