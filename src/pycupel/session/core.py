@@ -425,7 +425,12 @@ class SessionCore(Generic[M]):
         )
         structure = Structure(keep_recent=keep_recent)
         per_request = self.format.overhead.per_request
-        limits = (low, high, self.budget - per_request * self._calibration.upper_ratio)
+        # The newest unit is what the next answer builds on: when it does not fit under the
+        # low watermark beside the pinned units, the compaction goes as high as it needs.
+        pinned = sum(unit.item.tokens for unit in units if unit.item.pinned)
+        newest = units[-1].item.tokens if units and not units[-1].item.pinned else 0
+        target = min(max(low, pinned + newest), high)
+        limits = (target, high, self.budget - per_request * self._calibration.upper_ratio)
         for attempt, limit in enumerate(limits):
             try:
                 fitted = fit_units(
