@@ -88,6 +88,39 @@ def test_a_relevant_answer_brings_its_question() -> None:
     assert texts[texts.index(answer) - 1] == "what should I name the cat?"
 
 
+def context_history() -> list[dict[str, Any]]:
+    """A question about the query's topic whose answer shares none of its words, among
+    unrelated exchanges and one long turn that mentions the topic in passing."""
+    messages = chat(("system", "be brief"))
+    for index in range(12):
+        messages += chat(
+            ("user", f"Ann: any news on the garden, week {index}?"),
+            ("assistant", f"Bob: the tomatoes grew {index} cm, the beans climb the fence nicely"),
+        )
+        if index == 4:
+            messages += chat(
+                ("user", "Ann: where did you take the kayak last weekend?"),
+                ("assistant", "Bob: up the Wharfe, past Bolton Abbey, lovely water"),
+            )
+    messages += chat(("user", "Ann: where did Bob take his kayak?"))
+    return messages
+
+
+def test_an_answer_without_the_query_words_is_found_through_its_question() -> None:
+    messages = context_history()
+    answer = "Bob: up the Wharfe, past Bolton Abbey, lovely water"
+    alone = Structure(keep_recent=0, neighbours=False, session_headers=False, context=0.0)
+    in_context = Structure(keep_recent=0, neighbours=False, session_headers=False)
+    question = messages.index(
+        {"role": "user", "content": "Ann: where did you take the kayak last weekend?"}
+    )
+    budget = openai.count_tokens([messages[0], *messages[question : question + 2], messages[-1]])
+    without, _ = openai.fit_messages(messages, budget=budget, structure=alone)
+    with_context, _ = openai.fit_messages(messages, budget=budget, structure=in_context)
+    assert answer not in [message["content"] for message in without]
+    assert answer in [message["content"] for message in with_context]
+
+
 def test_dated_session_header_stays_with_what_it_dates() -> None:
     messages = chat(("system", "be brief"))
     for session in range(6):
@@ -191,6 +224,8 @@ def test_a_policy_without_structure_runs_the_pipeline_with_the_query() -> None:
         ({"recent_share": 2.0}, "structure.recent_share"),
         ({"neighbours": "yes"}, "structure.neighbours"),
         ({"density": -0.5}, "structure.density"),
+        ({"context": 1.5}, "structure.context"),
+        ({"context": float("nan")}, "structure.context"),
     ],
 )
 def test_structure_rejects_bad_options(kwargs: dict[str, Any], field: str) -> None:

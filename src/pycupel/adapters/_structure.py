@@ -10,9 +10,11 @@ tool call with its results) in four passes, all inside one token budget:
    the budget); the first unit that does not fit ends the tail, so the tail never has holes.
 3. **Relevance.** Every other unit is scored by the policy's scorer for the query (by
    default the latest user message's text; the conversation preset's relevance scorer also
-   expands the query from the best-matching units). Units are then taken by relevance per
-   token (``score / tokens ** density``), so many
-   short relevant turns beat one long, loosely related one.
+   expands the query from the best-matching units). A unit's relevance then takes in a share
+   (:attr:`Structure.context`) of its neighbours' relevance: a turn matters when the exchange
+   it sits in matches the query, which finds the answer whose question holds the query's
+   words. Units are then taken by relevance per token (``score / tokens ** density``), so
+   many short relevant turns beat one long, loosely related one.
 4. **Neighbours and headers.** A unit taken for its relevance brings the unit just before it
    and the one just after it (the question it answers, the answer it got) when they fit; and
    the unit carrying the dated header of its session (a message starting ``[date] ...``) when
@@ -62,13 +64,16 @@ class Structure:
         session_headers: a selected unit brings the unit holding its session's dated header.
         density: exponent of the token count in ``score / tokens ** density`` (0 ranks by
             score alone, 1 by score per token).
+        context: share of each adjacent unit's relevance added to a unit's own (0 scores
+            every unit alone).
     """
 
     keep_recent: int | None = None
     recent_share: float = 0.1
     neighbours: bool = True
     session_headers: bool = True
-    density: float = 0.5
+    density: float = 0.25
+    context: float = 0.8
 
     def __post_init__(self) -> None:
         err = PipelineConfigError
@@ -84,6 +89,9 @@ class Structure:
         density = check_float(err, "structure.density", self.density)
         if not 0.0 <= density <= 1.0:
             raise PipelineConfigError("structure.density", self.density, "must be between 0 and 1")
+        context = check_float(err, "structure.context", self.context)
+        if not 0.0 <= context <= 1.0:
+            raise PipelineConfigError("structure.context", self.context, "must be between 0 and 1")
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +168,10 @@ def select_structured(
         base = np.asarray(score_array_for(scorer, free_items, query), dtype=np.float64)
         check_finite_scores(scorer, free_items, base)
         scores[free] = base
+        if structure.context > 0.0 and len(items) > 1:
+            own = scores.copy()
+            scores[1:] += structure.context * own[:-1]
+            scores[:-1] += structure.context * own[1:]
 
     headers = _session_headers(items) if structure.session_headers else None
     order = sorted(
