@@ -386,7 +386,8 @@ class SessionCore(Generic[M]):
         ]
         if not dropped:
             return []
-        scores = _RELEVANCE.score_array_for([units[u].item for u in dropped], query)
+        words = history.unit_words
+        scores = _RELEVANCE.score_words([words[u] for u in dropped], query)
         chosen: list[int] = []
         used = 0.0
         strong = sorted(
