@@ -12,8 +12,12 @@ Each message's token count is computed once, before timing, so tokenisation is o
 measurement on both sides:
 
 * pycupel: ``openai.fit_messages(messages, budget=..., counter=<table lookup>)`` on the
-  OpenAI dicts, with its defaults (the chat preset, a selection report), and the split alone
+  OpenAI dicts, with its defaults (the structure-aware selection with the Conversation preset,
+  the latest user message as the query, a selection report), and the split alone
   (``openai.from_messages``: parse, validate, group and build the items).
+* a session turn: an ``openai.Session`` with the same budget and counter, brought up to the
+  history's size before timing; each timed call appends a user and an assistant message and
+  fits the whole history again (what an agent loop does every turn).
 * LangChain: ``trim_messages(messages, strategy="last", max_tokens=..., include_system=True,
   start_on="human", token_counter=<per-message table lookup>)`` on the same history as
   LangChain message objects (built once, before timing), in the same process, the calls taking
@@ -131,6 +135,31 @@ class _Recorder(BaseTokenCounter):
         return self._table.setdefault(text, _word_count(text))
 
 
+def session_turns(size: int, budget: int, repeat: int) -> Callable[[], object]:
+    """One session turn per call: two more messages, then ``Session.fit`` on the whole history.
+
+    The session is brought up to the ``size`` messages of :func:`history` first; then user and
+    assistant messages like the history's are appended, enough for every call the
+    measurement makes (warm-up included).
+    """
+    rng = random.Random(size)
+    messages = history(size)
+    for turn in range(repeat + 4):
+        for role in ("user", "assistant"):
+            words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(5, 120)))
+            messages.append({"role": role, "content": f"turn {turn}: {words}"})
+    counter, _ = precompute(messages)
+    session = openai.Session(budget=budget, counter=counter)
+    session.fit(messages[:size])
+    state = {"length": size}
+
+    def turn() -> object:
+        state["length"] += 2
+        return session.fit(messages[: state["length"]])
+
+    return turn
+
+
 def langchain_case(
     messages: list[dict[str, Any]], budget: int
 ) -> tuple[Callable[[], object], Callable[[list[Any]], int]]:
@@ -192,7 +221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ) -> object:
             return openai.from_messages(messages, counter=counter)
 
-        calls: list[Callable[[], object]] = [fit, split]
+        calls: list[Callable[[], object]] = [fit, split, session_turns(size, budget, repeat)]
         if args.vs_langchain:
             trim, _ = langchain_case(messages, budget)
             calls.append(trim)
@@ -206,18 +235,20 @@ def main(argv: Sequence[str] | None = None) -> int:
                 lambda f=old_fit, m=messages, c=counter, b=budget: f(m, budget=b, counter=c)
             )
         timings = measure(calls, repeat, warmup=2)
-        fit_t, split_t = timings[0], timings[1]
+        fit_t, split_t, turn_t = timings[0], timings[1], timings[2]
         row = [
             f"{size:,}",
             f"{fit_t.median_ms:.2f} / {fit_t.min_ms:.2f} / {fit_t.cpu_ms:.2f}",
             f"{split_t.cpu_ms:.2f}",
+            f"{turn_t.cpu_ms:.2f}",
         ]
         if args.vs_langchain:
-            trim_t = timings[2]
+            trim_t = timings[3]
             row += [
                 f"{trim_t.median_ms:.2f} / {trim_t.min_ms:.2f} / {trim_t.cpu_ms:.2f}",
                 f"{fit_t.cpu_ms / trim_t.cpu_ms:.1f}x",
                 f"{fit_t.min_ms / trim_t.min_ms:.1f}x",
+                f"{turn_t.cpu_ms / trim_t.cpu_ms:.2f}x",
             ]
         if before_openai is not None:
             old_t = timings[-1]
@@ -228,9 +259,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             profiler.runcall(fit)
             pstats.Stats(profiler).sort_stats("tottime").print_stats(15)
 
-    header = ["messages", "fit_messages ms (median / min / CPU)", "from_messages CPU ms"]
+    header = [
+        "messages",
+        "fit_messages ms (median / min / CPU)",
+        "from_messages CPU ms",
+        "session turn CPU ms",
+    ]
     if args.vs_langchain:
-        header += ["trim_messages ms (median / min / CPU)", "fit / trim (CPU)", "(min)"]
+        header += [
+            "trim_messages ms (median / min / CPU)",
+            "fit / trim (CPU)",
+            "(min)",
+            "turn / trim (CPU)",
+        ]
     if before_openai is not None:
         header += ["before fit CPU ms", "before / now"]
     print(format_table(header, rows))

@@ -25,6 +25,8 @@ from typing import Any, ClassVar
 
 import pytest
 
+from pycupel.adapters._structure import Structure, select_structured
+from pycupel.adapters._units import MessageUnit
 from pycupel.diagnostics import NullTraceCollector
 from pycupel.model import ContextBudget, ContextItem, ContextKind
 from pycupel.pipeline import Pipeline
@@ -36,6 +38,7 @@ from pycupel.scorers import (
     KindScorer,
     PriorityScorer,
     RecencyScorer,
+    RelevanceScorer,
     ScaledScorer,
     TagScorer,
 )
@@ -269,6 +272,76 @@ def test_disabled_diagnostics_build_no_per_run_state(monkeypatch: pytest.MonkeyP
     assert made == []
     pipeline.dry_run(items)  # the check can fail: an enabled collector does build it
     assert len(made) == 1
+
+
+QUERY_AWARE: dict[str, Callable[[], BaseScorer]] = {
+    "relevance": lambda: RelevanceScorer(expansion=0.5),
+    "conversation": lambda: CompositeScorer(
+        [(RelevanceScorer(expansion=0.5), 10), (RecencyScorer(), 0.1)]
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(QUERY_AWARE))
+@pytest.mark.parametrize(
+    "sizes", [(SMALL_BATCH // 2, SMALL_BATCH), (400, 800)], ids=["lists", "arrays"]
+)
+def test_query_aware_scoring_reads_each_item_a_bounded_number_of_times(
+    name: str, sizes: tuple[int, int]
+) -> None:
+    # score_all_for is what the Score stage calls (the list path up to SMALL_BATCH items).
+    scorer = QUERY_AWARE[name]()
+    small = make_items(sizes[0], seed=9, cls=CountingItem)
+    large = make_items(sizes[1], seed=10, cls=CountingItem)
+    at_small = counted(lambda: scorer.score_all_for(small, "item 7"))
+    at_large = counted(lambda: scorer.score_all_for(large, "item 7"))
+    assert at_small["reads"] <= 12 * len(small), at_small
+    assert at_large["reads"] <= 2.2 * at_small["reads"], (at_small, at_large)
+    assert at_large["eq"] <= len(large), at_large
+    assert at_large["hash"] <= 2 * len(large), at_large
+
+
+def message_units(count: int, seed: int) -> list[MessageUnit]:
+    """Units of a chat history over counting items: alternating user and assistant turns,
+    every fifth one opening a dated session."""
+    rng = random.Random(seed)
+    words = ("plan", "trip", "lake", "dog", "music", "paint", "camp", "summer", "job", "book")
+    units = []
+    for index in range(count):
+        role = "user" if index % 2 == 0 else "assistant"
+        header = f"[{index // 5 + 1} May, 2023] " if index % 5 == 0 else ""
+        text = header + " ".join(rng.choices(words, k=rng.randint(3, 30)))
+        item = CountingItem(
+            f"{role}: {text}",
+            tokens=rng.randint(5, 60),
+            timestamp=START + timedelta(seconds=index),
+            pinned=index == count - 1,
+        )
+        units.append(MessageUnit(item=item, message_indices=(index,), roles=(role,)))
+    return units
+
+
+@pytest.mark.parametrize("deduplicate", [False, True])
+def test_structured_selection_reads_each_unit_a_bounded_number_of_times(deduplicate: bool) -> None:
+    def select(units: list[MessageUnit]) -> None:
+        total = sum(unit.item.tokens for unit in units)
+        select_structured(
+            units,
+            budget=ContextBudget(max_tokens=total // 4, target_tokens=total // 4),
+            scorer=QUERY_AWARE["conversation"](),
+            query="summer camp by the lake",
+            structure=Structure(),
+            deduplicate=deduplicate,
+        )
+
+    small = message_units(400, seed=11)
+    large = message_units(800, seed=12)
+    at_small = counted(lambda: select(small))
+    at_large = counted(lambda: select(large))
+    assert at_small["reads"] <= 20 * len(small), at_small
+    assert at_large["reads"] <= 2.2 * at_small["reads"], (at_small, at_large)
+    assert at_large["eq"] <= len(large), at_large
+    assert at_large["hash"] <= 4 * len(large), at_large
 
 
 # --------------------------------------------------------------------------- timing

@@ -142,10 +142,11 @@ def select_structured(
         raise PinnedBudgetError(pinned_tokens, available_for_pinned)
     room = compute_effective_budget(budget, pinned_tokens).target_tokens
 
-    chosen = np.zeros(len(items), dtype=bool)
-    chosen[pinned] = True
+    # Plain lists: the passes below read and write one element at a time.
+    tokens = [item.tokens for item in items]
+    chosen = [item.pinned for item in items]
     duplicates = _duplicates(items) if deduplicate else {}
-    free = [p for p in range(len(items)) if not items[p].pinned and p not in duplicates]
+    free = [p for p in range(len(items)) if not chosen[p] and p not in duplicates]
 
     # The recent tail: newest first, unbroken.
     tail_budget = (
@@ -154,12 +155,12 @@ def select_structured(
         else int(room * structure.recent_share)
     )
     used = 0
+    tail_room = min(tail_budget, room)
     for position in reversed(free):
-        tokens = items[position].tokens
-        if used + tokens > min(tail_budget, room):
+        if used + tokens[position] > tail_room:
             break
         chosen[position] = True
-        used += tokens
+        used += tokens[position]
 
     # Relevance over every unpinned unit (the whole conversation is the corpus).
     free_items = [items[p] for p in free]
@@ -173,39 +174,43 @@ def select_structured(
             scores[1:] += structure.context * own[:-1]
             scores[:-1] += structure.context * own[1:]
 
+    score_list: list[float] = scores.tolist()
     headers = _session_headers(items) if structure.session_headers else None
-    order = sorted(
-        (p for p in free if not chosen[p] and scores[p] > 0.0),
-        key=lambda p: (-scores[p] / max(items[p].tokens, 1) ** structure.density, p),
+    density = structure.density
+    # The key's arithmetic is the same in plain floats as in numpy float64 scalars.
+    ranked = sorted(
+        (-score_list[p] / max(tokens[p], 1) ** density, p)
+        for p in free
+        if not chosen[p] and score_list[p] > 0.0
     )
-    for position in order:
+    for _, position in ranked:
         if used >= room:
             break
-        tokens = items[position].tokens
-        if chosen[position] or used + tokens > room:
+        if chosen[position] or used + tokens[position] > room:
             continue
         chosen[position] = True
-        used += tokens
+        used += tokens[position]
         extras: list[int] = []
         if structure.neighbours:
             extras.extend((position - 1, position + 1))
         if headers is not None and headers[position] >= 0:
-            extras.append(int(headers[position]))
+            extras.append(headers[position])
         for extra_position in extras:
             if 0 <= extra_position < len(items) and not chosen[extra_position]:
-                extra_tokens = items[extra_position].tokens
+                extra_tokens = tokens[extra_position]
                 if extra_tokens >= 0 and used + extra_tokens <= room:
                     chosen[extra_position] = True
                     used += extra_tokens
 
     # Fill what is left with the newest remaining units that fit (recency as the tie-breaker).
     for position in reversed(free):
-        if not chosen[position] and used + items[position].tokens <= room:
+        if not chosen[position] and used + tokens[position] <= room:
             chosen[position] = True
-            used += items[position].tokens
+            used += tokens[position]
 
-    selected = tuple(unit for position, unit in enumerate(units) if chosen[position])
-    return StructuredSelection(selected, _report(items, chosen, scores, room - used, duplicates))
+    selected = tuple(unit for unit, kept in zip(units, chosen, strict=True) if kept)
+    report = _report(items, chosen, score_list, room - used, duplicates)
+    return StructuredSelection(selected, report)
 
 
 def _duplicates(items: Sequence[ContextItem]) -> dict[int, ContextItem]:
@@ -222,31 +227,35 @@ def _duplicates(items: Sequence[ContextItem]) -> dict[int, ContextItem]:
     return found
 
 
-def _session_headers(items: Sequence[ContextItem]) -> np.ndarray:
+def _session_headers(items: Sequence[ContextItem]) -> list[int]:
     """For each unit, the position of the unit holding its session's dated header (or -1)."""
-    result = np.full(len(items), -1, dtype=np.intp)
+    result: list[int] = []
     current = -1
+    match = _DATED_HEADER.match
     for position, item in enumerate(items):
         text = item.content
         # The rendered content starts with the role label: look right after "label: ".
         start = text.find(": ")
-        if start >= 0 and _DATED_HEADER.match(text, start + 2):
+        if start >= 0 and match(text, start + 2):
             current = position
-        result[position] = current
+        result.append(current)
     return result
 
 
 def _report(
     items: Sequence[ContextItem],
-    chosen: np.ndarray,
-    scores: np.ndarray,
+    chosen: list[bool],
+    scores: list[float],
     left: int,
     duplicates: dict[int, ContextItem],
 ) -> SelectionReport:
     included: list[IncludedItem] = []
     excluded: list[ExcludedItem] = []
+    available = max(left, 0)
+    # One reason per distinct token count: equal immutable values, built once each.
+    over_budget: dict[int, BudgetExceeded] = {}
     for position, item in enumerate(items):
-        score = float(scores[position])
+        score = scores[position]
         if position in duplicates:
             excluded.append(ExcludedItem(item, score, Deduplicated(duplicates[position].content)))
         elif chosen[position]:
@@ -257,5 +266,8 @@ def _report(
             else:
                 included.append(IncludedItem(item, score, InclusionReason.SCORED))
         else:
-            excluded.append(ExcludedItem(item, score, BudgetExceeded(item.tokens, max(left, 0))))
+            reason = over_budget.get(item.tokens)
+            if reason is None:
+                reason = over_budget[item.tokens] = BudgetExceeded(item.tokens, available)
+            excluded.append(ExcludedItem(item, score, reason))
     return SelectionReport.build(events=(), included=included, excluded=excluded)

@@ -238,7 +238,9 @@ def is_builtin(scorer: object) -> TypeGuard[BaseScorer]:
     """Whether ``scorer`` is an instance of one of pycupel's own scorer classes (not of a
     subclass defined elsewhere): then its ``score_all`` and ``score_all_for`` return floats
     by construction."""
-    return isinstance(scorer, BaseScorer) and type(scorer).__module__.startswith("pycupel.scorers.")
+    cls = type(scorer)
+    # The MRO test is the isinstance of an ABC without its per-call cache lookups.
+    return cls.__module__.startswith("pycupel.scorers.") and BaseScorer in cls.__mro__
 
 
 def score_array(scorer: Scorer, items: Sequence[ContextItem]) -> FloatArray:

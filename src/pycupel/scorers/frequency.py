@@ -34,6 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pycupel._identity import identity_key
+from pycupel._unique import unique_ints
 from pycupel.model import ContextItem, ascii_fold
 from pycupel.scorers._immutable import Immutable
 from pycupel.scorers.base import SMALL_BATCH, BaseScorer, FloatArray
@@ -269,7 +270,7 @@ def _union_sizes(
         query_of_pair = np.repeat(query_positions, counts)
         first_of_run = np.cumsum(counts) - counts
         index = np.repeat(postings.start[query_tags] - first_of_run, counts) + np.arange(total)
-        hits = np.unique(query_of_pair * size + postings.positions[index])
+        hits = unique_ints(query_of_pair * size + postings.positions[index])
         return np.bincount(hits // size, minlength=size).astype(np.int64)
     return _union_sizes_bitset(query_positions, query_tags, postings, size)
 
