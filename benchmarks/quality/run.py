@@ -202,7 +202,7 @@ def run_locomo(
 def run_agents(runs: int) -> dict[str, dict[str, float]]:
     """method -> {"old", "recent", "valid", "calls", "tokens"}: fact kept (share), valid
     output (share), tool calls of the history still in the window (share, whole or as a
-    placeholder), tokens of the window (mean)."""
+    placeholder), tokens of the window (mean), milliseconds of one fit (median)."""
     methods: dict[str, Fit] = {
         "pycupel": fit_pycupel,
         "pycupel (no placeholders)": fit_whole_units,
@@ -214,12 +214,15 @@ def run_agents(runs: int) -> dict[str, dict[str, float]]:
         row: dict[str, float] = {}
         valid = total = 0
         calls = tokens = 0.0
+        timings: list[float] = []
         for ask in ("old", "recent"):
             kept = 0
             for seed in range(runs):
                 history = agent_history(turns=200, seed=seed, ask=ask)  # type: ignore[arg-type]
                 budget = int(openai.count_tokens(history.messages) * 0.15)
+                started = time.perf_counter()
                 fitted = fit(history.messages, budget)
+                timings.append((time.perf_counter() - started) * 1000)
                 # The fact is kept when its text is: whole, or in a truncation's head or tail.
                 kept += any(history.answer in str(m.get("content")) for m in fitted)
                 calls += len(_call_ids(fitted)) / len(_call_ids(history.messages))
@@ -234,6 +237,7 @@ def run_agents(runs: int) -> dict[str, dict[str, float]]:
         row["valid"] = valid / total
         row["calls"] = calls / total
         row["tokens"] = tokens / total
+        row["ms"] = statistics.median(timings)
         results[name] = row
     return results
 
@@ -291,13 +295,13 @@ def main() -> None:
     print(f"\nAgent histories: 200 turns, budget 15% of the history, {args.agent_runs} per kind\n")
     print(
         "| approach | old fact kept | recent fact kept | valid histories "
-        "| tool calls visible | window tokens (mean) |"
+        "| tool calls visible | window tokens (mean) | ms/fit (median) |"
     )
-    print("|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|")
     for name, row in run_agents(args.agent_runs).items():
         print(
             f"| {name} | {row['old']:.2f} | {row['recent']:.2f} | {row['valid']:.2f} "
-            f"| {row['calls']:.2f} | {row['tokens']:,.0f} |"
+            f"| {row['calls']:.2f} | {row['tokens']:,.0f} | {row['ms']:.0f} |"
         )
 
 
