@@ -21,6 +21,7 @@ such numbers).
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import os
@@ -43,14 +44,17 @@ __all__ = [
     "DEFAULT_MAX_BYTES",
     "DEFAULT_MAX_DEPTH",
     "DEFAULT_MAX_ITEMS",
+    "build_item",
     "decode_float",
     "encode_float",
     "format_timestamp",
     "item_from_dict",
     "item_to_dict",
+    "items_error",
     "items_to_json",
     "items_to_jsonl",
     "loads_json",
+    "near_misses",
     "parse_items",
     "parse_timestamp",
     "read_items",
@@ -357,7 +361,9 @@ def parse_items(
     :data:`DEFAULT_MAX_ITEMS`, :data:`DEFAULT_MAX_DEPTH`).
 
     Raises:
-        InputFormatError: naming the place of the first problem found, or the limit exceeded.
+        InputFormatError: naming the place of every problem found in the items (one line
+            each, see :func:`items_error`), or the limit exceeded. Invalid JSON stops the
+            reading of an array at the first syntax error; JSON Lines report every bad line.
         PipelineConfigError: ``text`` is not a str or bytes, or a limit is not a positive
             integer.
     """
@@ -385,10 +391,10 @@ def parse_items(
             raise InputFormatError(source, "", "expected a JSON array of item objects")
         if len(value) > item_limit:
             raise _too_many(source, item_limit)
-        return [
-            item_from_dict(entry, source=source, location=f"items[{index}]")
-            for index, entry in enumerate(value)
-        ]
+        return _all_or_raise(
+            source,
+            (build_item(entry, f"items[{index}]") for index, entry in enumerate(value)),
+        )
     if stripped[0] == "{":
         return _parse_json_lines(text, source, item_limit, depth_limit)
     raise InputFormatError(
@@ -403,10 +409,25 @@ def _too_many(source: str, limit: int) -> InputFormatError:
     return InputFormatError(source, "", f"more than {limit} items (the max_items limit)")
 
 
+def _all_or_raise(
+    source: str, built: Iterable[tuple[ContextItem | None, list[Problem]]]
+) -> list[ContextItem]:
+    """The items, or one error listing every problem of every item."""
+    items: list[ContextItem] = []
+    problems: list[Problem] = []
+    for item, found in built:
+        problems.extend(found)
+        if item is not None:
+            items.append(item)
+    if problems:
+        raise items_error(source, problems)
+    return items
+
+
 def _parse_json_lines(
     text: str, source: str, item_limit: int, depth_limit: int
 ) -> list[ContextItem]:
-    items: list[ContextItem] = []
+    built: list[tuple[ContextItem | None, list[Problem]]] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -415,18 +436,19 @@ def _parse_json_lines(
             value = loads_json(
                 line, source=source, location=location, first_line=number, max_depth=depth_limit
             )
-        except InputFormatError:
-            if not items:
+        except InputFormatError as error:
+            if not built:
                 # Perhaps one object spread over several lines: accept it as one item.
                 whole = _try_single_object(text, source, depth_limit)
                 if whole is not None:
                     return [whole]
-            raise
-        index = len(items)
+            built.append((None, [(error.location, error.detail)]))
+            continue
+        index = len(built)
         if index >= item_limit:
             raise _too_many(source, item_limit)
-        items.append(item_from_dict(value, source=source, location=f"{location}: items[{index}]"))
-    return items
+        built.append(build_item(value, f"{location}: items[{index}]"))
+    return _all_or_raise(source, built)
 
 
 def _try_single_object(text: str, source: str, depth_limit: int) -> ContextItem | None:
@@ -439,6 +461,13 @@ def _try_single_object(text: str, source: str, depth_limit: int) -> ContextItem 
     return item_from_dict(value, source=source, location="items[0]")
 
 
+Problem = tuple[str, str]
+"""One problem of an items document: where it is (``items[3].tokens``) and what is wrong."""
+
+_MAX_PROBLEMS = 50
+"""Problems listed in one error; the rest are counted."""
+
+
 def item_from_dict(
     data: object, *, source: str = "<string>", location: str = "item"
 ) -> ContextItem:
@@ -446,37 +475,64 @@ def item_from_dict(
 
     Raises:
         InputFormatError: ``data`` is not an object, misses ``content``/``tokens``, has an
-            unknown or repeated field, or a field has the wrong type or value.
+            unknown or repeated field, or a field has the wrong type or value. Every problem
+            of the item is reported at once (see :func:`items_error`).
     """
+    item, problems = build_item(data, location)
+    if item is None:
+        raise items_error(source, problems)
+    return item
 
-    def fail(field: str, detail: str) -> NoReturn:
-        raise InputFormatError(source, f"{location}.{field}" if field else location, detail)
+
+def items_error(source: str, problems: list[Problem]) -> InputFormatError:
+    """One error for every problem found: one problem reads ``<source>: <where>: <what>``;
+    several read ``<source>: N problems in items`` then one indented line per problem."""
+    if len(problems) == 1:
+        where, detail = problems[0]
+        return InputFormatError(source, where, detail)
+    lines = [f"  {where}: {detail}" if where else f"  {detail}" for where, detail in problems]
+    if len(problems) > _MAX_PROBLEMS:
+        lines = [*lines[:_MAX_PROBLEMS], f"  ... and {len(problems) - _MAX_PROBLEMS} more"]
+    return InputFormatError(source, "", f"{len(problems)} problems in items\n" + "\n".join(lines))
+
+
+def build_item(data: object, location: str) -> tuple[ContextItem | None, list[Problem]]:
+    """The item of a JSON object, or None and every problem found in it."""
+    problems: list[Problem] = []
+
+    def fail(field: str, detail: str) -> None:
+        problems.append((f"{location}.{field}" if field else location, detail))
 
     if not isinstance(data, Mapping):
         fail("", f"must be a JSON object with content and tokens, got {_show(data)}")
+        return None, problems
     fields: dict[str, Any] = {}
     for key, value in data.items():
         name = _ALIASES.get(key, key)
         if name not in _FIELDS:
-            known = ", ".join(_FIELDS)
-            fail(str(key), f"unknown field (known fields: {known})")
+            fail(str(key), _unknown_field(str(key)))
+            continue
         if name in fields:
             fail(str(key), f"given twice (as {name!r} and its alias)")
+            continue
         fields[name] = value
     for required in ("content", "tokens"):
         if required not in fields:
             fail(required, "is required")
 
-    content = fields.pop("content")
-    if not isinstance(content, str) or not content:
+    kwargs: dict[str, Any] = {}
+    content = fields.pop("content", None)
+    if content is not None and (not isinstance(content, str) or not content):
         fail("content", f"must be a non-empty string, got {_show(content)}")
-    kwargs: dict[str, Any] = {"tokens": _int(fields.pop("tokens"), "tokens", fail)}
+    if "tokens" in fields:
+        kwargs["tokens"] = _int(fields.pop("tokens"), "tokens", fail)
     for name in ("kind", "source"):
         if name in fields:
             value = fields.pop(name)
             if not isinstance(value, str) or not value.strip():
                 fail(name, f"must be a non-blank string, got {_show(value)}")
-            kwargs[name] = value
+            else:
+                kwargs[name] = value
     if "priority" in fields:
         value = fields.pop("priority")
         kwargs["priority"] = None if value is None else _int(value, "priority", fail)
@@ -484,15 +540,17 @@ def item_from_dict(
         value = fields.pop("tags")
         if not isinstance(value, list):
             fail("tags", f"must be an array of strings, got {_show(value)}")
-        for index, tag in enumerate(value):
-            if not isinstance(tag, str):
-                fail(f"tags[{index}]", f"must be a string, got {_show(tag)}")
-        kwargs["tags"] = value
+        else:
+            for index, tag in enumerate(value):
+                if not isinstance(tag, str):
+                    fail(f"tags[{index}]", f"must be a string, got {_show(tag)}")
+            kwargs["tags"] = value
     if "metadata" in fields:
         value = fields.pop("metadata")
         if not isinstance(value, dict):
             fail("metadata", f"must be an object, got {_show(value)}")
-        kwargs["metadata"] = value
+        else:
+            kwargs["metadata"] = value
     if "timestamp" in fields:
         value = fields.pop("timestamp")
         if value is not None:
@@ -511,18 +569,61 @@ def item_from_dict(
         value = fields.pop("pinned")
         if not isinstance(value, bool):
             fail("pinned", f"must be true or false, got {_show(value)}")
-        kwargs["pinned"] = value
+        else:
+            kwargs["pinned"] = value
     if "originalTokens" in fields:
         value = fields.pop("originalTokens")
         if value is not None:
             number = _int(value, "originalTokens", fail)
-            if number < 0:
+            if number is not None and number < 0:
                 fail("originalTokens", f"must be >= 0, got {number}")
-            kwargs["original_tokens"] = number
+            elif number is not None:
+                kwargs["original_tokens"] = number
+    if problems or not isinstance(content, str):
+        return None, problems
     try:
-        return ContextItem(content, **kwargs)
+        return ContextItem(content, **kwargs), problems
     except InvalidValueError as exc:
         fail(exc.field, f"{exc.rule}, got {_show(exc.value)}")
+        return None, problems
+
+
+_WELL_KNOWN: Final = MappingProxyType(
+    {
+        "kind": ("Message", "Document", "ToolOutput", "Memory", "SystemPrompt"),
+        "source": ("Chat", "Tool", "Rag"),
+    }
+)
+
+
+def near_misses(items: Iterable[ContextItem]) -> list[str]:
+    """A warning for each item whose kind or source is not a well-known one but is close to
+    one (``Documnet``): kinds and sources are open, so these are kept, not refused."""
+    warnings: list[str] = []
+    for index, item in enumerate(items):
+        for field, value in (("kind", item.kind.value), ("source", item.source.value)):
+            names = _WELL_KNOWN[field]
+            folded = {name.lower(): name for name in names}
+            if value.lower() in folded:
+                continue
+            close = difflib.get_close_matches(value.lower(), list(folded), n=1, cutoff=0.75)
+            if close:
+                warnings.append(
+                    f"items[{index}].{field}: {value!r} is not a well-known {field}; did you "
+                    f"mean {folded[close[0]]!r}? (kept as a custom {field})"
+                )
+    return warnings
+
+
+def _unknown_field(key: str) -> str:
+    """The unknown-field message, with the closest known field when one is near."""
+    known = ", ".join(_FIELDS)
+    close = difflib.get_close_matches(key, [*_FIELDS, *_ALIASES], n=1, cutoff=0.75)
+    if not close:
+        close = difflib.get_close_matches(key.lower(), [f.lower() for f in _FIELDS], n=1)
+        close = [next(f for f in _FIELDS if f.lower() == close[0])] if close else []
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    return f"unknown field; {hint}(known fields: {known})"
 
 
 def parse_timestamp(value: object, field: str = "timestamp") -> datetime:
@@ -568,9 +669,10 @@ def rule_and_value(error: InvalidValueError) -> str:
     return f"{error.rule}, got {_show(error.value)}"
 
 
-def _int(value: object, field: str, fail: Callable[[str, str], NoReturn]) -> int:
+def _int(value: object, field: str, fail: Callable[[str, str], None]) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int):
         fail(field, f"must be an integer, got {_show(value)}")
+        return None
     return value
 
 

@@ -58,7 +58,8 @@ def test_json_is_the_result_and_the_spec_report(small: str) -> None:
     result = run("explain", small, "--budget", "100", "--target", "90", "--json")
     assert result.exit_code == 0
     data = json.loads(result.stdout)
-    assert data["budget"] == {"maxTokens": 100, "targetTokens": 90}
+    # the command line's own keys are snake_case; the report keeps the spec's wire format
+    assert data["budget"] == {"max_tokens": 100, "target_tokens": 90, "output_reserve": 0}
     assert data["total_tokens"] == 75
     assert sorted(item["content"] for item in data["items"]) == [
         "first question",
@@ -184,3 +185,23 @@ def test_select_still_works_with_the_shared_helpers(small: str) -> None:
     assert json.loads(result.stdout)["total_tokens"] == 75
     error = one_line_error(run("select", small + ".missing", "--budget", "100"))
     assert "cannot read file" in error
+
+
+def test_a_history_shows_the_message_indices_of_each_item(tmp_path: Path) -> None:
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    history = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "look it up " * 30},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": "found " * 30},
+        {"role": "user", "content": "thanks, and now?"},
+    ]
+    path = tmp_path / "history.json"
+    path.write_text(json.dumps(history), encoding="utf-8")
+    result = run("explain", str(path), "--budget", "120")
+    assert result.exit_code == 0, result.output
+    flat = " ".join(result.stdout.split())
+    for label in ("msg 0 system: Be brief.", "msg 1 user: look", "msgs 2-3 ", "msg 4 user: thanks"):
+        assert label in flat
+    html = tmp_path / "report.html"
+    assert run("explain", str(path), "--budget", "120", "--html", str(html)).exit_code == 0

@@ -9,11 +9,11 @@ import pytest
 
 from pycupel import presets
 from pycupel.adapters import openai
+from pycupel.analytics.cost import DEFAULT_PRICES, ModelPrice
 from pycupel.errors import PipelineConfigError, ReplayLogError
 from pycupel.replay import ReplayConfig, ReplayPolicy, replay_logs
 from pycupel.replay.formats import unavailable_reason
 from pycupel.replay.output import COLUMNS, identity_columns
-from pycupel.replay.prices import Price
 from pycupel.replay.reader import plan_chunks
 from pycupel.replay.schema import FORMAT_NAMES
 from pycupel.replay.tasks import replay_entries, scan_chunk
@@ -91,7 +91,7 @@ def test_cache_and_cost_follow_the_price_rule(tmp_path: Path) -> None:
         for turn, messages in ((1, second), (0, first)):
             record = {"format": "openai", "session_id": "s", "turn": turn, "messages": messages}
             file.write(json.dumps(record) + "\n")
-    price = Price("test", 2.0, 0.5, min_cached_tokens=0)
+    price = ModelPrice("test", "automatic", 2.0, 0.5, min_cacheable_tokens=0)
     config = ReplayConfig(
         policies=(ReplayPolicy("chat", presets.chat()),),
         budget=10_000,
@@ -109,13 +109,16 @@ def test_cache_and_cost_follow_the_price_rule(tmp_path: Path) -> None:
     assert rows[0]["cached_tokens_after"] == 0
 
 
-def test_price_rounds_the_cached_prefix() -> None:
-    price = Price("gpt", 2.0, 0.5, min_cached_tokens=1024, cache_increment=128)
-    assert price.cached_tokens(1023) == 0
-    assert price.cached_tokens(1024) == 1024
-    assert price.cached_tokens(1300) == 1280
-    with pytest.raises(PipelineConfigError, match="cache_increment"):
-        Price("x", 1.0, 1.0, cache_increment=0)
+def test_prices_come_from_the_shared_price_table() -> None:
+    config = ReplayConfig(policies=(ReplayPolicy("chat", presets.chat()),), budget=1_000)
+    assert config.price("openai") is DEFAULT_PRICES["gpt-4.1"]
+    assert config.price("gemini") is DEFAULT_PRICES["gemini-2.5-flash"]
+    custom = ModelPrice("mine", "automatic", 1.0, 0.1)
+    config = ReplayConfig(policies=config.policies, budget=1_000, prices=(("anthropic", custom),))
+    assert config.price("anthropic") is custom
+    assert config.price("responses") is DEFAULT_PRICES["gpt-4.1"]
+    with pytest.raises(PipelineConfigError, match=r"prices\[0\].*format one of"):
+        ReplayConfig(policies=config.policies, budget=1_000, prices=(("cohere", custom),))
 
 
 def test_evidence_recall(tmp_path: Path) -> None:

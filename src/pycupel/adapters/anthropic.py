@@ -68,6 +68,7 @@ from pycupel.adapters._format import (
     fail,
 )
 from pycupel.adapters._media import base64_prefix, image_tokens
+from pycupel.adapters._media_length import document_tokens
 from pycupel.adapters._repair import group_units
 from pycupel.adapters._structure import Structure
 from pycupel.adapters._tools import ANTHROPIC_TOOLS, with_tools
@@ -702,7 +703,8 @@ def _document(block: Mapping[str, Any], at: str, overhead: MessageOverhead) -> t
             texts.append(text)
             media += cost
         return "\n".join(texts), media
-    return "\n".join([*extras, "[document]"]), overhead.media_cost("document", at)
+    payload = source.get("data") if kind == "base64" else None
+    return "\n".join([*extras, "[document]"]), document_tokens("anthropic", payload, overhead, at)
 
 
 def _result_content(content: object, at: str, overhead: MessageOverhead) -> tuple[str, int]:

@@ -69,6 +69,7 @@ from pycupel.adapters._format import (
     fail,
 )
 from pycupel.adapters._media import base64_prefix, image_tokens
+from pycupel.adapters._media_length import audio_tokens, document_tokens
 from pycupel.adapters._repair import group_units
 from pycupel.adapters._structure import Structure
 from pycupel.adapters._tools import GEMINI_TOOLS, with_tools
@@ -532,7 +533,7 @@ def _part(part: Mapping[str, Any], at: str, overhead: MessageOverhead) -> tuple[
         data = body.get("data")
         if not isinstance(data, str | bytes):
             fail(SOURCE, f"{at}.{inline_key}.data", "must be base64 text or bytes", data)
-        return _media(mime, at, overhead, data=base64_prefix(data))
+        return _media(mime, at, overhead, data=base64_prefix(data), payload=data)
     file_key, file = _field(part, "fileData")
     if file is not None:
         body = expect_mapping(SOURCE, f"{at}.{file_key}", file)
@@ -562,6 +563,7 @@ def _media(
     *,
     data: bytes | None = None,
     reference: str | None = None,
+    payload: str | bytes | None = None,
 ) -> tuple[str, int]:
     if mime.startswith("image/"):
         cost = image_tokens(
@@ -572,6 +574,8 @@ def _media(
             fallback=overhead.image,
         )
         return "[image]", cost
-    if mime.startswith(("audio/", "video/")):
-        return f"[{mime.partition('/')[0]}]", overhead.media_cost("audio", at)
-    return "[document]", overhead.media_cost("document", at)
+    if mime.startswith("audio/"):
+        return "[audio]", audio_tokens("gemini", payload, overhead, at)
+    if mime.startswith("video/"):  # 263 tokens per second, but no video length is read here
+        return "[video]", overhead.media_cost("audio", at)
+    return "[document]", document_tokens("gemini", payload, overhead, at)

@@ -12,9 +12,18 @@ integrations send them to the provider as tool calls that need answers.
 
 Counting uses the OpenAI adapter's :data:`~pycupel.adapters.openai.DEFAULT_OVERHEAD` unless
 told otherwise. Content may be a string or a list of strings and content blocks: ``text``
-blocks are counted as text, image blocks at the image cost, audio and file blocks need an
-estimate in the overhead, and ``tool_use``/``tool_call`` blocks repeating an entry of
-``tool_calls`` are not counted twice. Other blocks count as their JSON text.
+blocks are counted as text; image blocks (``image_url``, and ``image`` in LangChain's standard
+forms: ``base64``/``url``/``file_id`` keys, ``source_type`` with ``data``/``url``/``id``, or an
+Anthropic ``source``) are priced from their pixel size with the formula of ``image_pricing``
+(OpenAI's by default, like the overhead; see :mod:`pycupel.adapters._media`), else at the
+overhead's fixed image cost; audio and file blocks need an estimate in the overhead; and
+``tool_use``/``tool_call`` blocks repeating an entry of ``tool_calls`` are not counted twice.
+Other blocks count as their JSON text.
+
+``tools=`` takes the tools bound to the chat model (LangChain tools, functions, pydantic
+models or tool dicts, as ``bind_tools`` does): each is converted to its OpenAI tool schema and
+counted with OpenAI's framing. ``repair=True`` fixes what a provider rejects (orphaned tool
+results, unanswered calls) and reports each fix (see :mod:`pycupel.adapters._repair`).
 
 ``langchain-core`` is imported only when a function here is called; without it they raise
 :class:`~pycupel.errors.AdapterUnavailableError`.
@@ -25,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from types import MappingProxyType, ModuleType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pycupel.adapters._async import afit
 from pycupel.adapters._fit import (
@@ -47,7 +56,16 @@ from pycupel.adapters._format import (
     expect_str,
     fail,
 )
+from pycupel.adapters._media import (
+    ImageProvider,
+    base64_prefix,
+    data_url_bytes,
+    image_tokens,
+)
+from pycupel.adapters._media_length import audio_tokens, document_tokens
+from pycupel.adapters._repair import group_units
 from pycupel.adapters._structure import Structure
+from pycupel.adapters._tools import OPENAI_TOOLS, with_tools
 from pycupel.adapters._units import (
     AnswerRef,
     CallRef,
@@ -55,11 +73,10 @@ from pycupel.adapters._units import (
     MessageOverhead,
     MessageUnits,
     ParsedMessage,
-    build_units,
     count_parsed,
 )
 from pycupel.adapters.openai import DEFAULT_OVERHEAD
-from pycupel.errors import AdapterUnavailableError
+from pycupel.errors import AdapterUnavailableError, PipelineConfigError
 from pycupel.model import ContextBudget, ContextItem
 from pycupel.pipeline import Pipeline
 from pycupel.session import (
@@ -109,35 +126,47 @@ _IMAGE_BLOCKS = frozenset({"image", "image_url"})
 _AUDIO_BLOCKS = frozenset({"audio", "input_audio"})
 _FILE_BLOCKS = frozenset({"file", "document"})
 _CALL_BLOCKS = frozenset({"tool_use", "tool_call"})
+_IMAGE_PROVIDERS = frozenset({"openai", "anthropic", "gemini"})
 
 
 def from_messages(
     messages: Sequence[BaseMessage],
     *,
     counter: TokenCounter | None = None,
+    tools: Sequence[Any] | None = None,
     overhead: MessageOverhead | None = None,
+    image_pricing: ImageProvider = "openai",
     pin_system: bool = True,
     pin_latest_user: bool = True,
     timestamps: Sequence[datetime] | None = None,
     allow_unanswered: bool = False,
+    repair: bool = False,
 ) -> MessageUnits[BaseMessage]:
     """Split a LangChain message list into units, one candidate item per unit.
 
-    Arguments and errors are those of :func:`pycupel.adapters.openai.from_messages`.
+    Arguments and errors are those of :func:`pycupel.adapters.openai.from_messages`, and:
+
+    Args:
+        tools: the tools bound to the model (anything ``bind_tools`` takes), counted as
+            their OpenAI tool schemas.
+        image_pricing: whose image formula prices an image of known size (``"openai"``,
+            ``"anthropic"`` or ``"gemini"``: the provider behind the chat model).
     """
-    chosen = overhead if overhead is not None else DEFAULT_OVERHEAD
-    parsed = _parse(messages, chosen)
-    units = build_units(
+    resolved = resolve_counter(counter)
+    chosen = _overhead(overhead, tools, resolved)
+    parsed = _parse(messages, chosen, _image_provider(image_pricing))
+    units, repairs = group_units(
         parsed,
+        repair=repair,
         source=SOURCE,
-        counter=resolve_counter(counter),
+        counter=resolved,
         message_count=len(parsed),
         pin_system=pin_system,
         pin_latest_user=pin_latest_user,
         timestamps=timestamps,
         allow_unanswered=allow_unanswered,
     )
-    return MessageUnits("langchain", tuple(messages), units, chosen)
+    return MessageUnits("langchain", tuple(messages), units, chosen, repairs=repairs)
 
 
 def to_messages(
@@ -153,12 +182,15 @@ def count_tokens(
     messages: Sequence[BaseMessage],
     *,
     counter: TokenCounter | None = None,
+    tools: Sequence[Any] | None = None,
     overhead: MessageOverhead | None = None,
+    image_pricing: ImageProvider = "openai",
 ) -> int:
-    """Tokens of a request's messages, counted as :func:`fit_messages` does."""
-    chosen = overhead if overhead is not None else DEFAULT_OVERHEAD
-    parsed = _parse(messages, chosen)
-    return count_parsed(parsed, resolve_counter(counter)) + chosen.per_request
+    """Tokens of a request's messages (and tools), counted as :func:`fit_messages` does."""
+    resolved = resolve_counter(counter)
+    chosen = _overhead(overhead, tools, resolved)
+    parsed = _parse(messages, chosen, _image_provider(image_pricing))
+    return count_parsed(parsed, resolved) + chosen.per_request
 
 
 def fit_messages(
@@ -167,35 +199,42 @@ def fit_messages(
     budget: int | ContextBudget,
     policy: Policy | Pipeline | None = None,
     counter: TokenCounter | None = None,
+    tools: Sequence[Any] | None = None,
     overhead: MessageOverhead | None = None,
+    image_pricing: ImageProvider = "openai",
     pin_system: bool = True,
     pin_latest_user: bool = True,
     timestamps: Sequence[datetime] | None = None,
     deduplicate: bool = False,
     unanswered_tool_calls: Literal["error", "drop"] = "error",
+    repair: bool = False,
     query: str | None = None,
     keep_recent: int | None = None,
     structure: Structure | None = None,
 ) -> FitResult[BaseMessage]:
     """Fit a LangChain message list into a token budget; return the messages and the report.
 
-    Arguments, result and errors are those of :func:`pycupel.adapters.openai.fit_messages`.
+    Arguments, result and errors are those of :func:`pycupel.adapters.openai.fit_messages`;
+    ``tools`` and ``image_pricing`` are those of :func:`from_messages`.
     """
     units = from_messages(
         messages,
         counter=counter,
+        tools=tools,
         overhead=overhead,
+        image_pricing=image_pricing,
         pin_system=pin_system,
         pin_latest_user=pin_latest_user,
         timestamps=timestamps,
         allow_unanswered=allows_unanswered(unanswered_tool_calls),
+        repair=repair,
     )
     fitted = fit_units(
         units,
         budget=budget,
         policy=policy,
         deduplicate=deduplicate,
-        unanswered_tool_calls=unanswered_tool_calls,
+        unanswered_tool_calls="drop" if repair else unanswered_tool_calls,
         query=query,
         structure=resolve_structure(policy, structure, keep_recent),
     )
@@ -234,7 +273,7 @@ class Session:
         lc = _langchain()
 
         def parse(index: int, raw: BaseMessage, state: ParseState) -> ParsedMessage:
-            return _parse_message(lc, index, raw, chosen, state.tool_names)
+            return _parse_message(lc, index, raw, chosen, state.tool_names, pricing="openai")
 
         self._core: SessionCore[BaseMessage] = SessionCore(
             MessageFormat("langchain", SOURCE, chosen, parse=parse, snapshot=_snapshot, same=_same),
@@ -307,12 +346,56 @@ def _langchain() -> ModuleType:
     return messages_module
 
 
-def _parse(messages: object, overhead: MessageOverhead) -> list[ParsedMessage]:
+def _image_provider(value: object) -> ImageProvider:
+    if value in _IMAGE_PROVIDERS:
+        return cast("ImageProvider", value)
+    raise PipelineConfigError("image_pricing", value, "must be 'openai', 'anthropic' or 'gemini'")
+
+
+def _overhead(
+    overhead: MessageOverhead | None, tools: Sequence[Any] | None, counter: TokenCounter
+) -> MessageOverhead:
+    """The overhead with the bound tools' schemas added to the per-request cost."""
+    chosen = overhead if overhead is not None else DEFAULT_OVERHEAD
+    if tools is None:
+        return chosen
+    return with_tools(
+        chosen, _tool_schemas(tools), source=SOURCE, counter=counter, framing=OPENAI_TOOLS
+    )
+
+
+def _tool_schemas(tools: object) -> list[Mapping[str, Any]]:
+    """Each bound tool as the OpenAI tool schema LangChain sends for it."""
+    entries = expect_list(SOURCE, "tools", tools, limit=MAX_PARTS_PER_MESSAGE)
+    _langchain()
+    from langchain_core.utils.function_calling import (  # noqa: PLC0415  (optional extra)
+        convert_to_openai_tool,
+    )
+
+    schemas: list[Mapping[str, Any]] = []
+    for position, tool in enumerate(entries):
+        try:
+            schemas.append(convert_to_openai_tool(tool))
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            fail(
+                SOURCE,
+                f"tools[{position}]",
+                f"must be a tool LangChain can bind (a BaseTool, a function, a pydantic "
+                f"model or a tool dict): {exc}",
+                tool,
+            )
+    return schemas
+
+
+def _parse(
+    messages: object, overhead: MessageOverhead, pricing: ImageProvider
+) -> list[ParsedMessage]:
     lc = _langchain()
     history = expect_list(SOURCE, "messages", messages, limit=MAX_MESSAGES)
     tool_names: dict[str, str] = {}
     return [
-        _parse_message(lc, index, raw, overhead, tool_names) for index, raw in enumerate(history)
+        _parse_message(lc, index, raw, overhead, tool_names, pricing=pricing)
+        for index, raw in enumerate(history)
     ]
 
 
@@ -322,6 +405,8 @@ def _parse_message(
     message: object,
     overhead: MessageOverhead,
     tool_names: dict[str, str],
+    *,
+    pricing: ImageProvider,
 ) -> ParsedMessage:
     where = f"messages[{index}]"
     if not isinstance(message, lc.BaseMessage):
@@ -332,7 +417,7 @@ def _parse_message(
     if isinstance(message, lc.AIMessage):
         calls = _tool_calls(message, where, tool_names)
         skip = {call.call_id for call, _ in calls}
-        text, media = _content(message.content, f"{where}.content", overhead, skip)
+        text, media = _content(message.content, f"{where}.content", overhead, skip, pricing)
         pieces = [text] if text else []
         pieces.extend(f"{call.name}({arguments})" for call, arguments in calls)
         return ParsedMessage(
@@ -346,7 +431,7 @@ def _parse_message(
             tool_names=tuple(dict.fromkeys(call.name for call, _ in calls)),
         )
 
-    text, media = _content(message.content, f"{where}.content", overhead, set())
+    text, media = _content(message.content, f"{where}.content", overhead, set(), pricing)
     if isinstance(message, lc.ToolMessage):
         call_id = expect_id(SOURCE, f"{where}.tool_call_id", message.tool_call_id)
         tool = tool_names.get(call_id)
@@ -418,7 +503,11 @@ def _tool_calls(message: Any, where: str, tool_names: dict[str, str]) -> list[tu
 
 
 def _content(
-    content: object, where: str, overhead: MessageOverhead, skip_calls: set[str]
+    content: object,
+    where: str,
+    overhead: MessageOverhead,
+    skip_calls: set[str],
+    pricing: ImageProvider,
 ) -> tuple[str, int]:
     if isinstance(content, str):
         return content, 0
@@ -436,18 +525,91 @@ def _content(
             texts.append(expect_str(SOURCE, f"{at}.text", block.get("text")))
         elif kind in _IMAGE_BLOCKS:
             texts.append("[image]")
-            media += overhead.image
+            media += _image_cost(block, at, overhead, pricing)
         elif kind in _AUDIO_BLOCKS:
             texts.append("[audio]")
-            media += overhead.media_cost("audio", at)
+            media += audio_tokens(pricing, _inline_payload(block), overhead, at)
         elif kind in _FILE_BLOCKS:
             texts.append("[file]")
-            media += overhead.media_cost("document", at)
+            media += document_tokens(pricing, _inline_payload(block), overhead, at)
         elif kind in _CALL_BLOCKS and block.get("id") in skip_calls:
             continue  # the same call is in tool_calls, counted there
         else:
             texts.append(as_json_text(dict(block)))
     return "\n".join(texts), media
+
+
+def _image_cost(
+    block: Mapping[str, Any], at: str, overhead: MessageOverhead, pricing: ImageProvider
+) -> int:
+    """An image block's tokens from its pixel size (read from its base64 data, or given in
+    the overhead's ``image_sizes`` by URL or file id), else the fixed estimate."""
+    data: bytes | None = None
+    reference: str | None = None
+    detail: object = block.get("detail", "auto")
+    if block.get("type") == "image_url":
+        image = block.get("image_url")
+        if isinstance(image, str):  # LangChain also takes the URL itself
+            image = {"url": image}
+        image = expect_mapping(SOURCE, f"{at}.image_url", image)
+        reference = expect_str(SOURCE, f"{at}.image_url.url", image.get("url"))
+        detail = image.get("detail", detail)
+    elif isinstance(block.get("source"), Mapping):  # Anthropic's own block
+        source = block["source"]
+        if source.get("type") == "base64":
+            data = _base64(source.get("data"), f"{at}.source.data")
+        reference = _optional(source.get("url"), f"{at}.source.url") or _optional(
+            source.get("file_id"), f"{at}.source.file_id"
+        )
+    else:  # LangChain's standard block (v0.3 ``source_type`` or v1 keys)
+        encoded = block.get("base64")
+        if encoded is None and block.get("source_type") == "base64":
+            encoded = block.get("data")
+        if encoded is not None:
+            data = _base64(encoded, f"{at}.base64")
+        reference = (
+            _optional(block.get("url"), f"{at}.url")
+            or _optional(block.get("file_id"), f"{at}.file_id")
+            or (_optional(block.get("id"), f"{at}.id") if block.get("source_type") else None)
+        )
+    if data is None and reference is not None:
+        data = data_url_bytes(reference)
+    if detail not in ("auto", "low", "high", "original"):
+        fail(SOURCE, f"{at}.detail", "must be 'auto', 'low', 'high' or 'original'", detail)
+    return image_tokens(
+        pricing,
+        data=data,
+        reference=reference,
+        sizes=overhead.image_sizes,
+        fallback=overhead.image,
+        detail=str(detail),
+    )
+
+
+def _inline_payload(block: Mapping[str, Any]) -> object:
+    """The inline data of an audio or file block in LangChain's forms (v1 ``base64``, v0.3
+    ``source_type: base64`` with ``data``, OpenAI's ``input_audio.data`` or
+    ``file.file_data``, Anthropic's base64 ``source``); None when given by reference."""
+    if block.get("base64") is not None:
+        return block["base64"]
+    if block.get("source_type") == "base64":
+        return block.get("data")
+    for key, inner_key in (("input_audio", "data"), ("file", "file_data")):
+        inner = block.get(key)
+        if isinstance(inner, Mapping):
+            return inner.get(inner_key)
+    source = block.get("source")
+    if isinstance(source, Mapping) and source.get("type") == "base64":
+        return source.get("data")
+    return None
+
+
+def _base64(value: object, at: str) -> bytes | None:
+    return base64_prefix(expect_str(SOURCE, at, value))
+
+
+def _optional(value: object, at: str) -> str | None:
+    return expect_optional_str(SOURCE, at, value)
 
 
 # --------------------------------------------------------------------------- async

@@ -50,6 +50,7 @@ from pycupel.adapters._format import (
     fail,
 )
 from pycupel.adapters._media import data_url_bytes, image_tokens
+from pycupel.adapters._media_length import audio_tokens, document_tokens
 from pycupel.adapters._repair import group_units
 from pycupel.adapters._structure import Structure
 from pycupel.adapters._tools import OPENAI_TOOLS, with_tools
@@ -601,13 +602,13 @@ def _content(
             texts.append("[image]")
             media += _image_cost(image, f"{at}.image_url", overhead)
         elif kind == "input_audio":
-            expect_mapping(SOURCE, f"{at}.input_audio", part.get("input_audio"))
+            audio = expect_mapping(SOURCE, f"{at}.input_audio", part.get("input_audio"))
             texts.append("[audio]")
-            media += overhead.media_cost("audio", at)
+            media += audio_tokens("openai", audio.get("data"), overhead, at)
         elif kind == "file":
-            expect_mapping(SOURCE, f"{at}.file", part.get("file"))
+            file = expect_mapping(SOURCE, f"{at}.file", part.get("file"))
             texts.append("[file]")
-            media += overhead.media_cost("document", at)
+            media += document_tokens("openai", file.get("file_data"), overhead, at)
         elif kind in _ANTHROPIC_BLOCKS:
             # Accepted silently, a tool result would lose its pairing with its call.
             fail(

@@ -57,6 +57,7 @@ from pycupel.adapters._format import (
     fail,
 )
 from pycupel.adapters._media import data_url_bytes, image_tokens
+from pycupel.adapters._media_length import audio_tokens, document_tokens
 from pycupel.adapters._repair import group_units
 from pycupel.adapters._structure import Structure
 from pycupel.adapters._tools import OPENAI_TOOLS, with_tools
@@ -528,11 +529,11 @@ def _content(content: object, where: str, overhead: MessageOverhead) -> tuple[st
             media += _image_cost(part, overhead)
         elif kind == "input_file":
             texts.append(_file_label(part, at))
-            media += overhead.media_cost("document", at)
+            media += document_tokens("openai", part.get("file_data"), overhead, at)
         elif kind == "input_audio":
-            expect_mapping(SOURCE, f"{at}.input_audio", part.get("input_audio"))
+            audio = expect_mapping(SOURCE, f"{at}.input_audio", part.get("input_audio"))
             texts.append("[audio]")
-            media += overhead.media_cost("audio", at)
+            media += audio_tokens("openai", audio.get("data"), overhead, at)
         else:
             # Unknown part types are counted as their JSON text: an over-estimate is safe.
             texts.append(as_json_text(dict(part)))

@@ -18,6 +18,8 @@ How each provider caches (as documented by the providers; see ``docs/costs.md``)
   breakpoints), and writes the prefix up to its own last breakpoint at 1.25x the input price
   (5-minute lifetime) or 2x (1-hour lifetime); reads cost 0.1x. A prefix shorter than the
   model's minimum cacheable length (1,024 to 4,096 tokens) is neither read nor written.
+* **Gemini** 2.5 models cache implicitly, like OpenAI: a recent prefix of at least 1,024
+  (Flash) or 2,048 (Pro) tokens is billed at the cached price, with no write charge.
 
 Requests are assumed to arrive while the cache is warm (within the lifetime). Anthropic's limit
 of looking back at most 20 blocks for an earlier cache entry is not modelled.
@@ -112,6 +114,11 @@ def _openai(model: str, base: float, cached: float) -> ModelPrice:
     return ModelPrice(model, "automatic", base, cached, 0.0, 1024, 128)
 
 
+def _gemini(model: str, base: float, cached: float, minimum: int) -> ModelPrice:
+    # Implicit caching: automatic like OpenAI's, counted per token, no write charge.
+    return ModelPrice(model, "automatic", base, cached, 0.0, minimum, 1)
+
+
 _ANTHROPIC_MODELS = (
     # model, input price per MTok, minimum cacheable tokens
     ("claude-opus-4-5", 5.00, 4096),
@@ -134,6 +141,8 @@ DEFAULT_PRICES: Mapping[str, ModelPrice] = MappingProxyType(
             _openai("gpt-4.1-mini", 0.40, 0.10),
             _openai("gpt-4o", 2.50, 1.25),
             _openai("gpt-4o-mini", 0.15, 0.075),
+            _gemini("gemini-2.5-flash", 0.30, 0.075, 1024),
+            _gemini("gemini-2.5-pro", 1.25, 0.31, 2048),
         )
     }
 )

@@ -298,7 +298,7 @@ def history_defaults(
 
 
 def format_option(function: F) -> F:
-    """``--format``: items, a message history in one of four formats, or auto-detected."""
+    """``--format``: items, a message history in one of five formats, or auto-detected."""
     return click.option(
         "--format",
         "input_format",
@@ -307,9 +307,9 @@ def format_option(function: F) -> F:
         show_default=True,
         help=(
             "What ITEMS holds: an items file, or an OpenAI Chat Completions, OpenAI Responses, "
-            "Anthropic or Gemini message history (an array, or a request body with "
-            "'messages', 'input' or 'contents'). auto tells them apart and asks for --format "
-            "when a history is valid in several formats."
+            "Anthropic, Gemini or LangChain (messages_to_dict or dumpd JSON) message history "
+            "(an array, or a request body with 'messages', 'input' or 'contents'). auto tells "
+            "them apart and asks for --format when a history is valid in several formats."
         ),
     )(function)
 

@@ -1,7 +1,13 @@
-"""The candidates of a command: an items file, or a message history in one of four formats.
+"""The candidates of a command: an items file, or a message history in one of five formats.
 
-``--format`` says which (``items``, ``openai``, ``responses``, ``anthropic``, ``gemini``);
-``auto`` (the default) decides from the document:
+``--format`` says which (``items``, ``openai``, ``responses``, ``anthropic``, ``gemini``,
+``langchain``); ``auto`` (the default) decides from the document:
+
+0. A JSON array (or an object's ``messages`` array) whose elements are all serialized
+   LangChain messages is a **LangChain** history: ``messages_to_dict`` gives
+   ``{"type": "human", "data": {...}}`` and ``dumpd`` gives ``{"lc": 1, "type":
+   "constructor", "id": [..., "HumanMessage"], "kwargs": {...}}`` (reading it needs
+   ``pycupel[langchain]``).
 
 1. A JSON object with a ``contents`` array is a **Gemini** request (``system_instruction`` or
    ``systemInstruction`` beside it); one with an ``input`` (a string or an array) and no
@@ -42,19 +48,21 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+import click
+
 from pycupel.adapters import MessageUnits
 from pycupel.adapters import anthropic as anthropic_adapter
 from pycupel.adapters import gemini as gemini_adapter
 from pycupel.adapters import openai as openai_adapter
 from pycupel.adapters import responses as responses_adapter
-from pycupel.errors import InputFormatError
-from pycupel.itemio import item_from_dict, loads_json, parse_items
+from pycupel.errors import InputFormatError, MessageFormatError
+from pycupel.itemio import build_item, items_error, loads_json, near_misses, parse_items
 from pycupel.model import ContextItem
 
 __all__ = ["FORMATS", "Candidates", "detect_format", "read_candidates"]
 
-FORMATS = ("auto", "items", "openai", "responses", "anthropic", "gemini")
-HISTORY_FORMATS = ("openai", "anthropic", "responses", "gemini")
+FORMATS = ("auto", "items", "openai", "responses", "anthropic", "gemini", "langchain")
+HISTORY_FORMATS = ("openai", "anthropic", "responses", "gemini", "langchain")
 
 _PROVIDER_NAMES = MappingProxyType(
     {
@@ -62,6 +70,24 @@ _PROVIDER_NAMES = MappingProxyType(
         "anthropic": "an Anthropic",
         "responses": "an OpenAI Responses",
         "gemini": "a Gemini",
+        "langchain": "a LangChain",
+    }
+)
+# The classes ``dumpd`` names, and the ``type`` that ``messages_from_dict`` reads for each.
+_LANGCHAIN_CLASSES = MappingProxyType(
+    {
+        "HumanMessage": "human",
+        "AIMessage": "ai",
+        "SystemMessage": "system",
+        "ToolMessage": "tool",
+        "ChatMessage": "chat",
+        "FunctionMessage": "function",
+        "HumanMessageChunk": "HumanMessageChunk",
+        "AIMessageChunk": "AIMessageChunk",
+        "SystemMessageChunk": "SystemMessageChunk",
+        "ToolMessageChunk": "ToolMessageChunk",
+        "ChatMessageChunk": "ChatMessageChunk",
+        "FunctionMessageChunk": "FunctionMessageChunk",
     }
 )
 _OPENAI_ROLES = frozenset({"tool", "function"})
@@ -124,7 +150,8 @@ class Candidates:
         """The selected part of the history as the provider's JSON: ``{"messages": [...]}``
         (with ``"system"`` for Anthropic when it was kept), ``{"input": ...}`` (with
         ``"instructions"``) for Responses, ``{"contents": [...]}`` (with
-        ``"system_instruction"``) for Gemini. Empty for items."""
+        ``"system_instruction"``) for Gemini, ``{"messages": [...]}`` in ``messages_to_dict``
+        form for LangChain. Empty for items."""
         units = self.units
         if units is None:
             return {}
@@ -136,6 +163,12 @@ class Candidates:
             if responses_history.instructions is not None:
                 fitted["instructions"] = responses_history.instructions
             fitted["input"] = responses_history.input
+        elif self.format == "langchain":
+            from langchain_core.messages import messages_to_dict  # noqa: PLC0415  (optional)
+
+            from pycupel.adapters import langchain as langchain_adapter  # noqa: PLC0415
+
+            fitted["messages"] = messages_to_dict(langchain_adapter.to_messages(selected, units))
         elif self.format == "gemini":
             gemini_history = gemini_adapter.to_messages(selected, units)
             if gemini_history.system_instruction is not None:
@@ -159,8 +192,14 @@ def read_candidates(path: str, format_name: str = "auto") -> Candidates:
     """
     source = "<stdin>" if path == "-" else path
     data = _read_bytes(path, source)
+    if not data.decode("utf-8", "replace").strip("\ufeff \t\r\n"):
+        raise InputFormatError(
+            source,
+            "",
+            "the input is empty: expected items (a JSON array or JSON Lines) or a message history",
+        )
     if format_name == "items":
-        return Candidates(parse_items(data, source=source), "items")
+        return _checked(parse_items(data, source=source), source)
     text = _decode(data, source)
     stripped = text.lstrip("\ufeff \t\r\n")
     document: object = None
@@ -170,11 +209,11 @@ def read_candidates(path: str, format_name: str = "auto") -> Candidates:
         except InputFormatError:
             if format_name != "auto" or stripped[0] == "[":
                 raise
-            return Candidates(parse_items(text, source=source), "items")  # JSON Lines
+            return _checked(parse_items(text, source=source), source)  # JSON Lines
     if format_name == "auto":
         detected = detect_format(document, source=source)
         if detected == "items":
-            return Candidates(_items_of(document, text, source), "items")
+            return _checked(_items_of(document, text, source), source)
         format_name = detected
     history, system = _history_parts(document, format_name, source)
     units: MessageUnits[Any]
@@ -184,6 +223,10 @@ def read_candidates(path: str, format_name: str = "auto") -> Candidates:
         units = responses_adapter.from_messages(history, instructions=system)
     elif format_name == "gemini":
         units = gemini_adapter.from_messages(history, system_instruction=system)
+    elif format_name == "langchain":
+        from pycupel.adapters import langchain as langchain_adapter  # noqa: PLC0415
+
+        units = langchain_adapter.from_messages(_langchain_messages(history, source))
     else:
         units = anthropic_adapter.from_messages(history, system=system)
     return Candidates(list(units.items), format_name, units)
@@ -197,6 +240,9 @@ def detect_format(document: object, *, source: str = "<input>") -> str:
         InputFormatError: a history valid in several formats, or showing signs of several.
     """
     has_system = False
+    listed = document.get("messages") if isinstance(document, Mapping) else document
+    if isinstance(listed, list) and listed and all(map(_is_langchain_message, listed)):
+        return "langchain"
     if isinstance(document, Mapping) and "contents" in document and "messages" not in document:
         return "gemini"
     if isinstance(document, Mapping) and "input" in document and "messages" not in document:
@@ -226,6 +272,56 @@ def detect_format(document: object, *, source: str = "<input>") -> str:
         f"cannot tell the message format ({why}); pass "
         + " or ".join(f"--format {name}" for name in candidates),
     )
+
+
+def _is_langchain_message(value: object) -> bool:
+    """A message serialized by LangChain (``messages_to_dict`` or ``dumpd``)."""
+    if not isinstance(value, Mapping):
+        return False
+    if value.get("lc") == 1 and value.get("type") == "constructor":
+        return isinstance(value.get("kwargs"), Mapping)
+    return set(value) == {"type", "data"} and isinstance(value["data"], Mapping)
+
+
+def _langchain_messages(history: object, source: str) -> list[Any]:
+    """LangChain message objects from their serialized form, naming a bad entry."""
+    from pycupel.adapters.langchain import _langchain  # noqa: PLC0415  (optional extra)
+
+    _langchain()  # AdapterUnavailableError without langchain-core
+    from langchain_core.messages import messages_from_dict  # noqa: PLC0415
+
+    if not isinstance(history, list):
+        raise MessageFormatError(source, "messages", "must be an array of LangChain messages")
+    messages = []
+    for index, entry in enumerate(history):
+        where = f"messages[{index}]"
+        if not _is_langchain_message(entry):
+            raise MessageFormatError(
+                source,
+                where,
+                'must be a serialized LangChain message: {"type": ..., "data": {...}} '
+                '(messages_to_dict) or {"lc": 1, "type": "constructor", ...} (dumpd)',
+            )
+        if "data" in entry:
+            serialized = entry
+        else:
+            path = entry.get("id")
+            name = path[-1] if isinstance(path, list) and path else None
+            if not isinstance(name, str) or name not in _LANGCHAIN_CLASSES:
+                raise MessageFormatError(
+                    source,
+                    f"{where}.id",
+                    f"names no LangChain message class (one of {', '.join(_LANGCHAIN_CLASSES)})",
+                )
+            serialized = {"type": _LANGCHAIN_CLASSES[name], "data": dict(entry["kwargs"])}
+        try:
+            messages.extend(messages_from_dict([serialized]))
+        except (ValueError, TypeError, KeyError) as exc:
+            detail = " ".join(str(exc).split())
+            raise MessageFormatError(
+                source, where, f"not a valid LangChain message: {detail}"
+            ) from None
+    return messages
 
 
 def _all_messages(values: list[Any]) -> bool:
@@ -282,13 +378,22 @@ def _signs(messages: object) -> set[str]:
     return signs
 
 
+def _checked(items: list[ContextItem], source: str) -> Candidates:
+    """The items, after a warning on stderr for each near-miss kind or source (``Documnet``):
+    kinds are open, so a typo would otherwise pass silently."""
+    for warning in near_misses(items):
+        click.echo(f"Warning: {source}: {warning}", err=True)
+    return Candidates(items, "items")
+
+
 def _items_of(document: object, text: str, source: str) -> list[ContextItem]:
     if isinstance(document, list):
         # Already parsed: build the items without reading the text a second time.
-        return [
-            item_from_dict(entry, source=source, location=f"items[{index}]")
-            for index, entry in enumerate(document)
-        ]
+        built = [build_item(entry, f"items[{index}]") for index, entry in enumerate(document)]
+        problems = [problem for _, found in built for problem in found]
+        if problems:
+            raise items_error(source, problems)
+        return [item for item, _ in built if item is not None]
     return parse_items(text, source=source)
 
 
@@ -298,6 +403,7 @@ _HISTORY_KEYS = MappingProxyType(
         "anthropic": ("messages", "system"),
         "responses": ("input", "instructions"),
         "gemini": ("contents", "system_instruction"),
+        "langchain": ("messages", None),
     }
 )
 

@@ -30,7 +30,6 @@ from pycupel.cli._common import (
     write_text,
 )
 from pycupel.cli._input import Candidates, read_candidates
-from pycupel.diagnostics.wire import budget_to_dict
 from pycupel.itemio import item_to_dict
 from pycupel.model import ContextBudget
 from pycupel.pipeline import DryRunResult, Pipeline
@@ -46,6 +45,9 @@ _FORMAT_NAMES = MappingProxyType(
         "items": "items",
         "openai": "OpenAI chat messages",
         "anthropic": "Anthropic messages",
+        "responses": "OpenAI Responses input",
+        "gemini": "Gemini contents",
+        "langchain": "LangChain messages",
     }
 )
 
@@ -164,13 +166,28 @@ def explain(
         click.echo(f"HTML report written to {html_path}")
 
 
+def budget_json(budget: ContextBudget) -> dict[str, Any]:
+    """The budget under the command line's own snake_case keys (the ``report`` beside it keeps
+    the specification's wire format)."""
+    data: dict[str, Any] = {
+        "max_tokens": budget.max_tokens,
+        "target_tokens": budget.target_tokens,
+        "output_reserve": budget.output_reserve,
+    }
+    if budget.reserved_slots:
+        data["reserved_slots"] = {kind.value: n for kind, n in budget.reserved_slots.items()}
+    if budget.estimation_safety_margin_percent:
+        data["estimation_safety_margin_percent"] = budget.estimation_safety_margin_percent
+    return data
+
+
 def _name(items_path: str) -> str:
     return "standard input" if items_path == "-" else Path(items_path).name
 
 
 def _as_json(result: DryRunResult, budget: ContextBudget, candidates: Candidates) -> dict[str, Any]:
     data: dict[str, Any] = {
-        "budget": budget_to_dict(budget),
+        "budget": budget_json(budget),
         "total_tokens": result.total_tokens,
         "items": [item_to_dict(item) for item in result.items],
         "report": result.report.to_dict(),

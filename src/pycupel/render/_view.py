@@ -35,6 +35,7 @@ __all__ = [
     "allocate",
     "format_score",
     "kind_color",
+    "message_label",
     "preview",
     "reason_detail",
     "view_report",
@@ -72,6 +73,21 @@ def preview(text: str, limit: int) -> str:
     if len(flat) <= limit:
         return flat
     return flat[: max(limit - 1, 0)] + "…"
+
+
+def message_label(item: ContextItem) -> str:
+    """Which messages of a history an adapter's item holds (``msg 3``, ``msgs 4-6``,
+    ``msgs 2,5``), from its ``message_indices`` metadata; empty for other items."""
+    indices = item.metadata.get("message_indices")
+    if not isinstance(indices, tuple | list) or not indices:
+        return ""
+    if not all(isinstance(index, int) for index in indices):
+        return ""
+    if len(indices) == 1:
+        return f"msg {indices[0]}"
+    contiguous = list(indices) == list(range(indices[0], indices[0] + len(indices)))
+    joined = f"{indices[0]}-{indices[-1]}" if contiguous else ",".join(map(str, indices))
+    return f"msgs {joined}"
 
 
 def format_score(score: float) -> str:

@@ -22,13 +22,14 @@ from rich.table import Table
 from rich.text import Text
 
 from pycupel.diagnostics import SelectionReport
-from pycupel.model import ContextBudget
+from pycupel.model import ContextBudget, ContextItem
 from pycupel.render._view import (
     ItemRow,
     ReportView,
     allocate,
     format_score,
     kind_color,
+    message_label,
     preview,
     view_report,
 )
@@ -227,8 +228,18 @@ def _cells(row: ItemRow, content_width: int) -> tuple[Text | str, ...]:
         f"{item.tokens:,}",
         format_score(row.score),
         reason,
-        preview(item.content, content_width),
+        _content_cell(item, content_width),
     )
+
+
+def _content_cell(item: ContextItem, width: int) -> Text | str:
+    """The content preview, led by the message indices of a history's item (dimmed)."""
+    label = message_label(item)
+    if not label:
+        return preview(item.content, width)
+    cell = Text(label, style="dim")
+    cell.append(" " + preview(item.content, max(width - len(label) - 1, 0)))
+    return cell
 
 
 def report_headline(view: ReportView) -> Text:

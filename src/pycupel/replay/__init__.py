@@ -19,17 +19,20 @@ Needs ``pip install 'pycupel[replay]'`` (pyarrow) and, for Ray, ``'pycupel[ray]'
     'fail'
 """
 
-from pycupel.replay.compute import NONDETERMINISTIC_COLUMNS, ReplayConfig, ReplayPolicy
-from pycupel.replay.prices import DEFAULT_PRICES, Price
+from pycupel.replay.compute import (
+    FORMAT_PRICES,
+    NONDETERMINISTIC_COLUMNS,
+    ReplayConfig,
+    ReplayPolicy,
+)
 from pycupel.replay.run import ReplayResult, replay_logs
 from pycupel.replay.schema import FORMAT_NAMES, LoggedRequest
 
 __all__ = [
-    "DEFAULT_PRICES",
     "FORMAT_NAMES",
+    "FORMAT_PRICES",
     "NONDETERMINISTIC_COLUMNS",
     "LoggedRequest",
-    "Price",
     "ReplayConfig",
     "ReplayPolicy",
     "ReplayResult",

@@ -11,9 +11,13 @@ per policy:
   token count the fit reported;
 * kept and dropped messages are counted by role (system, user, assistant, tool) and by the kind
   of their unit (Message, ToolOutput, SystemPrompt);
-* the input cost is predicted with caching (:mod:`pycupel.replay.prices`), against the previous
-  request of the same session under the same policy; the original request is priced the same
-  way, against the previous original request;
+* the input cost is predicted with caching (the price tables of :mod:`pycupel.analytics.cost`),
+  against the previous request of the same session under the same policy; the original request
+  is priced the same way, against the previous original request. The cached prefix is the
+  longest run of leading units (rendered text and tokens equal) two requests share; it is
+  billed as cached under the model's minimum and step (:meth:`ModelPrice.billable_prefix`),
+  and ``cost = (tokens - cached) x input + cached x cache read`` per million tokens. Cache
+  lifetimes and cache-write premiums are not modelled;
 * evidence recall is the share of the labelled evidence messages that were kept;
 * ``fit_ms`` is the wall time of the fit (the only column that differs between runs).
 
@@ -32,16 +36,17 @@ from typing import Any, Literal
 from pycupel._checks import check_int
 from pycupel.adapters import MessageUnits
 from pycupel.adapters._fit import resolve_budget
+from pycupel.analytics.cost import DEFAULT_PRICES, ModelPrice
 from pycupel.errors import CupelError, InputFormatError, PipelineConfigError, ReplayLogError
 from pycupel.model import ContextKind
 from pycupel.pipeline import Pipeline
 from pycupel.policy import Policy
 from pycupel.replay.formats import FORMATS, ROLE_CATEGORIES, ReplayFormat
-from pycupel.replay.prices import DEFAULT_PRICES, Price
 from pycupel.replay.schema import LoggedRequest, reported_usage
 from pycupel.tokens import CachedCounter, HeuristicCounter, TokenCounter
 
 __all__ = [
+    "FORMAT_PRICES",
     "KIND_COLUMNS",
     "NONDETERMINISTIC_COLUMNS",
     "ReplayConfig",
@@ -59,6 +64,15 @@ NONDETERMINISTIC_COLUMNS = ("fit_ms",)
 """Columns that change from run to run (timings); every other column is reproducible."""
 
 OnError = Literal["fail", "skip"]
+
+FORMAT_PRICES: tuple[tuple[str, ModelPrice], ...] = (
+    ("openai", DEFAULT_PRICES["gpt-4.1"]),
+    ("responses", DEFAULT_PRICES["gpt-4.1"]),
+    ("langchain", DEFAULT_PRICES["gpt-4.1"]),
+    ("anthropic", DEFAULT_PRICES["claude-sonnet-4"]),
+    ("gemini", DEFAULT_PRICES["gemini-2.5-flash"]),
+)
+"""The model priced for each format (format name, price) when none is given."""
 
 _COUNTED_TEXTS = 200_000
 """Message texts whose counts a replayer remembers (an LRU; it bounds the worker's memory)."""
@@ -87,13 +101,13 @@ class ReplayConfig:
         budget: tokens for the whole prompt of every request.
         on_error: ``"fail"`` stops at the first malformed record; ``"skip"`` leaves it out
             and counts it.
-        prices: ``(format, Price)`` pairs; formats not listed use :data:`DEFAULT_PRICES`.
+        prices: ``(format, ModelPrice)`` pairs; formats not listed use :data:`FORMAT_PRICES`.
     """
 
     policies: tuple[ReplayPolicy, ...]
     budget: int
     on_error: OnError = "fail"
-    prices: tuple[tuple[str, Price], ...] = DEFAULT_PRICES
+    prices: tuple[tuple[str, ModelPrice], ...] = FORMAT_PRICES
 
     def __post_init__(self) -> None:
         if not self.policies:
@@ -112,13 +126,26 @@ class ReplayConfig:
         check_int(PipelineConfigError, "budget", self.budget, minimum=1)
         if self.on_error not in ("fail", "skip"):
             raise PipelineConfigError("on_error", self.on_error, "must be 'fail' or 'skip'")
+        known = dict(FORMAT_PRICES)
+        for index, pair in enumerate(self.prices):
+            if (
+                not isinstance(pair, tuple)
+                or len(pair) != 2
+                or pair[0] not in known
+                or not isinstance(pair[1], ModelPrice)
+            ):
+                raise PipelineConfigError(
+                    f"prices[{index}]",
+                    pair,
+                    f"must be a (format, ModelPrice) pair, format one of {', '.join(known)}",
+                )
 
-    def price(self, format_name: str) -> Price:
+    def price(self, format_name: str) -> ModelPrice:
         """The price for requests of ``format_name``."""
         for name, price in self.prices:
             if name == format_name:
                 return price
-        return dict(DEFAULT_PRICES)[format_name]
+        return dict(FORMAT_PRICES)[format_name]
 
 
 @dataclass(slots=True)
@@ -171,7 +198,7 @@ class Replayer:
         tokens_before = units.total_tokens
         cached_before = 0
         if state is not None:
-            cached_before = price.cached_tokens(_prefix_tokens(state.original, original))
+            cached_before = price.billable_prefix(_prefix_tokens(state.original, original))
             state.original = original
         reported_input, reported_cached = reported_usage(request.usage)
         roles_before = _count_messages(spec, units, units.units)
@@ -186,7 +213,7 @@ class Replayer:
             "units_before": len(units.units),
             "tokens_before": tokens_before,
             "cached_tokens_before": cached_before,
-            "cost_before_usd": price.cost(tokens_before, cached_before),
+            "cost_before_usd": _input_cost(price, tokens_before, cached_before),
             "reported_input_tokens": reported_input,
             "reported_cached_tokens": reported_cached,
             "evidence_total": None if request.evidence is None else len(request.evidence),
@@ -227,7 +254,7 @@ class Replayer:
         pipeline: Pipeline,
         request: LoggedRequest,
         state: SessionState | None,
-        price: Price,
+        price: ModelPrice,
     ) -> None:
         budget = self.config.budget
         mode = self._session_mode.get(row["policy"])
@@ -257,7 +284,7 @@ class Replayer:
         cached = 0
         if state is not None:
             previous = state.fitted.get(row["policy"], ())
-            cached = price.cached_tokens(_prefix_tokens(previous, signature))
+            cached = price.billable_prefix(_prefix_tokens(previous, signature))
             state.fitted[row["policy"]] = signature
         kept_indices = {index for unit in kept_units for index in unit.message_indices}
         invalid = _invalid_reason(
@@ -291,7 +318,7 @@ class Replayer:
         entry: ReplayPolicy,
         request: LoggedRequest,
         state: SessionState,
-        price: Price,
+        price: ModelPrice,
     ) -> None:
         """The row of a session-mode policy: the adapter's Session fits the request."""
         budget = self.config.budget
@@ -330,7 +357,7 @@ class Replayer:
             invalid = f"the session's window does not parse: {exc}"
         if invalid is None:
             invalid = _unit_problem(units, set(kept_units), tokens_after, budget)
-        cached = price.cached_tokens(window.cached_tokens)
+        cached = price.billable_prefix(window.cached_tokens)
         state.fitted[entry.name] = _signature_of(kept_units)
         _fill(
             row,
@@ -356,7 +383,7 @@ def _fill(
     cached: int,
     invalid: str | None,
     request: LoggedRequest,
-    price: Price,
+    price: ModelPrice,
     spec: ReplayFormat,
 ) -> None:
     """The fitted columns of a successful fit."""
@@ -376,7 +403,7 @@ def _fill(
             "valid": invalid is None,
             "invalid_reason": invalid,
             "cached_tokens_after": cached,
-            "cost_after_usd": price.cost(tokens_after, cached),
+            "cost_after_usd": _input_cost(price, tokens_after, cached),
             "evidence_kept": evidence_kept,
             "evidence_recall": recall,
         }
@@ -398,6 +425,11 @@ def _unit_problem(
         elif unit.item.pinned:
             return "a pinned unit (system prompt or latest user turn) was dropped"
     return None
+
+
+def _input_cost(price: ModelPrice, tokens: int, cached: int) -> float:
+    """USD for ``tokens`` input tokens of which ``cached`` are read from the cache."""
+    return ((tokens - cached) * price.input_per_mtok + cached * price.cache_read_per_mtok) / 1e6
 
 
 def _failed(status: str, detail: str) -> dict[str, Any]:

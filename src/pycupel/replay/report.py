@@ -226,7 +226,7 @@ def replay_html(
                 "on error": config.on_error,
                 "prices": "; ".join(
                     f"{name}: {price.model} ${price.input_per_mtok:g}/M, cached "
-                    f"${price.cached_input_per_mtok:g}/M"
+                    f"${price.cache_read_per_mtok:g}/M"
                     for name, price in config.prices
                 ),
             }

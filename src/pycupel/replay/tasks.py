@@ -95,14 +95,19 @@ def replay_entries(
     entries: Sequence[Mapping[str, Any]],
     *,
     session: bool,
+    replayer: Replayer | None = None,
 ) -> list[dict[str, Any]]:
     """Rows for the records of ``entries``: one session's requests in replay order
     (``session=True``) or independent requests.
 
+    ``replayer`` (built for the same ``config`` and ``sources``) lets a worker reuse its
+    pipelines and remembered token counts across groups; a new one is made when omitted.
+
     Raises:
         ReplayLogError: a record is unusable and ``config.on_error`` is ``"fail"``.
     """
-    replayer = Replayer(config, sources)
+    if replayer is None:
+        replayer = Replayer(config, sources)
     names = [entry.policy.name for entry in config.policies]
     state = SessionState() if session else None
     rows: list[dict[str, Any]] = []

@@ -15,7 +15,7 @@ from concurrent.futures import ProcessPoolExecutor
 from functools import partial
 from typing import Any
 
-from pycupel.replay.compute import ReplayConfig
+from pycupel.replay.compute import ReplayConfig, Replayer
 from pycupel.replay.output import arrow_schema, pyarrow_module, rows_to_table, sort_table
 from pycupel.replay.plan import Group, ScanSummary, check_entries, group_entries
 from pycupel.replay.reader import Chunk
@@ -33,9 +33,12 @@ def default_workers() -> int:
 
 
 def _replay_unit(config: ReplayConfig, sources: Sequence[str], unit: list[Group]) -> Any:
+    # One replayer for the unit's groups: its pipelines are built once, and the token counts
+    # it remembers serve every group (the system prompts and tools logs repeat).
+    replayer = Replayer(config, sources)
     rows = []
     for entries, session in unit:
-        rows.extend(replay_entries(config, sources, entries, session=session))
+        rows.extend(replay_entries(config, sources, entries, session=session, replayer=replayer))
     return rows_to_table(rows, sources)
 
 
