@@ -41,6 +41,7 @@ SCORES = Path(__file__).with_name("scores.jsonl")
 # the pipeline's own tests (the CLI and item-file tests there read example files mutmut does
 # not copy, and exercise other modules)
 PIPELINE_TESTS = [
+    "tests/pipeline/test_classify_stage.py",
     "tests/pipeline/test_pipeline_stages.py",
     "tests/pipeline/test_pipeline_promises.py",
     "tests/pipeline/test_pipeline_vectors.py",
