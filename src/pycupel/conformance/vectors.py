@@ -68,14 +68,51 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta
 from pathlib import Path
 from typing import Any, Final, Literal, TypeAlias
 
 import tomli
 
+from pycupel.conformance._components import (
+    overflow_strategy_of,
+    placer_spec,
+    scorer_spec,
+    slicer_spec,
+    weighted_scorer_spec,
+)
+from pycupel.conformance._toml import TomlTable
+from pycupel.conformance.specs import (
+    PLACER_TYPES,
+    SCARCITY_BEHAVIORS,
+    SCORER_TYPES,
+    SLICER_TYPES,
+    BudgetSpec,
+    CompositeScorerSpec,
+    CountConstrainedKnapsackSliceSpec,
+    CountEntrySpec,
+    CountQuotaSliceSpec,
+    CurveSpec,
+    DecayScorerSpec,
+    ExponentialCurveSpec,
+    GreedySliceSpec,
+    KindScorerSpec,
+    KnapsackSliceSpec,
+    MetadataKeyScorerSpec,
+    MetadataTrustScorerSpec,
+    PlacerSpec,
+    QuotaEntrySpec,
+    QuotaSliceSpec,
+    ScaledScorerSpec,
+    ScorerSpec,
+    SimpleScorerSpec,
+    SlicerSpec,
+    StepCurveSpec,
+    TagScorerSpec,
+    WeightedScorerSpec,
+    WindowCurveSpec,
+)
 from pycupel.errors import ConformanceVectorError, InvalidValueError
-from pycupel.model import ContextItem, OverflowStrategy, ScoredItem, ascii_fold
+from pycupel.model import ContextItem, OverflowStrategy, ScoredItem
 
 __all__ = [
     "DEFAULT_MAX_VECTOR_BYTES",
@@ -126,241 +163,11 @@ __all__ = [
     "read_document",
     "read_header",
 ]
-
 DEFAULT_MAX_VECTOR_BYTES: Final = 4 * 1024 * 1024
 """Largest vector file read by default (4 MiB); vectors are a few kilobytes."""
 
 DEFAULT_SCORE_EPSILON: Final = 1e-9
 STAGES: Final = ("scoring", "slicing", "placing", "pipeline")
-SCORER_TYPES: Final = (
-    "recency",
-    "priority",
-    "kind",
-    "tag",
-    "frequency",
-    "reflexive",
-    "composite",
-    "scaled",
-    "decay",
-    "metadata_trust",
-    "metadata_key",
-)
-SLICER_TYPES: Final = ("greedy", "knapsack", "quota", "count_quota", "count_constrained_knapsack")
-INNER_SLICER_TYPES: Final = ("greedy", "knapsack")
-PLACER_TYPES: Final = ("chronological", "u-shaped")
-SCARCITY_BEHAVIORS: Final = ("degrade", "throw")
-
-# The largest duration a timedelta can hold, in seconds (about 2.7 million years).
-_MAX_SECONDS: Final = timedelta.max.total_seconds()
-
-
-# =========================================================================== specs: scorers
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SimpleScorerSpec:
-    """A scorer without configuration: recency, priority, frequency or reflexive."""
-
-    type: str
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class KindScorerSpec:
-    """KindScorer; ``weights`` None means the spec's default weight map."""
-
-    weights: tuple[tuple[str, float], ...] | None
-    type: str = "kind"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TagScorerSpec:
-    """TagScorer with its (tag, weight) pairs."""
-
-    weights: tuple[tuple[str, float], ...]
-    type: str = "tag"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class WeightedScorerSpec:
-    """One child of a composite: a scorer and its raw (un-normalised) weight."""
-
-    scorer: ScorerSpec
-    weight: float
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CompositeScorerSpec:
-    """CompositeScorer over weighted children (which may be composites themselves)."""
-
-    entries: tuple[WeightedScorerSpec, ...]
-    type: str = "composite"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ScaledScorerSpec:
-    """ScaledScorer (min-max normalisation) around one inner scorer."""
-
-    inner: ScorerSpec
-    type: str = "scaled"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ExponentialCurveSpec:
-    """``2^(-age / half_life)``."""
-
-    half_life: timedelta
-    type: str = "exponential"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StepCurveSpec:
-    """Score of the first window whose max age is strictly above the item's age."""
-
-    windows: tuple[tuple[timedelta, float], ...]
-    type: str = "step"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class WindowCurveSpec:
-    """1.0 while ``age < max_age``, else 0.0."""
-
-    max_age: timedelta
-    type: str = "window"
-
-
-CurveSpec: TypeAlias = ExponentialCurveSpec | StepCurveSpec | WindowCurveSpec
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DecayScorerSpec:
-    """DecayScorer with a fixed clock at ``reference_time``."""
-
-    reference_time: datetime
-    curve: CurveSpec
-    null_timestamp_score: float | None
-    type: str = "decay"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class MetadataTrustScorerSpec:
-    """MetadataTrustScorer; ``default_score`` None means the library default."""
-
-    default_score: float | None
-    type: str = "metadata_trust"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class MetadataKeyScorerSpec:
-    """MetadataKeyScorer: ``boost`` when ``metadata[key] == value``, else 1.0."""
-
-    key: str
-    value: str
-    boost: float
-    type: str = "metadata_key"
-
-
-ScorerSpec: TypeAlias = (
-    SimpleScorerSpec
-    | KindScorerSpec
-    | TagScorerSpec
-    | CompositeScorerSpec
-    | ScaledScorerSpec
-    | DecayScorerSpec
-    | MetadataTrustScorerSpec
-    | MetadataKeyScorerSpec
-)
-
-
-# =========================================================================== specs: slicers
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class GreedySliceSpec:
-    """GreedySlice."""
-
-    type: str = "greedy"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class KnapsackSliceSpec:
-    """KnapsackSlice; ``bucket_size`` None means the library default (100)."""
-
-    bucket_size: int | None
-    type: str = "knapsack"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class QuotaEntrySpec:
-    """One QuotaSlice entry: percentages of the budget for a kind (None = library default)."""
-
-    kind: str
-    require: float | None
-    cap: float | None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class QuotaSliceSpec:
-    """QuotaSlice; ``inner`` None means the library default (GreedySlice)."""
-
-    quotas: tuple[QuotaEntrySpec, ...]
-    inner: GreedySliceSpec | KnapsackSliceSpec | None
-    type: str = "quota"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CountEntrySpec:
-    """One count-quota entry (None = library default: require 0, uncapped)."""
-
-    kind: str
-    require_count: int | None
-    cap_count: int | None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CountQuotaSliceSpec:
-    """CountQuotaSlice; ``scarcity`` is ``"degrade"``, ``"throw"`` or None (library default)."""
-
-    entries: tuple[CountEntrySpec, ...]
-    inner: GreedySliceSpec | KnapsackSliceSpec | None
-    scarcity: str | None
-    type: str = "count_quota"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CountConstrainedKnapsackSliceSpec:
-    """CountConstrainedKnapsackSlice around a KnapsackSlice of ``bucket_size``."""
-
-    entries: tuple[CountEntrySpec, ...]
-    bucket_size: int | None
-    scarcity: str | None
-    type: str = "count_constrained_knapsack"
-
-
-SlicerSpec: TypeAlias = (
-    GreedySliceSpec
-    | KnapsackSliceSpec
-    | QuotaSliceSpec
-    | CountQuotaSliceSpec
-    | CountConstrainedKnapsackSliceSpec
-)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PlacerSpec:
-    """A placer by name: ``chronological`` or ``u-shaped``."""
-
-    type: str
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BudgetSpec:
-    """The ``[budget]`` table; ``max_tokens`` None (slicing only) means ``target_tokens``."""
-
-    max_tokens: int | None
-    target_tokens: int
-    output_reserve: int | None = None
-    reserved_slots: tuple[tuple[str, int], ...] | None = None
-    estimation_safety_margin_percent: float | None = None
 
 
 # =========================================================================== expectations
@@ -541,7 +348,7 @@ def load_vector(path: Path) -> Vector:
 
 def parse_vector(document: Mapping[str, Any], path: Path) -> Vector:
     """Validate an already-parsed TOML document as a vector of its declared stage."""
-    root = _Table(document, "", str(path))
+    root = TomlTable(document, "", str(path))
     test = root.req_table("test")
     header = VectorHeader(
         name=test.req_str("name"),
@@ -562,9 +369,11 @@ def parse_vector(document: Mapping[str, Any], path: Path) -> Vector:
 # =========================================================================== stages
 
 
-def _scoring_vector(root: _Table, test: _Table, header: VectorHeader, path: Path) -> ScoringVector:
+def _scoring_vector(
+    root: TomlTable, test: TomlTable, header: VectorHeader, path: Path
+) -> ScoringVector:
     config = root.opt_table("config") or root.empty("config")
-    scorer = _scorer(test.req_str("scorer"), config, test.loc("scorer"))
+    scorer = scorer_spec(test.req_str("scorer"), config, test.loc("scorer"))
     items = _items(root, "items")
     _require_unique_contents(root, "items", items)
     expected = tuple(
@@ -588,9 +397,11 @@ def _scoring_vector(root: _Table, test: _Table, header: VectorHeader, path: Path
     )
 
 
-def _slicing_vector(root: _Table, test: _Table, header: VectorHeader, path: Path) -> SlicingVector:
+def _slicing_vector(
+    root: TomlTable, test: TomlTable, header: VectorHeader, path: Path
+) -> SlicingVector:
     config = root.opt_table("config") or root.empty("config")
-    slicer = _slicer(test.req_str("slicer"), config, test.loc("slicer"))
+    slicer = slicer_spec(test.req_str("slicer"), config, test.loc("slicer"))
     construction_only = header.expect_construction_error
     budget_table = root.opt_table("budget") if construction_only else root.req_table("budget")
     budget = None
@@ -618,8 +429,10 @@ def _slicing_vector(root: _Table, test: _Table, header: VectorHeader, path: Path
     )
 
 
-def _placing_vector(root: _Table, test: _Table, header: VectorHeader, path: Path) -> PlacingVector:
-    placer = _placer(test, "placer")
+def _placing_vector(
+    root: TomlTable, test: TomlTable, header: VectorHeader, path: Path
+) -> PlacingVector:
+    placer = placer_spec(test, "placer")
     scored_items = tuple(_scored_items(root, "items"))
     construction_only = header.expect_construction_error
     expected_table = root.opt_table("expected") if construction_only else root.req_table("expected")
@@ -635,7 +448,7 @@ def _placing_vector(root: _Table, test: _Table, header: VectorHeader, path: Path
     )
 
 
-def _pipeline_vector(root: _Table, header: VectorHeader, path: Path) -> PipelineVector:
+def _pipeline_vector(root: TomlTable, header: VectorHeader, path: Path) -> PipelineVector:
     budget_table = root.req_table("budget")
     budget = BudgetSpec(
         max_tokens=budget_table.req_int("max_tokens"),
@@ -648,9 +461,9 @@ def _pipeline_vector(root: _Table, header: VectorHeader, path: Path) -> Pipeline
     entries = config.tables("scorers")
     if not entries:
         raise config.error("scorers", "needs at least one [[config.scorers]] entry")
-    scorers = tuple(_weighted_scorer(entry) for entry in entries)
-    slicer = _slicer(config.req_str("slicer"), config, config.loc("slicer"))
-    placer = _placer(config, "placer")
+    scorers = tuple(weighted_scorer_spec(entry) for entry in entries)
+    slicer = slicer_spec(config.req_str("slicer"), config, config.loc("slicer"))
+    placer = placer_spec(config, "placer")
     expected_output = _expected_output(root)
     expected = root.opt_table("expected")
     diagnostics = None
@@ -666,7 +479,7 @@ def _pipeline_vector(root: _Table, header: VectorHeader, path: Path) -> Pipeline
         slicer=slicer,
         placer=placer,
         deduplicate=config.opt_bool("deduplication"),
-        overflow_strategy=_overflow_strategy(config),
+        overflow_strategy=overflow_strategy_of(config),
         items=_items(root, "items"),
         expected_output=expected_output,
         diagnostics=diagnostics,
@@ -674,7 +487,7 @@ def _pipeline_vector(root: _Table, header: VectorHeader, path: Path) -> Pipeline
     )
 
 
-def _expected_output(root: _Table) -> tuple[str, ...]:
+def _expected_output(root: TomlTable) -> tuple[str, ...]:
     """``[[expected_output]]`` tables with a ``content`` each, or a plain array of contents.
 
     Absent means the pipeline must produce nothing (the empty-input vector has no entries).
@@ -685,7 +498,7 @@ def _expected_output(root: _Table) -> tuple[str, ...]:
     return tuple(entry.req_str("content") for entry in root.tables("expected_output"))
 
 
-def _diagnostics(table: _Table) -> DiagnosticsExpectation:
+def _diagnostics(table: TomlTable) -> DiagnosticsExpectation:
     summary_table = table.opt_table("summary")
     summary = None
     if summary_table is not None:
@@ -719,7 +532,7 @@ def _diagnostics(table: _Table) -> DiagnosticsExpectation:
     return DiagnosticsExpectation(summary=summary, included=included, excluded=excluded)
 
 
-def _epsilon(root: _Table) -> float:
+def _epsilon(root: TomlTable) -> float:
     tolerance = root.opt_table("tolerance")
     if tolerance is None:
         return DEFAULT_SCORE_EPSILON
@@ -734,15 +547,15 @@ def _epsilon(root: _Table) -> float:
 # =========================================================================== items
 
 
-def _items(root: _Table, key: str) -> tuple[ContextItem, ...]:
+def _items(root: TomlTable, key: str) -> tuple[ContextItem, ...]:
     return tuple(_item(entry) for entry in root.tables(key))
 
 
-def _scored_items(root: _Table, key: str) -> list[ScoredItem]:
+def _scored_items(root: TomlTable, key: str) -> list[ScoredItem]:
     return [ScoredItem(_item(entry), entry.req_float("score")) for entry in root.tables(key)]
 
 
-def _item(entry: _Table) -> ContextItem:
+def _item(entry: TomlTable) -> ContextItem:
     fields: dict[str, Any] = {"tokens": entry.req_int("tokens")}
     kind = entry.opt_str("kind")
     if kind is not None:
@@ -788,7 +601,7 @@ def _item_field_name(field: str) -> str:
     }.get(base, base)
 
 
-def _require_unique_contents(root: _Table, key: str, items: Sequence[ContextItem]) -> None:
+def _require_unique_contents(root: TomlTable, key: str, items: Sequence[ContextItem]) -> None:
     seen: dict[str, int] = {}
     for index, item in enumerate(items):
         if item.content in seen:
@@ -800,436 +613,8 @@ def _require_unique_contents(root: _Table, key: str, items: Sequence[ContextItem
         seen[item.content] = index
 
 
-def _reserved_slots(budget: _Table) -> tuple[tuple[str, int], ...] | None:
+def _reserved_slots(budget: TomlTable) -> tuple[tuple[str, int], ...] | None:
     table = budget.opt_table("reserved_slots")
     if table is None:
         return None
     return tuple((kind, table.req_int(kind)) for kind in table.names())
-
-
-# =========================================================================== scorers
-
-
-def _weighted_scorer(entry: _Table) -> WeightedScorerSpec:
-    return WeightedScorerSpec(
-        scorer=_scorer(entry.req_str("type"), entry, entry.loc("type")),
-        weight=entry.req_float("weight"),
-    )
-
-
-def _scorer(type_name: str, config: _Table, where: str) -> ScorerSpec:
-    """The scorer ``type_name`` configured by the keys of ``config``.
-
-    ``config`` is ``[config]`` for the scorer under test, or the entry table itself for a
-    composite child (``[[config.scorers]]``/``children``) — its own keys configure it.
-    """
-    if type_name in ("recency", "priority", "frequency", "reflexive"):
-        return SimpleScorerSpec(type=type_name)
-    if type_name == "kind":
-        return _kind_scorer(config)
-    if type_name == "tag":
-        weights = _weight_pairs(config, "tag_weights", "tag")
-        return TagScorerSpec(weights=weights or ())
-    if type_name == "composite":
-        return _composite_scorer(config)
-    if type_name == "scaled":
-        return ScaledScorerSpec(inner=_inner_scorer(config))
-    if type_name == "decay":
-        return DecayScorerSpec(
-            reference_time=config.req_datetime("reference_time"),
-            curve=_curve(config.req_table("curve")),
-            null_timestamp_score=config.opt_float("null_timestamp_score"),
-        )
-    if type_name == "metadata_trust":
-        return MetadataTrustScorerSpec(default_score=config.opt_float("default_score"))
-    if type_name == "metadata_key":
-        return MetadataKeyScorerSpec(
-            key=config.req_str("key"),
-            value=config.req_str("value"),
-            boost=config.req_float("boost"),
-        )
-    raise ConformanceVectorError(
-        config.source,
-        where,
-        f"unknown scorer type {type_name!r}; expected one of {', '.join(SCORER_TYPES)}",
-    )
-
-
-def _kind_scorer(config: _Table) -> KindScorerSpec:
-    use_default = config.opt_bool("use_default_weights")
-    weights = _weight_pairs(config, "weights", "kind")
-    if use_default and weights is not None:
-        raise config.error("use_default_weights", "cannot be true when [[weights]] are also given")
-    if weights is None and use_default is False:
-        # Explicitly no defaults and no weights: an empty custom map (every kind scores 0.0).
-        return KindScorerSpec(weights=())
-    return KindScorerSpec(weights=weights)
-
-
-def _weight_pairs(config: _Table, key: str, name_key: str) -> tuple[tuple[str, float], ...] | None:
-    if not config.has(key):
-        return None
-    pairs: list[tuple[str, float]] = []
-    seen: dict[str, int] = {}
-    for index, entry in enumerate(config.tables(key)):
-        name = entry.req_str(name_key)
-        if name in seen:
-            raise entry.error(name_key, f"{name!r} is already configured by {key}[{seen[name]}]")
-        seen[name] = index
-        pairs.append((name, entry.req_float("weight")))
-    return tuple(pairs)
-
-
-def _composite_scorer(config: _Table) -> CompositeScorerSpec:
-    has_scorers = config.has("scorers")
-    has_children = config.has("children")
-    if has_scorers and has_children:
-        raise config.error("children", "give the children either as 'scorers' or 'children'")
-    if not has_scorers and not has_children:
-        raise config.error("scorers", "a composite scorer needs [[scorers]] (or [[children]])")
-    key = "scorers" if has_scorers else "children"
-    # An empty list is passed on: the library rejects it as a construction error.
-    return CompositeScorerSpec(
-        entries=tuple(_weighted_scorer(entry) for entry in config.tables(key))
-    )
-
-
-def _inner_scorer(config: _Table) -> ScorerSpec:
-    value = config.req_any("inner_scorer")
-    if isinstance(value, str):
-        if value in ("composite", "scaled"):
-            raise config.error(
-                "inner_scorer",
-                f"a {value!r} inner scorer needs its own configuration: give it as a table "
-                "with a 'type' key",
-            )
-        # A named inner scorer reads its configuration from the same table.
-        return _scorer(value, config, config.loc("inner_scorer"))
-    inner = config.req_table("inner_scorer")
-    return _scorer(inner.req_str("type"), inner, inner.loc("type"))
-
-
-def _curve(table: _Table) -> CurveSpec:
-    curve_type = table.req_str("type")
-    if curve_type == "exponential":
-        return ExponentialCurveSpec(half_life=table.req_seconds("half_life_secs"))
-    if curve_type == "step":
-        windows = tuple(
-            (window.req_seconds("max_age_secs"), window.req_float("score"))
-            for window in table.tables("windows")
-        )
-        return StepCurveSpec(windows=windows)
-    if curve_type == "window":
-        return WindowCurveSpec(max_age=table.req_seconds("max_age_secs"))
-    raise table.error(
-        "type", f"unknown curve type {curve_type!r}; expected exponential, step or window"
-    )
-
-
-# =========================================================================== slicers, placers
-
-
-def _slicer(type_name: str, config: _Table, where: str) -> SlicerSpec:
-    if type_name == "greedy":
-        return GreedySliceSpec()
-    if type_name == "knapsack":
-        return KnapsackSliceSpec(bucket_size=config.opt_int("bucket_size"))
-    if type_name == "quota":
-        quotas = tuple(
-            QuotaEntrySpec(
-                kind=entry.req_str("kind"),
-                require=entry.opt_float("require"),
-                cap=entry.opt_float("cap"),
-            )
-            for entry in config.tables("quotas")
-        )
-        return QuotaSliceSpec(quotas=quotas, inner=_inner_slicer(config))
-    if type_name == "count_quota":
-        return CountQuotaSliceSpec(
-            entries=_count_entries(config),
-            inner=_inner_slicer(config),
-            scarcity=_scarcity(config),
-        )
-    if type_name == "count_constrained_knapsack":
-        inner = config.opt_str("inner_slicer")
-        if inner is not None and inner != "knapsack":
-            raise config.error(
-                "inner_slicer",
-                f"count_constrained_knapsack always wraps a knapsack, got {inner!r}",
-            )
-        return CountConstrainedKnapsackSliceSpec(
-            entries=_count_entries(config),
-            bucket_size=config.opt_int("bucket_size"),
-            scarcity=_scarcity(config),
-        )
-    raise ConformanceVectorError(
-        config.source,
-        where,
-        f"unknown slicer type {type_name!r}; expected one of {', '.join(SLICER_TYPES)}",
-    )
-
-
-def _inner_slicer(config: _Table) -> GreedySliceSpec | KnapsackSliceSpec | None:
-    inner = config.opt_str("inner_slicer")
-    if inner is None:
-        return None
-    if inner == "greedy":
-        return GreedySliceSpec()
-    if inner == "knapsack":
-        return KnapsackSliceSpec(bucket_size=config.opt_int("bucket_size"))
-    raise config.error(
-        "inner_slicer",
-        f"unknown inner slicer {inner!r}; expected one of {', '.join(INNER_SLICER_TYPES)}",
-    )
-
-
-def _count_entries(config: _Table) -> tuple[CountEntrySpec, ...]:
-    return tuple(
-        CountEntrySpec(
-            kind=entry.req_str("kind"),
-            require_count=entry.opt_int("require_count"),
-            cap_count=entry.opt_int("cap_count"),
-        )
-        for entry in config.tables("entries")
-    )
-
-
-def _scarcity(config: _Table) -> str | None:
-    value = config.opt_str("scarcity_behavior")
-    if value is None:
-        return None
-    folded = ascii_fold(value)
-    if folded not in SCARCITY_BEHAVIORS:
-        raise config.error(
-            "scarcity_behavior",
-            f"must be one of {', '.join(SCARCITY_BEHAVIORS)}, got {value!r}",
-        )
-    return folded
-
-
-def _overflow_strategy(config: _Table) -> OverflowStrategy | None:
-    value = config.opt_str("overflow_strategy")
-    if value is None:
-        return None
-    try:
-        return OverflowStrategy.parse(value)
-    except InvalidValueError as exc:
-        raise config.error("overflow_strategy", exc.rule + f", got {value!r}") from exc
-
-
-def _placer(table: _Table, key: str) -> PlacerSpec:
-    type_name = table.req_str(key)
-    if type_name not in PLACER_TYPES:
-        raise table.error(
-            key, f"unknown placer type {type_name!r}; expected one of {', '.join(PLACER_TYPES)}"
-        )
-    return PlacerSpec(type=type_name)
-
-
-# =========================================================================== typed TOML access
-
-
-class _Table:
-    """A TOML table with typed accessors whose errors name the file and the dotted key."""
-
-    __slots__ = ("_data", "_where", "source")
-
-    def __init__(self, data: Mapping[str, Any], where: str, source: str) -> None:
-        self._data = data
-        self._where = where
-        self.source = source
-
-    def empty(self, key: str) -> _Table:
-        """An empty table standing for the absent sub-table ``key``."""
-        return _Table({}, self.loc(key), self.source)
-
-    def loc(self, key: str) -> str:
-        """The dotted location of ``key`` in the document."""
-        return f"{self._where}.{key}" if self._where else key
-
-    def error(self, key: str, detail: str) -> ConformanceVectorError:
-        """The error for a problem with ``key`` of this table."""
-        return ConformanceVectorError(self.source, self.loc(key), detail)
-
-    def has(self, key: str) -> bool:
-        return key in self._data
-
-    def names(self) -> list[str]:
-        """The keys of this table, in document order."""
-        return list(self._data)
-
-    def raw(self) -> dict[str, Any]:
-        return dict(self._data)
-
-    # --- any value
-
-    def req_any(self, key: str) -> object:
-        if key not in self._data:
-            raise self.error(key, "is required")
-        value: object = self._data[key]
-        return value
-
-    def req_scalar(self, key: str) -> object:
-        value = self.req_any(key)
-        if isinstance(value, Mapping | list):
-            raise self.error(key, f"must be a string, number or boolean, got {_show(value)}")
-        return value
-
-    # --- strings
-
-    def opt_str(self, key: str) -> str | None:
-        value = self._data.get(key)
-        if value is None:
-            return None
-        if not isinstance(value, str):
-            raise self.error(key, f"must be a string, got {_show(value)}")
-        return value
-
-    def req_str(self, key: str) -> str:
-        value = self.opt_str(key)
-        if value is None:
-            raise self.error(key, "is required (a string)")
-        return value
-
-    def opt_str_list(self, key: str) -> tuple[str, ...] | None:
-        value = self._data.get(key)
-        if value is None:
-            return None
-        if not isinstance(value, list):
-            raise self.error(key, f"must be an array of strings, got {_show(value)}")
-        for index, element in enumerate(value):
-            if not isinstance(element, str):
-                raise self.error(f"{key}[{index}]", f"must be a string, got {_show(element)}")
-        return tuple(value)
-
-    def req_str_list(self, key: str) -> tuple[str, ...]:
-        value = self.opt_str_list(key)
-        if value is None:
-            raise self.error(key, "is required (an array of strings)")
-        return value
-
-    # --- numbers and booleans
-
-    def opt_int(self, key: str) -> int | None:
-        value = self._data.get(key)
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise self.error(key, f"must be an integer, got {_show(value)}")
-        return value
-
-    def req_int(self, key: str) -> int:
-        value = self.opt_int(key)
-        if value is None:
-            raise self.error(key, "is required (an integer)")
-        return value
-
-    def opt_float(self, key: str) -> float | None:
-        value = self._data.get(key)
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise self.error(key, f"must be a number, got {_show(value)}")
-        return float(value)
-
-    def req_float(self, key: str) -> float:
-        value = self.opt_float(key)
-        if value is None:
-            raise self.error(key, "is required (a number)")
-        return value
-
-    def opt_float_alias(self, key: str, alias: str) -> float | None:
-        if key in self._data and alias in self._data:
-            raise self.error(alias, f"duplicates {key!r}; give only one of them")
-        return self.opt_float(key) if key in self._data else self.opt_float(alias)
-
-    def opt_int_alias(self, key: str, alias: str) -> int | None:
-        if key in self._data and alias in self._data:
-            raise self.error(alias, f"duplicates {key!r}; give only one of them")
-        return self.opt_int(key) if key in self._data else self.opt_int(alias)
-
-    def req_seconds(self, key: str) -> timedelta:
-        seconds = self.req_float(key)
-        if not math.isfinite(seconds) or abs(seconds) > _MAX_SECONDS:
-            raise self.error(key, f"must be a finite number of seconds, got {seconds!r}")
-        return timedelta(seconds=seconds)
-
-    def opt_bool(self, key: str) -> bool | None:
-        value = self._data.get(key)
-        if value is None:
-            return None
-        if not isinstance(value, bool):
-            raise self.error(key, f"must be a boolean, got {_show(value)}")
-        return value
-
-    # --- date-times
-
-    def opt_datetime(self, key: str) -> datetime | None:
-        value = self._data.get(key)
-        if value is None:
-            return None
-        if not isinstance(value, datetime):
-            kind = "a date without a time" if isinstance(value, date | time) else _show(value)
-            raise self.error(key, f"must be an offset date-time (RFC 3339), got {kind}")
-        if value.tzinfo is None or value.utcoffset() is None:
-            raise self.error(
-                key,
-                f"must carry a UTC offset (e.g. 2024-01-01T00:00:00Z), got local date-time "
-                f"{value.isoformat()}",
-            )
-        return value
-
-    def req_datetime(self, key: str) -> datetime:
-        value = self.opt_datetime(key)
-        if value is None:
-            raise self.error(key, "is required (an offset date-time)")
-        return value
-
-    # --- tables
-
-    def opt_table(self, key: str) -> _Table | None:
-        value = self._data.get(key)
-        if value is None:
-            return None
-        if not isinstance(value, Mapping):
-            raise self.error(key, f"must be a table, got {_show(value)}")
-        return _Table(value, self.loc(key), self.source)
-
-    def req_table(self, key: str) -> _Table:
-        table = self.opt_table(key)
-        if table is None:
-            raise self.error(key, f"is required (a [{self.loc(key)}] table)")
-        return table
-
-    def tables(self, key: str) -> list[_Table]:
-        """The array of tables ``key`` (absent means empty)."""
-        value = self._data.get(key)
-        if value is None:
-            return []
-        if not isinstance(value, list):
-            raise self.error(
-                key, f"must be an array of tables ([[{self.loc(key)}]]), got {_show(value)}"
-            )
-        result: list[_Table] = []
-        for index, element in enumerate(value):
-            if not isinstance(element, Mapping):
-                raise self.error(f"{key}[{index}]", f"must be a table, got {_show(element)}")
-            result.append(_Table(element, self.loc(f"{key}[{index}]"), self.source))
-        return result
-
-
-def _show(value: object) -> str:
-    """A value with its TOML type, for messages (``'abc' (string)``)."""
-    type_names = {
-        bool: "boolean",
-        int: "integer",
-        float: "float",
-        str: "string",
-        list: "array",
-        dict: "table",
-    }
-    type_name = type_names.get(type(value), type(value).__name__)
-    text = repr(value)
-    if len(text) > 60:
-        text = text[:57] + "..."
-    return f"{text} ({type_name})"
