@@ -28,6 +28,7 @@ from pycupel.adapters import langchain as lc_adapter
 from pycupel.diagnostics import SelectionReport
 from pycupel.errors import IntegrationUnavailableError, PinnedBudgetError, PipelineConfigError
 from pycupel.integrations.langchain import ContextWindowMiddleware, fit_runnable
+from pycupel.session import SessionReport
 
 STATIONS = ("north", "south", "east", "west", "harbour", "airport")
 BUDGET = 900
@@ -83,16 +84,57 @@ def test_async_agent_run() -> None:
     assert_windows(result, recorder, BUDGET)
 
 
-def test_a_report_for_every_model_call() -> None:
-    reports: list[SelectionReport] = []
+def test_a_session_report_for_every_model_call_and_append_only_windows() -> None:
+    reports: list[SessionReport] = []
     budget = ContextBudget(max_tokens=1_200, target_tokens=BUDGET)
     result, recorder = run_agent(ContextWindowMiddleware(budget=budget, on_report=reports.append))
+    assert_windows(result, recorder, BUDGET)
+    assert len(reports) == len(recorder.inputs)
+    assert any(report.dropped_units for report in reports)
+    assert any(report.compacted for report in reports)
+    for report, seen in zip(reports, recorder.inputs, strict=True):
+        assert report.window_messages == len(seen)  # the system message included
+    # Between compactions each model input extends the previous one (the cached prefix).
+    for before, report, seen in zip(
+        recorder.inputs[:-1], reports[1:], recorder.inputs[1:], strict=True
+    ):
+        if report.cache_break is None:
+            assert [id(m) for m in seen[: len(before)]] == [id(m) for m in before]
+
+
+def test_each_thread_has_its_own_session() -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    middleware = ContextWindowMiddleware(budget=BUDGET)
+    reports: list[SessionReport] = []
+    middleware.windows.on_report = reports.append  # type: ignore[union-attr]
+    for thread in ("t1", "t2"):
+        model = ToolCallingFakeModel(messages=iter(tool_script(STATIONS[:2])))
+        agent = create_agent(
+            model,
+            [station_log, station_alert],
+            system_prompt=SYSTEM,
+            middleware=[middleware],
+            checkpointer=InMemorySaver(),
+        )
+        agent.invoke(
+            {"messages": [HumanMessage(f"Weather for {thread}?")]},
+            config={"configurable": {"thread_id": thread}},
+        )
+    # Each thread's first model call is its session's first window.
+    assert [report.turn for report in reports] == [1, 2, 3, 1, 2, 3]
+    assert len(middleware.windows._pool) == 2  # type: ignore[union-attr]
+
+
+def test_drop_mode_fits_statelessly_with_selection_reports() -> None:
+    reports: list[SelectionReport] = []
+    middleware = ContextWindowMiddleware(
+        budget=BUDGET, unanswered_tool_calls="drop", on_report=reports.append
+    )
+    result, recorder = run_agent(middleware)
+    assert_windows(result, recorder, BUDGET)
     assert len(reports) == len(recorder.inputs)
     assert any(report.excluded for report in reports)
-    for report, seen in zip(reports, recorder.inputs, strict=True):
-        kept = sum(len(entry.item.metadata["message_indices"]) for entry in report.included)
-        assert kept == len(seen)
-    assert result["messages"][-1].content.startswith("All")
 
 
 def test_without_pressure_the_model_sees_everything() -> None:

@@ -174,3 +174,57 @@ def test_memory_keeps_tool_calls_with_their_results() -> None:
     assert chat.count_tokens([llamaindex._as_chat_message(m) for m in window]) <= 250
     with pytest.raises(PipelineConfigError):
         ContextWindowMemory.from_defaults(budget="lots")
+
+
+def test_the_query_steers_the_postprocessor_when_given() -> None:
+    nodes = [
+        NodeWithScore(node=TextNode(text=f"note {i} " + "filler " * 20, id_=f"n{i}"), score=s)
+        for i, s in enumerate([0.9, 0.8, 0.7, 0.6])
+    ]
+    nodes.append(
+        NodeWithScore(
+            node=TextNode(text="the lighthouse keeper logs " + "filler " * 18, id_="keeper"),
+            score=0.1,
+        )
+    )
+    budget = 2 * node_tokens(nodes[:1]) + 2
+    processor = ContextWindowPostprocessor(budget=budget)
+    without = processor.postprocess_nodes(nodes)
+    with_query = processor.postprocess_nodes(nodes, QueryBundle("lighthouse keeper"))
+    assert {n.node.node_id for n in without} == {"n0", "n1"}
+    assert "keeper" in {n.node.node_id for n in with_query}
+    assert processor.postprocess_nodes(nodes, QueryBundle("  ")) == without
+
+
+def test_memory_windows_extend_each_other_between_compactions() -> None:
+    reports: list[Any] = []
+    memory = ContextWindowMemory.from_defaults(
+        chat_history=[ChatMessage(role="system", content="You are terse.")],
+        budget=400,
+        on_report=reports.append,
+    )
+    previous: list[ChatMessage] = []
+    for turn in range(12):
+        memory.put(ChatMessage(role="user", content=f"Question {turn}: " + "why " * 20))
+        window = memory.get()
+        if previous and not reports[-1].compacted and reports[-1].cache_break is None:
+            assert window[: len(previous)] == previous
+        previous = window
+        memory.put(ChatMessage(role="assistant", content="Because. " * 10))
+    assert any(report.compacted for report in reports)
+    assert sum(report.cache_break is None for report in reports) >= 6
+
+
+def test_memory_with_an_unanswered_call_leaves_it_out() -> None:
+    reports: list[Any] = []
+    memory = ContextWindowMemory.from_defaults(budget=300, on_report=reports.append)
+    memory.put(ChatMessage(role="user", content="Look it up."))
+    memory.put(
+        ChatMessage(
+            role="assistant",
+            blocks=[ToolCallBlock(tool_call_id="c1", tool_name="log", tool_kwargs={})],
+        )
+    )
+    window = memory.get()
+    assert [m.role.value for m in window] == ["user"]
+    assert reports[-1].exclusion_counts() == {"Filtered": 1}

@@ -9,13 +9,12 @@ import pytest
 
 pytest.importorskip("agents")
 
-from agent_checks import assert_valid_chat_completions
 from agents import Agent, RunConfig, Runner, SQLiteSession, function_tool
 from agents.testing import ScriptedModel, assistant_message, function_call
 
+from pycupel.adapters import responses
 from pycupel.diagnostics import SelectionReport
 from pycupel.errors import MessageFormatError, PipelineConfigError
-from pycupel.integrations import openai_agents
 from pycupel.integrations._window import WindowSettings
 from pycupel.integrations.openai_agents import (
     ContextWindowFilter,
@@ -23,6 +22,7 @@ from pycupel.integrations.openai_agents import (
     count_tokens,
     fit_items,
 )
+from pycupel.session import SessionReport
 
 STATIONS = ("north", "south", "east", "west", "harbour", "airport")
 INSTRUCTIONS = "You report the weather from the station network."
@@ -60,15 +60,19 @@ def agent(model: ScriptedModel) -> Agent[Any]:
     )
 
 
-def chat_view(call: Any) -> list[dict[str, Any]]:
-    messages, _ = openai_agents._as_chat_messages(call.input, call.system_instructions)
-    return messages
+def assert_valid_items(items: list[Any], instructions: str | None = None) -> None:
+    """Every call answered, every output called (the Responses adapter re-reads them)."""
+    units = responses.from_messages(items, instructions=instructions)
+    assert items
+    first = items[0]
+    assert first.get("type", "message") == "message"  # never an output or a lone call first
+    assert len(units.units) >= 1
 
 
 def assert_valid_call(call: Any, budget: int) -> None:
     assert call.system_instructions == INSTRUCTIONS
     assert isinstance(call.input, list)
-    assert_valid_chat_completions(chat_view(call))
+    assert_valid_items(call.input, call.system_instructions)
     assert count_tokens(call.input, instructions=call.system_instructions) <= budget
 
 
@@ -120,7 +124,7 @@ def test_session_keeps_the_history_and_returns_a_window() -> None:
     window = asyncio.run(session.get_items())
     assert len(window) < len(stored)
     assert count_tokens(window) <= BUDGET
-    assert_valid_chat_completions(openai_agents._as_chat_messages(window, None)[0])
+    assert_valid_items(window)
     assert window[-1] is stored[-1] or window[-1] == stored[-1]
     assert asyncio.run(session.get_items(limit=2)) == stored[-2:]
     for model in models:
@@ -151,7 +155,7 @@ def test_session_over_another_store() -> None:
     assert count_tokens(window) <= 300 < count_tokens(stored)
 
 
-def test_conversion_groups_parallel_calls_and_reasoning() -> None:
+def test_parallel_calls_and_reasoning_stay_one_unit() -> None:
     items: list[Any] = [
         {"role": "user", "content": "hi"},
         {"type": "reasoning", "id": "rs1", "summary": []},
@@ -176,9 +180,9 @@ def test_conversion_groups_parallel_calls_and_reasoning() -> None:
             ],
         },
     ]
-    messages, groups = openai_agents._as_chat_messages(items, "be brief")
-    assert groups == [(), (0,), (1, 2, 3), (4,), (5,), (6,), (7,)]
-    assert [call["id"] for call in messages[2]["tool_calls"]] == ["a", "b"]
+    units = responses.from_messages(items, instructions="be brief")
+    spans = [unit.message_indices for unit in units.units]
+    assert spans == [(), (0,), (1, 2, 3, 4, 5), (6,), (7,)]
     whole = count_tokens(items, instructions="be brief")
     fitted = fit_items(items, WindowSettings(budget=whole), instructions="be brief")
     assert fitted.items == items
@@ -215,3 +219,29 @@ def test_bad_settings_fail_at_construction() -> None:
         ContextWindowSession("s", budget=100, store=object())  # type: ignore[arg-type]
     with pytest.raises(PipelineConfigError):
         ContextWindowSession(3, budget=100)  # type: ignore[arg-type]
+
+
+def test_session_windows_extend_each_other_and_unanswered_calls_are_left_out() -> None:
+    reports: list[Any] = []
+
+    async def scenario() -> list[list[Any]]:
+        session = ContextWindowSession("trip-3", budget=BUDGET, on_report=reports.append)
+        windows = []
+        for turn, stations in enumerate((STATIONS[:1], STATIONS[1:2], STATIONS[2:3])):
+            model = ScriptedModel(script(stations, f"answer {turn}"))
+            config = RunConfig(tracing_disabled=True)
+            await Runner.run(agent(model), f"Turn {turn}", session=session, run_config=config)
+            windows.append(await session.get_items())
+        # A run stopped between a call and its output.
+        await session.add_items(
+            [{"type": "function_call", "call_id": "cut", "name": "station_log", "arguments": "{}"}]
+        )
+        windows.append(await session.get_items())
+        return windows
+
+    windows = asyncio.run(scenario())
+    appended = [r for r in reports if isinstance(r, SessionReport) and r.cache_break is None]
+    assert appended
+    assert all(item.get("call_id") != "cut" for item in windows[-1])
+    assert isinstance(reports[-1], SelectionReport)
+    assert reports[-1].exclusion_counts().get("Filtered") == 1

@@ -90,6 +90,7 @@ from pycupel.session import (
     DEFAULT_COMPACT_TO,
     DEFAULT_GRID,
     DEFAULT_RECALL_SHARE,
+    CoreWindow,
     MessageFormat,
     ParseState,
     ProviderUsage,
@@ -421,7 +422,26 @@ class Session:
                 without its result.
             PinnedBudgetError: the system prompt and latest user turn alone do not fit.
         """
-        window = self._core.fit(messages, system)
+        return self._marked(messages, system, self._core.fit(messages, system))
+
+    async def afit(
+        self,
+        messages: Sequence[AnthropicMessage],
+        *,
+        system: SystemPrompt | None = None,
+        counter: AsyncTokenCounter,
+    ) -> SessionWindow[AnthropicMessage]:
+        """:meth:`fit` with the new messages counted by an asynchronous token counter (such
+        as a wrapped ``messages.count_tokens``): one awaited ``count_batch`` call per turn
+        for the texts this turn adds. Raises what :meth:`fit` raises.
+        """
+        window = await self._core.afit(messages, counter, system)
+        return self._marked(messages, system, window)
+
+    def _marked(
+        self, messages: Sequence[AnthropicMessage], system: object, window: CoreWindow
+    ) -> SessionWindow[AnthropicMessage]:
+        """The window to send, with its cache breakpoints set on copies."""
         chosen = [messages[index] for index in window.message_indices]
         has_system = any(unit.system_parameter for unit in window.units)
         sent_system: object = system if has_system else None

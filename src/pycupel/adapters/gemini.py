@@ -46,6 +46,7 @@ parts need ``MessageOverhead(audio=..., document=...)`` estimates (video parts u
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, cast
@@ -86,7 +87,21 @@ from pycupel.diagnostics import SelectionReport
 from pycupel.errors import PipelineConfigError
 from pycupel.model import ContextBudget, ContextItem
 from pycupel.pipeline import Pipeline
+from pycupel.session import (
+    DEFAULT_COMPACT_AT,
+    DEFAULT_COMPACT_TO,
+    DEFAULT_GRID,
+    DEFAULT_RECALL_SHARE,
+    CoreWindow,
+    MessageFormat,
+    ParseState,
+    ProviderUsage,
+    SessionCore,
+    SessionWindow,
+)
+from pycupel.session.history import snapshot_json
 from pycupel.tokens import TokenCounter
+from pycupel.tokens.asynchronous import AsyncTokenCounter
 
 if TYPE_CHECKING:
     from pycupel.policy import Policy
@@ -96,6 +111,7 @@ __all__ = [
     "START_WITH_USER_FILTER",
     "GeminiFitResult",
     "GeminiHistory",
+    "Session",
     "count_tokens",
     "fit_messages",
     "from_messages",
@@ -321,6 +337,133 @@ def fit_messages(
     )
     history = _history(fitted.units, units, merge_consecutive=merge_consecutive or repair)
     return GeminiFitResult(history.system_instruction, history.contents, fitted.report)
+
+
+# --------------------------------------------------------------------------- sessions
+
+
+class Session:
+    """One conversation of Gemini ``contents``, fitted turn after turn into a cache-stable
+    window.
+
+    Call :meth:`fit` every turn with the whole ``contents`` so far and the system
+    instruction, send ``system_instruction=window.system, contents=window.messages``, then
+    pass ``response.usage_metadata`` to :meth:`record_usage`. Between compactions each
+    request extends the previous one, which is what Gemini's implicit caching needs (nothing
+    to mark; explicit ``CachedContent`` is yours to manage). Arguments, behaviour and thread
+    rules are those of :class:`pycupel.adapters.openai.Session`.
+
+    Args:
+        start_with_user: as for :func:`fit_messages`: a window never opens with a ``model``
+            turn; unpinned leading units starting with one are left out.
+        merge_consecutive: as for :func:`fit_messages`: runs of same-role turns left side by
+            side in the window are merged into one turn (a new mapping holding the run's
+            parts in order).
+    """
+
+    __slots__ = ("_core", "_merge")
+
+    def __init__(
+        self,
+        *,
+        budget: int,
+        policy: Policy | Pipeline | None = None,
+        counter: TokenCounter | None = None,
+        overhead: MessageOverhead | None = None,
+        compact_at: float = DEFAULT_COMPACT_AT,
+        compact_to: float = DEFAULT_COMPACT_TO,
+        grid: int = DEFAULT_GRID,
+        recall_share: float = DEFAULT_RECALL_SHARE,
+        pin_system: bool = True,
+        start_with_user: bool = True,
+        merge_consecutive: bool = False,
+    ) -> None:
+        check_bool(PipelineConfigError, "start_with_user", start_with_user)
+        self._merge = check_bool(PipelineConfigError, "merge_consecutive", merge_consecutive)
+        chosen = overhead if overhead is not None else DEFAULT_OVERHEAD
+
+        def parse(index: int, raw: GeminiContent, state: ParseState) -> ParsedMessage:
+            open_calls = state.extra.setdefault("open_calls", _OpenCalls())
+            assert isinstance(open_calls, _OpenCalls)  # only this parser sets it
+            return _parse_content(index, raw, chosen, open_calls)
+
+        def parse_system(system: object) -> ParsedMessage:
+            return _parse_system(system, chosen)
+
+        self._core: SessionCore[GeminiContent] = SessionCore(
+            MessageFormat(
+                "gemini",
+                SOURCE,
+                chosen,
+                parse=parse,
+                snapshot=snapshot_json,
+                parse_system=parse_system,
+                drops_leading=_starts_with_model if start_with_user else None,
+            ),
+            budget=budget,
+            policy=policy,
+            counter=counter,
+            compact_at=compact_at,
+            compact_to=compact_to,
+            grid=grid,
+            recall_share=recall_share,
+            pin_system=pin_system,
+        )
+
+    def fit(
+        self,
+        messages: Sequence[GeminiContent],
+        *,
+        system_instruction: SystemInstruction | None = None,
+    ) -> SessionWindow[GeminiContent]:
+        """This turn's window: ``window.system`` (the system instruction) and
+        ``window.messages`` (the contents) to send.
+
+        Raises:
+            MessageFormatError: a malformed turn, or a function call without its response.
+            PinnedBudgetError: the system instruction and latest user turn alone do not fit.
+        """
+        window = self._core.fit(messages, system_instruction)
+        return self._window(messages, system_instruction, window)
+
+    async def afit(
+        self,
+        messages: Sequence[GeminiContent],
+        *,
+        system_instruction: SystemInstruction | None = None,
+        counter: AsyncTokenCounter,
+    ) -> SessionWindow[GeminiContent]:
+        """:meth:`fit` with the new turns counted by an asynchronous token counter (such as
+        a wrapped ``models.count_tokens``): one awaited ``count_batch`` call per turn for the
+        texts this turn adds."""
+        window = await self._core.afit(messages, counter, system_instruction)
+        return self._window(messages, system_instruction, window)
+
+    def record_usage(self, usage: object) -> ProviderUsage:
+        """Calibrate with ``response.usage_metadata`` (``prompt_token_count`` with
+        ``cached_content_token_count``; an object or a dict).
+
+        Raises:
+            ProviderUsageError: not a usage object, or a negative or non-integer count.
+            SessionConfigError: no window was fitted yet, or its usage was already recorded.
+        """
+        return self._core.record_usage(usage)
+
+    def _window(
+        self, messages: Sequence[GeminiContent], system: object, window: CoreWindow
+    ) -> SessionWindow[GeminiContent]:
+        sent = window.window(messages)
+        has_system = any(unit.system_parameter for unit in window.units)
+        contents = (
+            merge_runs([(index, messages[index]) for index in window.message_indices])
+            if self._merge
+            else sent.messages
+        )
+        return replace(sent, messages=contents, system=system if has_system else None)
+
+
+def _starts_with_model(unit: MessageUnit) -> bool:
+    return unit.first_role == "model"
 
 
 # --------------------------------------------------------------------------- rebuilding

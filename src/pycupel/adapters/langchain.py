@@ -294,14 +294,17 @@ class Session:
             MessageFormatError: a malformed message, or a tool call without its result.
             PinnedBudgetError: the system prompt and latest human turn alone do not fit.
         """
-        window = self._core.fit(messages)
-        return SessionWindow(
-            messages=[messages[index] for index in window.message_indices],
-            report=window.report,
-            tokens=window.tokens,
-            cached_tokens=window.cached_tokens,
-            compacted=window.compacted,
-        )
+        return self._core.fit(messages).window(messages)
+
+    async def afit(
+        self, messages: Sequence[BaseMessage], *, counter: AsyncTokenCounter
+    ) -> SessionWindow[BaseMessage]:
+        """:meth:`fit` with the new messages counted by an asynchronous token counter (a
+        wrapped count-tokens endpoint, say): one awaited ``count_batch`` call per turn for
+        the texts this turn adds. Raises what :meth:`fit` raises.
+        """
+        window = await self._core.afit(messages, counter)
+        return window.window(messages)
 
     def record_usage(self, usage: object) -> ProviderUsage:
         """Calibrate with the usage of the latest request (see the class documentation).
@@ -332,7 +335,18 @@ def _snapshot(message: Any) -> object:
 
 
 def _same(message: Any, snapshot: object) -> bool:
-    return _snapshot(message) == snapshot
+    # The live fields against their copies, without copying them again (every turn checks
+    # every known message).
+    fields = message.__dict__
+    return (
+        type(message),
+        fields.get("content"),
+        fields.get("tool_calls"),
+        fields.get("invalid_tool_calls"),
+        fields.get("tool_call_id"),
+        fields.get("role"),
+        fields.get("name"),
+    ) == snapshot
 
 
 # --------------------------------------------------------------------------- parsing

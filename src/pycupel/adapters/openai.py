@@ -380,14 +380,17 @@ class Session:
             MessageFormatError: a malformed message, or a tool call without its result.
             PinnedBudgetError: the system prompt and latest user turn alone do not fit.
         """
-        window = self._core.fit(messages)
-        return SessionWindow(
-            messages=[messages[index] for index in window.message_indices],
-            report=window.report,
-            tokens=window.tokens,
-            cached_tokens=window.cached_tokens,
-            compacted=window.compacted,
-        )
+        return self._core.fit(messages).window(messages)
+
+    async def afit(
+        self, messages: Sequence[OpenAIMessage], *, counter: AsyncTokenCounter
+    ) -> SessionWindow[OpenAIMessage]:
+        """:meth:`fit` with the new messages counted by an asynchronous token counter (a
+        wrapped count-tokens endpoint, say): one awaited ``count_batch`` call per turn for
+        the texts this turn adds. Raises what :meth:`fit` raises.
+        """
+        window = await self._core.afit(messages, counter)
+        return window.window(messages)
 
     def record_usage(self, usage: object) -> ProviderUsage:
         """Calibrate with ``response.usage`` (Chat Completions or Responses, object or dict).

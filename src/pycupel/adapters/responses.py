@@ -39,10 +39,10 @@ reasoning text; ``encrypted_content`` is opaque and not counted as text.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, cast
 
 from pycupel.adapters._fit import allows_unanswered, fit_units, resolve_counter, resolve_structure
 from pycupel.adapters._format import (
@@ -74,7 +74,21 @@ from pycupel.adapters._units import (
 from pycupel.diagnostics import SelectionReport
 from pycupel.model import ContextBudget, ContextItem
 from pycupel.pipeline import Pipeline
+from pycupel.session import (
+    DEFAULT_COMPACT_AT,
+    DEFAULT_COMPACT_TO,
+    DEFAULT_GRID,
+    DEFAULT_RECALL_SHARE,
+    CoreWindow,
+    MessageFormat,
+    ParseState,
+    ProviderUsage,
+    SessionCore,
+    SessionWindow,
+)
+from pycupel.session.history import snapshot_json
 from pycupel.tokens import TokenCounter
+from pycupel.tokens.asynchronous import AsyncTokenCounter
 
 if TYPE_CHECKING:
     from pycupel.policy import Policy
@@ -83,6 +97,7 @@ __all__ = [
     "DEFAULT_OVERHEAD",
     "ResponsesFitResult",
     "ResponsesHistory",
+    "Session",
     "count_tokens",
     "fit_messages",
     "from_messages",
@@ -321,6 +336,114 @@ def fit_messages(
     return ResponsesFitResult(history.instructions, history.input, fitted.report)
 
 
+# --------------------------------------------------------------------------- sessions
+
+
+class Session:
+    """One conversation of Responses input items, fitted turn after turn into a cache-stable
+    window.
+
+    Call :meth:`fit` every turn with the whole input so far (the same list grown) and the
+    instructions, then send ``instructions=window.system, input=window.messages`` and pass
+    ``response.usage`` to :meth:`record_usage`. Arguments, caching (a stable
+    ``prompt_cache_key``; nothing to mark), behaviour and thread rules are those of
+    :class:`pycupel.adapters.openai.Session`. A plain-string input is one user message; the
+    window then holds that message as an item.
+    """
+
+    __slots__ = ("_core",)
+
+    def __init__(
+        self,
+        *,
+        budget: int,
+        policy: Policy | Pipeline | None = None,
+        counter: TokenCounter | None = None,
+        overhead: MessageOverhead | None = None,
+        compact_at: float = DEFAULT_COMPACT_AT,
+        compact_to: float = DEFAULT_COMPACT_TO,
+        grid: int = DEFAULT_GRID,
+        recall_share: float = DEFAULT_RECALL_SHARE,
+        pin_system: bool = True,
+    ) -> None:
+        chosen = overhead if overhead is not None else DEFAULT_OVERHEAD
+
+        def parse(index: int, raw: ResponseItem, state: ParseState) -> ParsedMessage:
+            return _parse_item(index, raw, chosen, state.tool_names)
+
+        def parse_system(instructions: object) -> ParsedMessage:
+            return _parse_instructions(instructions, chosen)
+
+        self._core: SessionCore[ResponseItem] = SessionCore(
+            MessageFormat(
+                "responses",
+                SOURCE,
+                chosen,
+                parse=parse,
+                snapshot=snapshot_json,
+                parse_system=parse_system,
+            ),
+            budget=budget,
+            policy=policy,
+            counter=counter,
+            compact_at=compact_at,
+            compact_to=compact_to,
+            grid=grid,
+            recall_share=recall_share,
+            pin_system=pin_system,
+        )
+
+    def fit(
+        self, messages: ResponsesInput, *, instructions: str | None = None
+    ) -> SessionWindow[ResponseItem]:
+        """This turn's window: ``window.system`` (the instructions) and ``window.messages``
+        (the input items) to send.
+
+        Raises:
+            MessageFormatError: a malformed item, or a call without its output.
+            PinnedBudgetError: the instructions and latest user turn alone do not fit.
+        """
+        items = _input_items(messages)
+        return _window(items, instructions, self._core.fit(items, instructions))
+
+    async def afit(
+        self,
+        messages: ResponsesInput,
+        *,
+        instructions: str | None = None,
+        counter: AsyncTokenCounter,
+    ) -> SessionWindow[ResponseItem]:
+        """:meth:`fit` with the new items counted by an asynchronous token counter: one
+        awaited ``count_batch`` call per turn for the texts this turn adds."""
+        items = _input_items(messages)
+        window = await self._core.afit(items, counter, instructions)
+        return _window(items, instructions, window)
+
+    def record_usage(self, usage: object) -> ProviderUsage:
+        """Calibrate with ``response.usage`` (``input_tokens`` with
+        ``input_tokens_details.cached_tokens``; an object or a dict).
+
+        Raises:
+            ProviderUsageError: not a usage object, or a negative or non-integer count.
+            SessionConfigError: no window was fitted yet, or its usage was already recorded.
+        """
+        return self._core.record_usage(usage)
+
+
+def _input_items(messages: object) -> Sequence[ResponseItem]:
+    if isinstance(messages, str):
+        return ({"role": "user", "content": messages},)
+    return cast("Sequence[ResponseItem]", messages)  # checked item by item when parsed
+
+
+def _window(
+    items: Sequence[ResponseItem], instructions: str | None, window: CoreWindow
+) -> SessionWindow[ResponseItem]:
+    sent = window.window(items)
+    has_system = any(unit.system_parameter for unit in window.units)
+    return replace(sent, system=instructions if has_system else None)
+
+
 # --------------------------------------------------------------------------- rebuilding
 
 
@@ -346,16 +469,7 @@ def _parse(
 ) -> tuple[list[ParsedMessage], tuple[ResponseItem, ...]]:
     parsed: list[ParsedMessage] = []
     if instructions is not None:
-        text = expect_str(SOURCE, "instructions", instructions)
-        parsed.append(
-            ParsedMessage(
-                index=None,
-                role="instructions",
-                category="system",
-                text=text,
-                fixed_tokens=overhead.per_message,
-            )
-        )
+        parsed.append(_parse_instructions(instructions, overhead))
     if isinstance(messages, str):
         items: tuple[ResponseItem, ...] = ({"role": "user", "content": messages},)
     else:
@@ -364,6 +478,17 @@ def _parse(
     for index, raw in enumerate(items):
         parsed.append(_parse_item(index, raw, overhead, tool_names))
     return parsed, items
+
+
+def _parse_instructions(instructions: object, overhead: MessageOverhead) -> ParsedMessage:
+    text = expect_str(SOURCE, "instructions", instructions)
+    return ParsedMessage(
+        index=None,
+        role="instructions",
+        category="system",
+        text=text,
+        fixed_tokens=overhead.per_message,
+    )
 
 
 def _parse_item(

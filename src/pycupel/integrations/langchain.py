@@ -2,14 +2,17 @@
 
 * :class:`ContextWindowMiddleware` plugs into ``langchain.agents.create_agent(...,
   middleware=[...])``. Its ``wrap_model_call`` hook fits the request's messages (with the
-  system message, which is counted and always kept) into the budget and hands the smaller
-  request to the model. The graph's ``messages`` state is never rewritten: every turn the
-  model sees a window cut from the whole history, and the next turn starts from the whole
-  history again.
-* :func:`fit_runnable` is the same fitting as a Runnable for LCEL chains
-  (``prompt | fit_runnable(budget=...) | model``).
+  system message, which is counted and always kept) with a
+  :class:`pycupel.adapters.langchain.Session` per conversation and hands the smaller request
+  to the model. Consecutive model calls of a conversation share their leading messages
+  (the window is append-only between compactions), so the provider's prompt cache serves
+  them; the usage the model reports (``usage_metadata``) calibrates the session. The graph's
+  ``messages`` state is never rewritten: every turn the model sees a window of the whole
+  history.
+* :func:`fit_runnable` is a stateless fit as a Runnable for LCEL chains
+  (``prompt | fit_runnable(budget=...) | model``): a chain has no conversation to follow.
 
-Fitting is :func:`pycupel.adapters.langchain.fit_messages`: a tool call and its results stay
+Fitting follows :mod:`pycupel.adapters.langchain`: a tool call and its results stay
 together, system messages and the latest human message are pinned, the messages keep their
 order, and the window counted with :func:`pycupel.adapters.langchain.count_tokens` is within
 the budget. Tool schemas bound to the model are not part of the messages: leave room for them
@@ -21,14 +24,14 @@ without it raises :class:`~pycupel.errors.IntegrationUnavailableError`.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from typing import Any, Literal, cast
 
 from pycupel.errors import IntegrationUnavailableError, PipelineConfigError
 
 try:
     from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
-    from langchain_core.messages import AIMessage, AnyMessage, BaseMessage
+    from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, SystemMessage
     from langchain_core.prompt_values import PromptValue
     from langchain_core.runnables import RunnableLambda
 except ImportError as exc:  # pragma: no cover - exercised without the extra installed
@@ -39,16 +42,26 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra ins
 from pycupel.adapters import langchain as adapter
 from pycupel.adapters._units import MessageOverhead
 from pycupel.diagnostics import SelectionReport
+from pycupel.integrations._sessions import DEFAULT_MAX_SESSIONS, SessionPool, session_budget
 from pycupel.integrations._window import WindowSettings
 from pycupel.model import ContextBudget
 from pycupel.pipeline import Pipeline
 from pycupel.policy import Policy
+from pycupel.session import SessionReport
 from pycupel.tokens import TokenCounter
 
-__all__ = ["ContextWindowMiddleware", "fit_runnable", "fit_window"]
+__all__ = [
+    "ContextWindowMiddleware",
+    "SessionWindows",
+    "conversation_key",
+    "fit_runnable",
+    "fit_window",
+]
 
 ReportHook = Callable[[SelectionReport], None]
-"""Called with the report of every fit (to log or assert what the model saw and why)."""
+"""Called with the report of every stateless fit (to log or assert what was kept and why)."""
+SessionReportHook = Callable[[SessionReport], None]
+"""Called with the session report of every model call (the window, its cache break...)."""
 
 
 def fit_window(
@@ -65,21 +78,101 @@ def fit_window(
     )
 
 
+def conversation_key(messages: Sequence[BaseMessage]) -> Hashable:
+    """Which conversation ``messages`` belong to: the LangGraph thread id of the running
+    graph when there is one, else the id of the first non-system message (LangGraph gives
+    every message of the state an id), else one shared anonymous key."""
+    try:
+        from langgraph.config import get_config  # noqa: PLC0415  (only inside a graph run)
+
+        thread = get_config().get("configurable", {}).get("thread_id")
+    except (ImportError, RuntimeError):  # not inside a runnable context
+        thread = None
+    if thread is not None:
+        return ("thread", thread)
+    for message in messages:
+        if not isinstance(message, SystemMessage) and message.id:
+            return ("first", message.id)
+    return ("anonymous",)
+
+
+class SessionWindows:
+    """A :class:`pycupel.adapters.langchain.Session` per conversation (see
+    :mod:`pycupel.integrations._sessions`), shared by the middleware and the LangGraph hook."""
+
+    __slots__ = ("_pool", "on_report", "settings")
+
+    def __init__(
+        self,
+        settings: WindowSettings,
+        *,
+        on_report: SessionReportHook | None,
+        max_sessions: int,
+    ) -> None:
+        if on_report is not None and not callable(on_report):
+            raise PipelineConfigError("on_report", on_report, "must be callable or None")
+        self.settings = settings
+        self.on_report = on_report
+        budget = session_budget(settings.budget)
+
+        def new_session() -> adapter.Session:
+            return adapter.Session(
+                budget=budget,
+                policy=settings.policy,
+                counter=settings.counter,
+                overhead=settings.overhead,
+            )
+
+        new_session()  # a bad setting fails here, at construction
+        self._pool: SessionPool[adapter.Session] = SessionPool(
+            new_session, max_sessions=max_sessions
+        )
+
+    def session(self, messages: Sequence[BaseMessage]) -> adapter.Session:
+        """The session of the conversation ``messages`` belong to."""
+        return self._pool.get(conversation_key(messages))
+
+    def fit(self, messages: Sequence[BaseMessage]) -> tuple[adapter.Session, list[BaseMessage]]:
+        """This model call's window (and the session that fitted it)."""
+        session = self.session(messages)
+        window = session.fit(messages)
+        if self.on_report is not None:
+            self.on_report(window.report)
+        return session, window.messages
+
+
+def record_model_usage(session: adapter.Session, response: object) -> None:
+    """Calibrate ``session`` with the usage of the model's reply, when it reports one."""
+    messages = [response] if isinstance(response, AIMessage) else getattr(response, "result", [])
+    for message in reversed(messages):
+        if isinstance(message, AIMessage):
+            if message.usage_metadata:
+                session.record_usage(message.usage_metadata)
+            return
+
+
 class ContextWindowMiddleware(AgentMiddleware):
-    """Fits every model call of a LangChain agent into a token budget.
+    """Fits every model call of a LangChain agent into a token budget, cache-stably.
 
     ``create_agent(model, tools, middleware=[ContextWindowMiddleware(budget=8_000)])``.
-    One instance can serve every thread of an agent: it holds only its settings.
+    One instance serves every thread of an agent: it keeps a
+    :class:`pycupel.adapters.langchain.Session` per conversation (keyed by
+    :func:`conversation_key`), at most ``max_sessions`` of them.
 
     Args:
         budget: tokens for the model's messages, system message included (an int, or a
-            :class:`~pycupel.ContextBudget`).
-        policy: the selection policy or a pipeline; default :func:`pycupel.presets.chat`.
+            :class:`~pycupel.ContextBudget`, whose target is used).
+        policy: what a compaction keeps (a Policy or a Pipeline); default structure-aware
+            relevance to the latest human message.
         counter: the token counter; default :class:`~pycupel.tokens.HeuristicCounter`.
         overhead: per-message costs; default the OpenAI-like
             :data:`pycupel.adapters.langchain.DEFAULT_OVERHEAD`.
-        unanswered_tool_calls: ``"error"`` or ``"drop"`` (see ``fit_messages``).
-        on_report: called with the :class:`~pycupel.diagnostics.SelectionReport` of every fit.
+        unanswered_tool_calls: ``"error"`` (sessions; every model call follows answered
+            tool calls) or ``"drop"`` (a stateless ``fit_messages`` per call that leaves
+            unanswered calls out).
+        on_report: called with the :class:`~pycupel.session.SessionReport` of every model
+            call (with ``"drop"``: the :class:`~pycupel.diagnostics.SelectionReport`).
+        max_sessions: conversations kept at once (the least recently used is dropped).
 
     Raises:
         PipelineConfigError: a bad setting, at construction.
@@ -95,7 +188,8 @@ class ContextWindowMiddleware(AgentMiddleware):
         counter: TokenCounter | None = None,
         overhead: MessageOverhead | None = None,
         unanswered_tool_calls: Literal["error", "drop"] = "error",
-        on_report: ReportHook | None = None,
+        on_report: Callable[[Any], None] | None = None,
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
     ) -> None:
         super().__init__()
         self.settings = WindowSettings(
@@ -108,33 +202,53 @@ class ContextWindowMiddleware(AgentMiddleware):
         if on_report is not None and not callable(on_report):
             raise PipelineConfigError("on_report", on_report, "must be callable or None")
         self.on_report = on_report
+        self.windows = (
+            None
+            if unanswered_tool_calls == "drop"
+            else SessionWindows(self.settings, on_report=on_report, max_sessions=max_sessions)
+        )
 
-    def fit_request(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
-        """The request with its messages fitted; the system message is counted and kept."""
+    def _fit(self, request: ModelRequest[Any]) -> tuple[ModelRequest[Any], adapter.Session | None]:
         system = request.system_message
         history: list[BaseMessage] = [system] if system is not None else []
         history.extend(request.messages)
-        fitted, report = fit_window(history, self.settings)
-        if self.on_report is not None:
-            self.on_report(report)
+        session: adapter.Session | None = None
+        if self.windows is not None:
+            session, fitted = self.windows.fit(history)
+        else:
+            fitted, report = fit_window(history, self.settings)
+            if self.on_report is not None:
+                self.on_report(report)
         if system is not None:
             fitted = [message for message in fitted if message is not system]
         # The fitted list holds the request's own message objects, so their types are kept.
-        return request.override(messages=cast("list[AnyMessage]", fitted))
+        return request.override(messages=cast("list[AnyMessage]", fitted)), session
+
+    def fit_request(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
+        """The request with its messages fitted; the system message is counted and kept."""
+        return self._fit(request)[0]
 
     def wrap_model_call(
         self,
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
     ) -> ModelResponse[Any] | AIMessage:
-        return handler(self.fit_request(request))
+        fitted, session = self._fit(request)
+        response = handler(fitted)
+        if session is not None:
+            record_model_usage(session, response)
+        return response
 
     async def awrap_model_call(
         self,
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ModelResponse[Any] | AIMessage:
-        return await handler(self.fit_request(request))
+        fitted, session = self._fit(request)
+        response = await handler(fitted)
+        if session is not None:
+            record_model_usage(session, response)
+        return response
 
 
 def fit_runnable(

@@ -1,8 +1,11 @@
 """LangGraph: a ``pre_model_hook`` for the prebuilt ReAct agent that fits the model input.
 
 ``create_react_agent(model, tools, pre_model_hook=ContextWindowHook(budget=8_000))``. Before
-every model call the hook fits the graph's ``messages`` into the budget and returns them as
-``llm_input_messages``: the model sees the window, the graph state keeps the whole history.
+every model call the hook fits the graph's ``messages`` into the budget with a
+:class:`pycupel.adapters.langchain.Session` per conversation (the graph's thread id, see
+:func:`pycupel.integrations.langchain.conversation_key`) and returns the window as
+``llm_input_messages``: the model sees a cache-stable window, the graph state keeps the whole
+history.
 
 The agent's ``prompt=`` is added after the hook runs, so it is not part of what the hook
 counts; leave room for it (and for the tool schemas) in the budget, or put the system prompt
@@ -15,7 +18,7 @@ without it raises :class:`~pycupel.errors.IntegrationUnavailableError`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from pycupel.errors import IntegrationUnavailableError, PipelineConfigError
@@ -28,8 +31,9 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra ins
     ) from exc
 
 from pycupel.adapters._units import MessageOverhead
+from pycupel.integrations._sessions import DEFAULT_MAX_SESSIONS
 from pycupel.integrations._window import WindowSettings
-from pycupel.integrations.langchain import ReportHook, fit_window
+from pycupel.integrations.langchain import SessionWindows, fit_window
 from pycupel.model import ContextBudget
 from pycupel.pipeline import Pipeline
 from pycupel.policy import Policy
@@ -42,10 +46,11 @@ class ContextWindowHook:
     """A LangGraph ``pre_model_hook``: the state's messages in, ``llm_input_messages`` out.
 
     Arguments are those of :class:`pycupel.integrations.langchain.ContextWindowMiddleware`.
-    The hook is a plain callable holding only its settings, safe to share across graphs.
+    The hook is a plain callable keeping a session per conversation, safe to share across
+    graphs and threads.
     """
 
-    __slots__ = ("on_report", "settings")
+    __slots__ = ("on_report", "settings", "windows")
 
     def __init__(
         self,
@@ -55,7 +60,8 @@ class ContextWindowHook:
         counter: TokenCounter | None = None,
         overhead: MessageOverhead | None = None,
         unanswered_tool_calls: Literal["error", "drop"] = "error",
-        on_report: ReportHook | None = None,
+        on_report: Callable[[Any], None] | None = None,
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
     ) -> None:
         self.settings = WindowSettings(
             budget=budget,
@@ -67,9 +73,16 @@ class ContextWindowHook:
         if on_report is not None and not callable(on_report):
             raise PipelineConfigError("on_report", on_report, "must be callable or None")
         self.on_report = on_report
+        self.windows = (
+            None
+            if unanswered_tool_calls == "drop"
+            else SessionWindows(self.settings, on_report=on_report, max_sessions=max_sessions)
+        )
 
     def __call__(self, state: Mapping[str, Any] | Any) -> dict[str, list[BaseMessage]]:
         messages = _state_messages(state)
+        if self.windows is not None:
+            return {"llm_input_messages": self.windows.fit(messages)[1]}
         fitted, report = fit_window(messages, self.settings)
         if self.on_report is not None:
             self.on_report(report)

@@ -3,13 +3,16 @@
 * :class:`ContextWindowPostprocessor` is ``LongContextReorder`` with a budget: the retrieved
   nodes compete on relevance, the best that fit in ``budget`` tokens are kept, and they are
   placed U-shaped (the most relevant at both ends of the context, where models attend most).
-  Relevance is the retriever's node score, min-max scaled over the retrieved set (the query
-  reaches the selection through those scores); nodes without a score rank by retrieval order.
-  Byte-identical node texts are kept once. ``query_engine(node_postprocessors=[...])``.
+  Relevance is the retriever's node score, min-max scaled over the retrieved set (nodes
+  without a score rank by retrieval order), blended in equal parts with the lexical relevance
+  of each node to the query (:class:`~pycupel.scorers.relevance.RelevanceScorer`) when the
+  query bundle carries a query string. Byte-identical node texts are kept once.
+  ``query_engine(node_postprocessors=[...])``.
 * :class:`ContextWindowMemory` is a chat memory (``BaseChatStoreMemory``) that stores the whole
-  history in a chat store and returns it fitted into its budget from ``get()``, with the rules
-  of :mod:`pycupel.adapters` (tool calls and results together, system prompt and latest user
-  message kept, order kept).
+  history in a chat store and returns it from ``get()`` as the window of a
+  :class:`pycupel.adapters.openai.Session`: fitted with the rules of :mod:`pycupel.adapters`
+  (tool calls and results together, system prompt and latest user message kept, order kept)
+  and append-only between compactions, so consecutive LLM calls share a cached prefix.
 
 Tokens are counted on what the LLM sees (``node.get_content(metadata_mode=LLM)``) with any
 ``pycupel.tokens`` counter (default :class:`~pycupel.tokens.HeuristicCounter`).
@@ -24,7 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
-from pycupel.errors import IntegrationUnavailableError, PipelineConfigError
+from pycupel.errors import IntegrationUnavailableError, MessageFormatError, PipelineConfigError
 
 try:
     from llama_index.core.base.llms.types import (
@@ -46,12 +49,14 @@ from pycupel.adapters._fit import resolve_budget, resolve_counter
 from pycupel.adapters._format import as_json_text
 from pycupel.adapters._units import MessageOverhead
 from pycupel.diagnostics import SelectionReport
+from pycupel.integrations._sessions import session_budget
 from pycupel.integrations._window import WindowSettings
 from pycupel.model import ContextBudget, ContextItem
 from pycupel.pipeline import Pipeline
 from pycupel.placers import UShapedPlacer
 from pycupel.policy import Policy
-from pycupel.scorers import ReflexiveScorer
+from pycupel.scorers import CompositeScorer, ReflexiveScorer
+from pycupel.scorers.relevance import RelevanceScorer
 from pycupel.slicers import GreedySlice
 from pycupel.slicers.base import Slicer
 from pycupel.tokens import TokenCounter
@@ -98,6 +103,7 @@ class ContextWindowPostprocessor(BaseNodePostprocessor):
     metadata_mode: MetadataMode = Field(default=MetadataMode.LLM)
     on_report: Any = Field(default=None, exclude=True)
     _pipeline: Pipeline = PrivateAttr()
+    _query_pipeline: Pipeline = PrivateAttr()
 
     def __init__(
         self,
@@ -115,12 +121,19 @@ class ContextWindowPostprocessor(BaseNodePostprocessor):
             raise PipelineConfigError("slicer", slicer, "must be a pycupel slicer or None")
         resolve_counter(counter)
         _check_hook(on_report)
-        pipeline = Pipeline(
-            budget=resolve_budget(budget, 0),
-            scorer=ReflexiveScorer(),
-            slicer=chosen,
-            placer=UShapedPlacer(),
-            deduplicate=True,
+        pipeline, query_pipeline = (
+            Pipeline(
+                budget=resolve_budget(budget, 0),
+                scorer=scorer,
+                slicer=chosen,
+                placer=UShapedPlacer(),
+                deduplicate=True,
+            )
+            # With a query: the retriever's ranking and the node's own match to the query.
+            for scorer in (
+                ReflexiveScorer(),
+                CompositeScorer([(ReflexiveScorer(), 1.0), (RelevanceScorer(), 1.0)]),
+            )
         )
         fields: dict[str, Any] = {
             "budget": budget,
@@ -131,6 +144,7 @@ class ContextWindowPostprocessor(BaseNodePostprocessor):
         }
         super().__init__(**fields, **kwargs)
         self._pipeline = pipeline
+        self._query_pipeline = query_pipeline
 
     @classmethod
     def class_name(cls) -> str:
@@ -155,7 +169,11 @@ class ContextWindowPostprocessor(BaseNodePostprocessor):
             )
         ]
         by_item = {id(item): node for item, node in zip(items, nodes, strict=True)}
-        result = self._pipeline.dry_run(items)
+        query = query_bundle.query_str if query_bundle is not None else ""
+        if query.strip():
+            result = self._query_pipeline.dry_run(items, query=query)
+        else:
+            result = self._pipeline.dry_run(items)
         if self.on_report is not None:
             self.on_report(result.report)
         return [by_item[id(item)] for item in result.items]
@@ -169,10 +187,14 @@ class ContextWindowMemory(BaseChatStoreMemory):
 
     Args:
         budget: tokens for the history ``get()`` returns (an int or a
-            :class:`~pycupel.ContextBudget`); the new user message and any retrieved context
-            come on top.
-        policy, counter, overhead, on_report: as for
+            :class:`~pycupel.ContextBudget`, whose target is used); the new user message and
+            any retrieved context come on top.
+        policy, counter, overhead: as for
             :class:`pycupel.integrations.langchain.ContextWindowMiddleware`.
+        on_report: called with the :class:`~pycupel.session.SessionReport` of every
+            ``get()``; when the stored history holds a tool call without its result (a run
+            stopped in between), that call is left out by a stateless ``fit_messages`` and
+            the hook receives its :class:`~pycupel.diagnostics.SelectionReport`.
     """
 
     budget: Any = Field(description="Token budget for the returned history.")
@@ -181,6 +203,7 @@ class ContextWindowMemory(BaseChatStoreMemory):
     overhead: Any = Field(default=None, exclude=True)
     on_report: Any = Field(default=None, exclude=True)
     _settings: WindowSettings = PrivateAttr()
+    _session: chat.Session = PrivateAttr()
 
     def __init__(
         self,
@@ -210,6 +233,12 @@ class ContextWindowMemory(BaseChatStoreMemory):
         }
         super().__init__(**fields, **kwargs)
         self._settings = settings
+        self._session = chat.Session(
+            budget=session_budget(settings.budget),
+            policy=policy,
+            counter=counter,
+            overhead=overhead,
+        )
 
     @classmethod
     def class_name(cls) -> str:
@@ -236,14 +265,20 @@ class ContextWindowMemory(BaseChatStoreMemory):
 
     def _fit(self, history: list[ChatMessage]) -> list[ChatMessage]:
         messages = [_as_chat_message(message) for message in history]
-        fitted, report = chat.fit_messages(
-            messages,
-            budget=self._settings.budget,
-            policy=self._settings.policy,
-            counter=self._settings.counter,
-            overhead=self._settings.overhead,
-            unanswered_tool_calls="drop",
-        )
+        report: object
+        try:
+            window = self._session.fit(messages)
+            fitted, report = window.messages, window.report
+        except MessageFormatError:
+            # An unanswered tool call (or a malformed message, which raises again here).
+            fitted, report = chat.fit_messages(
+                messages,
+                budget=self._settings.budget,
+                policy=self._settings.policy,
+                counter=self._settings.counter,
+                overhead=self._settings.overhead,
+                unanswered_tool_calls="drop",
+            )
         if self.on_report is not None:
             self.on_report(report)
         kept = {id(message) for message in fitted}

@@ -31,7 +31,7 @@ import numpy.typing as npt
 from pycupel._unique import unique_ints
 from pycupel.errors import MissingDependencyError
 
-__all__ = ["STOP_WORDS", "Bm25Corpus", "terms_of"]
+__all__ = ["STOP_WORDS", "Bm25Corpus", "terms_of", "words_of"]
 
 _WORD: Final = re.compile(r"[^\W_]+")
 
@@ -117,19 +117,27 @@ class Bm25Corpus:
 
     __slots__ = ("_avgdl", "_b", "_doc_of", "_ids", "_k1", "_lengths", "_n", "_term_ids")
 
-    def __init__(self, texts: Sequence[str], *, k1: float, b: float) -> None:
+    def __init__(
+        self,
+        texts: Sequence[str],
+        *,
+        k1: float,
+        b: float,
+        words: Sequence[Sequence[str]] | None = None,
+    ) -> None:
+        """``words`` replaces ``texts`` with each text's :func:`words_of`, read beforehand."""
         self._k1 = k1
         self._b = b
-        self._n = len(texts)
-        per_doc = [words_of(text) for text in texts]
-        words = list(chain.from_iterable(per_doc))
-        stems = _stems([words])
+        per_doc = words if words is not None else [words_of(text) for text in texts]
+        self._n = len(per_doc)
+        every: list[str] = list(chain.from_iterable(per_doc))
+        stems = _stems([every])
         term_ids: dict[str, int] = {}
         for stem in stems.values():
             term_ids.setdefault(stem, len(term_ids))
         word_ids = {word: term_ids[stem] for word, stem in stems.items()}
         # Word -> term id in C (map over dict.get); stop words map to -1 and are dropped.
-        ids = np.fromiter(map(word_ids.get, words, repeat(-1)), dtype=np.intp, count=len(words))
+        ids = np.fromiter(map(word_ids.get, every, repeat(-1)), dtype=np.intp, count=len(every))
         counts = np.fromiter(map(len, per_doc), dtype=np.intp, count=self._n)
         doc_of = np.repeat(np.arange(self._n, dtype=np.intp), counts)
         kept = ids >= 0

@@ -122,6 +122,16 @@ class RelevanceScorer(Immutable, BaseScorer):
         """BM25 of every item for ``query``, divided by the best one (0.0 when none matches)."""
         text = _require_query(self, query)
         corpus = Bm25Corpus([item.content for item in items], k1=self._k1, b=self._b)
+        return self._scaled(corpus, text)
+
+    def score_words(self, words: Sequence[Sequence[str]], query: str | None) -> FloatArray:
+        """:meth:`score_array_for` of documents given as their
+        :func:`~pycupel.scorers._lexical.words_of` (the same scores, for callers that keep
+        each document's words between runs instead of reading its text again)."""
+        text = _require_query(self, query)
+        return self._scaled(Bm25Corpus((), k1=self._k1, b=self._b, words=words), text)
+
+    def _scaled(self, corpus: Bm25Corpus, text: str) -> FloatArray:
         terms = corpus.terms(text)
         raw = corpus.scores(terms)
         if self._expansion > 0.0:
@@ -130,7 +140,7 @@ class RelevanceScorer(Immutable, BaseScorer):
                 raw = raw + self._expansion * corpus.scores(extra)
         best = float(raw.max(initial=0.0))
         if best <= 0.0:
-            return np.zeros(len(items), dtype=np.float64)
+            return np.zeros(corpus.size, dtype=np.float64)
         scaled: FloatArray = raw / best
         return scaled
 

@@ -8,14 +8,20 @@ A request is three zones, in this order::
   window stays under the high watermark (``compact_at`` x budget) and the recall zone does not
   move, each request extends the previous one message for message, so the provider serves the
   whole previous request from its prompt cache.
-* **Compaction.** When the stable prefix and tail reach the high watermark, the policy selects
-  once from the whole history down to the low watermark (``compact_to`` x budget): system
-  prompt and latest user turn pinned, everything else scored by the policy. The unbroken run
-  of recent units it keeps starts at a message position rounded up to a multiple of ``grid``,
-  so compactions land on the same boundaries (a rebuilt or restarted session cuts where the
-  previous one did). The cache is given up once, for many cheap turns after.
-* **Recall zone.** When a new user message arrives, the recall index (BM25 over every unit,
-  built once) finds dropped units relevant to it. They go after the stable prefix and before
+* **Compaction.** When the stable prefix and tail reach the high watermark, the window is
+  selected once from the whole history down to the low watermark (``compact_to`` x budget)
+  with the adapters' structure-aware selection (:mod:`pycupel.adapters._structure`): system
+  prompt and latest user turn pinned, an unbroken run of recent units, the rest by the
+  policy's relevance to the latest user message. The recent run starts at a message
+  position rounded up to a multiple of ``grid``, so compactions land on the same boundaries
+  (a rebuilt or restarted session cuts where the previous one did). The cache is given up
+  once, for many cheap turns after. Only the pinned units are forced in: when the latest
+  turn alone is too large, its older units are left out (tool calls with their results, as
+  ``fit_messages`` does), and when the pinned units alone exceed the budget
+  :class:`~pycupel.errors.PinnedBudgetError` is raised; a window never exceeds the budget.
+* **Recall zone.** When a new user message arrives, the relevance scorer
+  (:class:`~pycupel.scorers.relevance.RelevanceScorer`, BM25 over the dropped units) finds
+  dropped units relevant to it. They go after the stable prefix and before
   the latest turn, within ``recall_share`` x budget and the room under the high watermark, so
   relevance never touches the cached prefix: when the recall zone changes only it and the
   tail are re-sent.
@@ -37,6 +43,7 @@ conversations in one session makes every turn an edit: give each conversation it
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -44,15 +51,18 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 
 from pycupel._checks import check_bool, check_float, check_int
 from pycupel.adapters._fit import fit_units, resolve_counter
+from pycupel.adapters._structure import Structure
 from pycupel.adapters._units import MessageUnit, MessageUnits
 from pycupel.diagnostics import SelectionReport
 from pycupel.errors import PinnedBudgetError, SessionConfigError
 from pycupel.pipeline import Pipeline
+from pycupel.scorers.relevance import RelevanceScorer
 from pycupel.session.calibration import Calibration
 from pycupel.session.history import NO_SYSTEM, History, MessageFormat
 from pycupel.session.usage import ProviderUsage, read_usage
-from pycupel.session.window import CacheBreak, SessionReport
+from pycupel.session.window import CacheBreak, SessionReport, SessionWindow
 from pycupel.tokens import TokenCounter
+from pycupel.tokens.asynchronous import AsyncTokenCounter, precount
 
 if TYPE_CHECKING:
     from pycupel.policy import Policy
@@ -80,6 +90,8 @@ TAIL_SHARE = 0.6
 """Share of the low watermark a compaction keeps as the unbroken run of newest units."""
 _RELATIVE_THRESHOLD = 0.3
 """Recalled units score at least this share of the best match (weak matches are noise)."""
+_RELEVANCE = RelevanceScorer()
+"""Scores the dropped units for the recall zone (immutable, so one instance serves all)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +116,16 @@ class CoreWindow:
     cached_tokens: int
     compacted: bool
     report: SessionReport
+
+    def window(self, messages: Sequence[M]) -> SessionWindow[M]:
+        """The window of ``messages`` (the history this window was fitted for), unmarked."""
+        return SessionWindow(
+            messages=[messages[index] for index in self.message_indices],
+            report=self.report,
+            tokens=self.tokens,
+            cached_tokens=self.cached_tokens,
+            compacted=self.compacted,
+        )
 
 
 class SessionCore(Generic[M]):
@@ -150,6 +172,7 @@ class SessionCore(Generic[M]):
         self._recall: list[int] = []
         self._tail: list[int] = []
         self._previous: list[int] = []
+        self._reported_units: frozenset[int] = frozenset()
         self._recall_query = -1
         self._turn = 0
         self._recorded_turn = 0
@@ -187,22 +210,39 @@ class SessionCore(Generic[M]):
         return read
 
     def _learn(self, reported: int) -> None:
-        """Attribute the reported tokens of the latest request to its units."""
+        """Attribute the reported tokens of the latest request to its units.
+
+        When the request extends the previously reported one, the known units add up to the
+        previous report, so the new units are given exactly the rest (shared out by their
+        estimates). Otherwise (after a compaction, a recall or an edit) the known units'
+        values are only shares of earlier reports: the new units are predicted with the
+        calibration ratio and every unit of the request is rescaled to add up to the report,
+        so no unit absorbs the others' error.
+        """
         units = self._history.units
         learned = self._learned
+        request = self._previous
         overhead = self.format.overhead.per_request * self._calibration.ratio
-        known = [u for u in self._previous if u in learned]
-        unknown = [u for u in self._previous if u not in learned]
-        residual = reported - overhead - sum(learned[u] for u in known)
+        unknown = [u for u in request if u not in learned]
+        known_total = sum(learned[u] for u in request if u in learned)
+        residual = reported - overhead - known_total
         estimated = sum(units[u].item.tokens for u in unknown)
-        if unknown and estimated > 0 and residual > 0:
+        extends = self._reported_units.issubset(request) and all(
+            u in self._reported_units for u in request if u in learned
+        )
+        if unknown and extends and estimated > 0 and residual > 0:
             for u in unknown:
                 learned[u] = residual * units[u].item.tokens / estimated
-        elif not unknown and known and reported > overhead:
-            # Every unit was known: rescale them so that they add up to the report.
-            factor = (reported - overhead) / max(sum(learned[u] for u in known), 1.0)
-            for u in known:
-                learned[u] *= factor
+        else:
+            ratio = self._calibration.ratio
+            for u in unknown:
+                learned[u] = units[u].item.tokens * ratio
+            total = sum(learned[u] for u in request)
+            if total > 0 and reported > overhead:
+                factor = (reported - overhead) / total
+                for u in request:
+                    learned[u] *= factor
+        self._reported_units = frozenset(request)
 
     def _guard(self, unit: int) -> float:
         """The unit's tokens in the provider's count, erring high for units never reported."""
@@ -215,6 +255,27 @@ class SessionCore(Generic[M]):
         """This turn's window for the whole history so far (see the module docs)."""
         with self._lock:
             return self._fit(messages, system)
+
+    async def afit(
+        self, messages: Sequence[M], counter: AsyncTokenCounter, system: object = NO_SYSTEM
+    ) -> CoreWindow:
+        """:meth:`fit` with the new messages counted by one awaited ``counter`` call.
+
+        Only the texts this turn adds are counted (the rest were counted before); the lock is
+        not held while awaiting, so the history must not change between the two steps (one
+        conversation per session, as always).
+        """
+        with self._lock:
+            texts = self._history.texts_to_count(messages, system)
+        counts = await precount(texts, counter)
+        with self._lock:
+            history = self._history
+            own = history.counter
+            history.counter = counts
+            try:
+                return self._fit(messages, system)
+            finally:
+                history.counter = own
 
     # ------------------------------------------------------------------ the turn
 
@@ -234,6 +295,7 @@ class SessionCore(Generic[M]):
             self._recall = [u for u in self._recall if u < valid_below]
             self._tail = [u for u in self._tail if u < valid_below]
             self._learned = {u: t for u, t in self._learned.items() if u < valid_below}
+            self._reported_units = frozenset(u for u in self._reported_units if u < valid_below)
             if self._recall_query >= valid_below:
                 self._recall_query = -1
             previous_units = valid_below
@@ -301,25 +363,39 @@ class SessionCore(Generic[M]):
         window = [*self._stable, *self._tail]  # both ascending, the tail after the prefix
         self._stable = [u for u in window if u < latest]
         self._tail = [u for u in window if u >= latest]
+        units = self._history.units
+        if all(units[u].system_parameter for u in self._stable):
+            recalled = self._drop_leading(recalled)  # the recall zone leads the messages
         self._recall = recalled
 
     def _select_recall(self, room: float) -> list[int]:
+        """Dropped units relevant to the latest user message, best first, within ``room``.
+
+        The dropped units are the corpus of :class:`~pycupel.scorers.relevance.RelevanceScorer`
+        (BM25 divided by the best match), scored for the latest user message's text.
+        """
         history = self._history
         query = history.latest_user_text()
         if room <= 0 or not query:
             return []
         window = set(self._stable)
         window.update(self._tail)
-        if len(window) >= len(history.units):
+        units = history.units
+        dropped = [
+            u for u in range(len(units)) if u not in window and not units[u].system_parameter
+        ]
+        if not dropped:
             return []
-        scores = history.index.search(query, excluded=window)
-        if not scores:
-            return []
-        floor = max(scores.values()) * _RELATIVE_THRESHOLD
+        words = history.unit_words
+        scores = _RELEVANCE.score_words([words[u] for u in dropped], query)
         chosen: list[int] = []
         used = 0.0
-        strong = [(-score, unit) for unit, score in scores.items() if score >= floor]
-        for _, unit in sorted(strong):
+        strong = sorted(
+            (-float(score), unit)
+            for unit, score in zip(dropped, scores.tolist(), strict=True)
+            if score >= _RELATIVE_THRESHOLD
+        )
+        for _, unit in strong:
             tokens = self._guard(unit)
             if used + tokens <= room:
                 chosen.append(unit)
@@ -329,35 +405,71 @@ class SessionCore(Generic[M]):
     def _compact(self, low: float, high: float) -> SelectionReport:
         """Cut the window down to ``low`` tokens; sets the zones.
 
-        The newest units are kept unbroken, back to a grid boundary, within
-        :data:`TAIL_SHARE` of ``low``; the policy chooses from the older units (system prompt
-        pinned) with what is left.
+        The selection is the adapters' structure-aware one
+        (:func:`~pycupel.adapters._structure.select_structured`), run over the whole history
+        in the provider's count: system prompt and latest user turn pinned, an unbroken run
+        of the newest units that starts on a grid boundary (within :data:`TAIL_SHARE` of
+        ``low``) as its recent tail, and the rest by relevance to the latest user message.
+        Nothing else is forced in, so the window never exceeds the budget: a latest turn too
+        large to keep whole loses its older units first, as ``fit_messages`` does.
         """
         history = self._history
-        units = history.units
         latest = history.latest_user_unit
+        units = self._guarded_units(latest)
         cut = self._tail_cut(low * TAIL_SHARE)
-        tail = list(range(cut, len(units)))
-        older = list(units[:cut])
-        if 0 <= latest < cut:  # the latest user turn is kept even when the run starts later
-            older[latest] = replace(older[latest], item=older[latest].item.replace(pinned=True))
-        position_of = {id(unit): position for position, unit in enumerate(older)}
-        candidates: MessageUnits[M] = MessageUnits(
-            self.format.provider, (), tuple(older), self.format.overhead
+        keep_recent = sum(
+            units[u].item.tokens for u in range(cut, len(units)) if not units[u].item.pinned
         )
-        # The policy budgets in the session's estimate: convert the room left by the tail.
+        position_of = {id(unit): position for position, unit in enumerate(units)}
+        candidates: MessageUnits[M] = MessageUnits(
+            self.format.provider, (), tuple(units), self.format.overhead
+        )
+        structure = Structure(keep_recent=keep_recent)
         per_request = self.format.overhead.per_request
-        upper = self._calibration.upper_ratio
-        tail_tokens = self._tokens(tail)
-        try:
-            fitted = self._select(candidates, int(max(low - tail_tokens, 0) / upper) + per_request)
-        except PinnedBudgetError:
-            fitted = self._select(candidates, int(max(high - tail_tokens, 0) / upper) + per_request)
-        kept = self._drop_leading([position_of[id(unit)] for unit in fitted.units] + tail)
+        # The newest unit is what the next answer builds on: when it does not fit under the
+        # low watermark beside the pinned units, the compaction goes as high as it needs.
+        pinned = sum(unit.item.tokens for unit in units if unit.item.pinned)
+        newest = units[-1].item.tokens if units and not units[-1].item.pinned else 0
+        target = min(max(low, pinned + newest), high)
+        limits = (target, high, self.budget - per_request * self._calibration.upper_ratio)
+        for attempt, limit in enumerate(limits):
+            try:
+                fitted = fit_units(
+                    candidates,
+                    budget=max(int(limit), 0) + per_request,
+                    policy=self.policy,
+                    deduplicate=False,
+                    unanswered_tool_calls="error",
+                    query=history.latest_user_text(),
+                    structure=structure,
+                )
+                break
+            except PinnedBudgetError as exc:
+                if attempt == len(limits) - 1:
+                    # Restated for the whole prompt in the provider's count.
+                    raise PinnedBudgetError(
+                        exc.pinned_tokens - per_request + int(self.budget - limit),
+                        self.budget,
+                    ) from exc
+        kept = self._drop_leading([position_of[id(unit)] for unit in fitted.units])
         self._stable = [u for u in kept if u < latest]
         self._tail = [u for u in kept if u >= latest]
         self._recall = []
         return fitted.report
+
+    def _guarded_units(self, latest: int) -> list[MessageUnit]:
+        """The history's units with their tokens in the provider's count (rounded up, as
+        :meth:`_guard` errs high) and the latest user turn pinned."""
+        result: list[MessageUnit] = []
+        for position, unit in enumerate(self._history.units):
+            item = unit.item
+            tokens = math.ceil(self._guard(position) - 1e-9)
+            pinned = item.pinned or position == latest
+            if tokens != item.tokens or pinned != item.pinned:
+                result.append(replace(unit, item=item.replace(tokens=tokens, pinned=pinned)))
+            else:
+                result.append(unit)
+        return result
 
     def _drop_leading(self, kept: list[int]) -> list[int]:
         """Leave out leading units the format does not accept first (never pinned ones)."""
@@ -376,16 +488,6 @@ class SessionCore(Generic[M]):
                 leading = False
             result.append(u)
         return result
-
-    def _select(self, candidates: MessageUnits[M], budget: int) -> _Fitted:
-        fitted = fit_units(
-            candidates,
-            budget=budget,
-            policy=self.policy,
-            deduplicate=False,
-            unanswered_tool_calls="error",
-        )
-        return _Fitted(fitted.units, fitted.report)
 
     def _tail_cut(self, tokens: float) -> int:
         """The first unit of the unbroken recent run: as far back as ``tokens`` allow (the
@@ -461,12 +563,6 @@ class SessionCore(Generic[M]):
             compacted=compacted,
             report=report,
         )
-
-
-@dataclass(frozen=True, slots=True)
-class _Fitted:
-    units: tuple[MessageUnit, ...]
-    report: SelectionReport
 
 
 def _is_policy(value: object) -> bool:

@@ -1,10 +1,9 @@
-"""A conversation's history as a session sees it: parsed, counted, grouped and indexed once.
+"""A conversation's history as a session sees it: parsed, counted and grouped once.
 
 Each turn the caller passes the whole history again. :meth:`History.sync` compares it with what
 was seen before (cheaply: each known message against a snapshot of its content, taken when it
 was first parsed), parses and counts only the messages that are new, groups them into units
-(a tool call and its results stay together, as in :mod:`pycupel.adapters._units`) and indexes
-every closed unit for recall.
+(a tool call and its results stay together, as in :mod:`pycupel.adapters._units`).
 
 An earlier message that changed, disappeared or was replaced by a different one is an *edit*:
 everything from the unit holding it on is forgotten and parsed again, and the caller is told
@@ -13,6 +12,7 @@ where the edit happened so that it can report the cache break.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -28,7 +28,7 @@ from pycupel.adapters._units import (
     _make_unit,
     message_tokens,
 )
-from pycupel.session.recall import RecallIndex
+from pycupel.scorers._lexical import words_of
 from pycupel.tokens import TokenCounter
 
 __all__ = ["NO_SYSTEM", "History", "MessageFormat", "ParseState", "Sync"]
@@ -43,13 +43,15 @@ NO_SYSTEM: object = object()
 
 class ParseState:
     """What a provider's parser carries from one message to the next (tool names by call id,
-    legacy function calls waiting for their result)."""
+    legacy function calls waiting for their result, and ``extra``: anything else a format
+    tracks, such as Gemini's calls waiting for a response)."""
 
-    __slots__ = ("pending", "tool_names")
+    __slots__ = ("extra", "pending", "tool_names")
 
     def __init__(self) -> None:
         self.tool_names: dict[str, str] = {}
         self.pending: list[str] = []
+        self.extra: dict[str, object] = {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +112,8 @@ class History(Generic[M]):
 
     def __init__(self, fmt: MessageFormat[M], *, counter: TokenCounter, pin_system: bool) -> None:
         self.format = fmt
-        self._counter = counter
+        self.counter = counter
+        """Counts new messages (a session swaps in precounted texts for an async fit)."""
         self._pin_system = pin_system
         self._reset(NO_SYSTEM)
 
@@ -123,11 +126,12 @@ class History(Generic[M]):
         self.tokens: list[int] = []
         self._stamps: list[datetime] = []
         self.units: list[MessageUnit] = []
+        self.unit_words: list[list[str]] = []  # read once per unit, for the recall zone
         self.latest_user_unit = -1
         self._open_start = 0
+        self._provisional = False
         self._state = ParseState()
         self._pairing = _Pairing()
-        self.index = RecallIndex()
 
     # ------------------------------------------------------------------ syncing
 
@@ -150,6 +154,9 @@ class History(Generic[M]):
                 raise
             return Sync(None, 0)
         edited_at = self._first_change(history, system)
+        if edited_at is None and self._provisional and len(history) > len(self.snapshots):
+            # The trailing unit was closed early (its message joins the next): re-read it.
+            edited_at = self.units[-1].message_indices[0]
         kept_units = len(self.units)
         try:
             if edited_at is not None:
@@ -159,6 +166,49 @@ class History(Generic[M]):
             self._reset(NO_SYSTEM)  # half-ingested state is never reused
             raise
         return Sync(edited_at, kept_units)
+
+    def texts_to_count(self, messages: Sequence[M], system: object = NO_SYSTEM) -> list[str]:
+        """The texts :meth:`sync` would count for ``messages``, without changing anything.
+
+        An asynchronous fit counts them with one awaited call first, then syncs with those
+        counts. Parsing errors surface here, before anything is awaited.
+        """
+        fmt = self.format
+        history = expect_list(fmt.source, "messages", messages, limit=MAX_MESSAGES)
+        texts: list[str] = []
+        count_system = not self._started
+        if not self._started:
+            start, state = 0, ParseState()
+        else:
+            edited_at = self._first_change(history, system)
+            if edited_at is None and self._provisional and len(history) > len(self.snapshots):
+                edited_at = self.units[-1].message_indices[0]
+            if edited_at is None:
+                start, state = len(self.parsed), copy.deepcopy(self._state)
+            elif system is not self.system and not self._same_system(system):
+                start, state, count_system = 0, ParseState(), True
+            else:
+                start = self._kept_messages(edited_at)
+                state = ParseState()
+                for position in range(start):
+                    fmt.parse(position, history[position], state)
+        if count_system and system is not NO_SYSTEM and system is not None:
+            assert fmt.parse_system is not None  # only formats with a system parameter pass one
+            texts.extend(_texts(fmt.parse_system(system)))
+        for position in range(start, len(history)):
+            texts.extend(_texts(fmt.parse(position, history[position], state)))
+        return texts
+
+    def _kept_messages(self, edited_at: int) -> int:
+        """How many leading messages stay valid after an edit at ``edited_at`` (whole units)."""
+        kept = 0
+        for unit in self.units:
+            indices = unit.message_indices
+            if indices and indices[-1] >= edited_at:
+                break
+            if indices:
+                kept = indices[-1] + 1
+        return kept
 
     def _first_change(self, history: Sequence[M], system: object) -> int | None:
         if system is not self.system and not self._same_system(system):
@@ -197,17 +247,18 @@ class History(Generic[M]):
             if indices and indices[-1] >= edited_at:
                 break
             kept = position + 1
-        keep_messages = max(
-            (unit.message_indices[-1] + 1 for unit in self.units[:kept] if unit.message_indices),
-            default=0,
-        )
+        keep_messages = self._kept_messages(edited_at)
+        # The kept messages are unchanged: their counts are reused, never asked for again.
+        known = self.tokens[:keep_messages]
+        first = self.units[0] if self.units else None
+        system_tokens = first.item.tokens if first is not None and first.system_parameter else None
         self._reset(self.system)
         self._started = True
-        self._ingest_system(system)
-        self._ingest(history[:keep_messages], 0)
+        self._ingest_system(system, tokens=system_tokens)
+        self._ingest(history[:keep_messages], 0, known=known)
         return kept
 
-    def _ingest_system(self, system: object) -> None:
+    def _ingest_system(self, system: object, *, tokens: int | None = None) -> None:
         self.system = system
         if system is NO_SYSTEM or system is None:
             return
@@ -215,16 +266,18 @@ class History(Generic[M]):
         assert parse_system is not None  # only formats with a system parameter pass one
         parsed = parse_system(system)
         self._system_snapshot = _freeze(system)
-        tokens = message_tokens([parsed], self._counter)
-        self._close_unit([parsed], tokens, system_unit=True)
+        counts = [tokens] if tokens is not None else message_tokens([parsed], self.counter)
+        self._close_unit([parsed], counts, system_unit=True)
 
-    def _ingest(self, history: Sequence[M], start: int) -> None:
+    def _ingest(
+        self, history: Sequence[M], start: int, *, known: Sequence[int] | None = None
+    ) -> None:
         fmt = self.format
         new = history[start:]
         if not new:
             return
         parsed = [fmt.parse(start + offset, raw, self._state) for offset, raw in enumerate(new)]
-        tokens = message_tokens(parsed, self._counter)
+        tokens = list(known) if known is not None else message_tokens(parsed, self.counter)
         self.snapshots.extend(fmt.snapshot(raw) for raw in new)
         for message, count in zip(parsed, tokens, strict=True):
             position = len(self.parsed)
@@ -232,7 +285,7 @@ class History(Generic[M]):
             self.tokens.append(count)
             self._stamps.append(SYNTHETIC_EPOCH + _STEP * (position + 1))
             self._pair(message)
-            if not self._pairing.open_calls:
+            if not self._pairing.open_calls and not message.joins_next:
                 start_at = self._open_start
                 self._close_unit(self.parsed[start_at:], self.tokens[start_at:])
                 self._open_start = len(self.parsed)
@@ -283,10 +336,20 @@ class History(Generic[M]):
         if any(message.user_turn for message in parsed) and not system_unit:
             self.latest_user_unit = len(self.units)
         self.units.append(unit)
-        self.index.add(unit.item.content)
+        self.unit_words.append(words_of(unit.item.content))
 
     def check_complete(self) -> None:
-        """Raise MessageFormatError when a tool call of the history has no result yet."""
+        """Raise MessageFormatError when a tool call of the history has no result yet.
+
+        Trailing messages waiting for the one they join (a Responses reasoning item at the
+        end of the input) are closed as a unit of their own, as ``fit_messages`` groups
+        them; when the history grows, that unit is re-read with what follows it.
+        """
+        if not self._pairing.open_calls and self._open_start < len(self.parsed):
+            start = self._open_start
+            self._close_unit(self.parsed[start:], self.tokens[start:])
+            self._open_start = len(self.parsed)
+            self._provisional = True
         for call_id, call in self._pairing.open_calls.items():
             fail(
                 self.format.source,
@@ -305,6 +368,11 @@ class History(Generic[M]):
             for index in unit.message_indices
             if self.parsed[index].user_turn
         )
+
+
+def _texts(message: ParsedMessage) -> list[str]:
+    """The texts a message's count is made of (its text, and its name when it has one)."""
+    return [message.text, message.name] if message.name else [message.text]
 
 
 def _freeze(value: object) -> object:

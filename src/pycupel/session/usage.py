@@ -9,7 +9,9 @@ are understood, as objects (the SDKs' pydantic models) or as plain mappings:
 * Anthropic Messages: ``input_tokens`` (the uncached part only), ``cache_read_input_tokens``
   and ``cache_creation_input_tokens``; the prompt is the sum of the three;
 * LangChain ``usage_metadata``: ``input_tokens`` (the whole prompt) and
-  ``input_token_details.cache_read`` / ``cache_creation``.
+  ``input_token_details.cache_read`` / ``cache_creation``;
+* Gemini ``usage_metadata``: ``prompt_token_count`` and ``cached_content_token_count``
+  (``promptTokenCount`` / ``cachedContentTokenCount`` in the REST spelling).
 
 Anything else (a negative or non-integer count, a missing prompt count, a value of the wrong
 type) raises :class:`~pycupel.errors.ProviderUsageError` naming the field.
@@ -80,6 +82,17 @@ def read_usage(usage: object) -> ProviderUsage:
             "usage.cache_creation_input_tokens", usage, "cache_creation_input_tokens"
         )
         return ProviderUsage(uncached + read + written, read, written)
+    for prompt_name, cached_name in _GEMINI:
+        if _has(usage, prompt_name):
+            prompt = _count(f"usage.{prompt_name}", _get(usage, prompt_name))
+            cached = _optional_count(f"usage.{cached_name}", usage, cached_name)
+            if cached > prompt:
+                raise ProviderUsageError(
+                    f"usage.{cached_name}",
+                    cached,
+                    f"must not exceed usage.{prompt_name} ({prompt})",
+                )
+            return ProviderUsage(prompt, cached, 0)
     if _has(usage, "prompt_tokens"):
         prompt = _count("usage.prompt_tokens", _get(usage, "prompt_tokens"))
         cached = _details_cached(usage, "prompt_tokens_details")
@@ -102,9 +115,15 @@ def read_usage(usage: object) -> ProviderUsage:
     raise ProviderUsageError(
         "usage",
         usage,
-        "must have prompt_tokens (OpenAI Chat), input_tokens (OpenAI Responses, Anthropic) "
-        "or cache_read_input_tokens (Anthropic)",
+        "must have prompt_tokens (OpenAI Chat), input_tokens (OpenAI Responses, Anthropic), "
+        "cache_read_input_tokens (Anthropic) or prompt_token_count (Gemini)",
     )
+
+
+_GEMINI = (
+    ("prompt_token_count", "cached_content_token_count"),
+    ("promptTokenCount", "cachedContentTokenCount"),
+)
 
 
 def _openai(prompt: int, cached: int, field: str) -> ProviderUsage:

@@ -1,0 +1,403 @@
+"""Every adapter's Session: no window over the budget, every window a valid history.
+
+The histories are random scripts of user messages, assistant replies and tool rounds
+(parallel calls included) of random sizes, grown turn by turn. A window must fit the budget
+in the adapter's own count, re-parse as a complete history (no orphaned result, no unanswered
+call) and keep the latest user message; when the session refuses a turn with
+PinnedBudgetError, ``fit_messages`` must refuse the same history too (only the pinned system
+prompt and latest user turn may be too large; a large turn after the user message never is).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pycupel.adapters import anthropic, gemini, openai, responses
+from pycupel.errors import PinnedBudgetError
+
+VOCABULARY = (
+    "garden", "lentil", "soup", "bicycle", "chain", "budget", "review", "train", "Lyon",
+    "timetable", "volcano", "podcast", "seating", "plan", "invoice", "harbour", "lighthouse",
+    "ferry", "museum", "ticket", "orchard", "cider", "tractor", "glacier", "summit", "ridge",
+    "compass", "lantern",
+)  # fmt: skip
+
+# One event of a script: ("user", words), ("assistant", words) or
+# ("tools", text words, ((argument words, result words), ...)).
+Event = tuple[Any, ...]
+
+events = st.one_of(
+    st.tuples(st.just("user"), st.integers(1, 60)),
+    st.tuples(st.just("assistant"), st.integers(1, 120)),
+    st.tuples(
+        st.just("tools"),
+        st.integers(0, 30),
+        st.lists(st.tuples(st.integers(0, 20), st.integers(1, 160)), min_size=1, max_size=3),
+    ),
+)
+scripts = st.tuples(
+    st.lists(events, min_size=1, max_size=14),
+    st.sampled_from((150, 300, 500, 900)),
+    st.sampled_from((1, 4, 8)),
+    st.booleans(),
+    st.integers(0, 2**16),
+)
+
+
+def words(rng: random.Random, count: int) -> str:
+    return " ".join(rng.choice(VOCABULARY) for _ in range(count))
+
+
+@dataclass(frozen=True)
+class Turn:
+    """A history that ends a step of the script (every tool call answered)."""
+
+    messages: list[Any]
+    latest_user: Any
+
+
+@dataclass(frozen=True)
+class Adapter:
+    name: str
+    build: Callable[[Sequence[Event], random.Random, bool], tuple[object, list[Turn]]]
+    session: Callable[[int, int], Any]
+    fit: Callable[[Any, list[Any], object], Any]
+    fit_messages: Callable[[list[Any], object, int], object]
+    count: Callable[[Any], int]
+    check: Callable[[Any], None]
+
+
+def openai_turns(
+    script: Sequence[Event], rng: random.Random, with_system: bool
+) -> tuple[object, list[Turn]]:
+    history: list[Any] = [{"role": "system", "content": "You keep notes."}] if with_system else []
+    history.append({"role": "user", "content": "Start: " + words(rng, 5)})
+    latest = history[-1]
+    turns = [Turn(list(history), latest)]
+    for number, event in enumerate(script):
+        if event[0] == "user":
+            latest = {"role": "user", "content": words(rng, event[1])}
+            history.append(latest)
+        elif event[0] == "assistant":
+            history.append({"role": "assistant", "content": words(rng, event[1])})
+        else:
+            _, text, calls = event
+            ids = [f"call_{number}_{k}" for k in range(len(calls))]
+            history.append(
+                {
+                    "role": "assistant",
+                    "content": words(rng, text) or None,
+                    "tool_calls": [
+                        {
+                            "id": call_id,
+                            "type": "function",
+                            "function": {
+                                "name": "search",
+                                "arguments": f'{{"q": "{words(rng, argument)}"}}',
+                            },
+                        }
+                        for call_id, (argument, _) in zip(ids, calls, strict=True)
+                    ],
+                }
+            )
+            for call_id, (_, result) in zip(ids, calls, strict=True):
+                history.append(
+                    {"role": "tool", "tool_call_id": call_id, "content": words(rng, result)}
+                )
+        turns.append(Turn(list(history), latest))
+    return None, turns
+
+
+def anthropic_turns(
+    script: Sequence[Event], rng: random.Random, with_system: bool
+) -> tuple[object, list[Turn]]:
+    system = "You keep notes." if with_system else None
+    history: list[Any] = [{"role": "user", "content": "Start: " + words(rng, 5)}]
+    latest = history[-1]
+    turns = [Turn(list(history), latest)]
+    for number, event in enumerate(script):
+        if event[0] == "user":
+            latest = {"role": "user", "content": words(rng, event[1])}
+            history.append(latest)
+        elif event[0] == "assistant":
+            history.append({"role": "assistant", "content": words(rng, event[1])})
+        else:
+            _, text, calls = event
+            ids = [f"toolu_{number}_{k}" for k in range(len(calls))]
+            blocks: list[Any] = [{"type": "text", "text": words(rng, text)}] if text else []
+            blocks += [
+                {"type": "tool_use", "id": call_id, "name": "search", "input": {"q": words(rng, a)}}
+                for call_id, (a, _) in zip(ids, calls, strict=True)
+            ]
+            history.append({"role": "assistant", "content": blocks})
+            history.append(
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "tool_result", "tool_use_id": call_id, "content": words(rng, r)}
+                        for call_id, (_, r) in zip(ids, calls, strict=True)
+                    ],
+                }
+            )
+        turns.append(Turn(list(history), latest))
+    return system, turns
+
+
+def langchain_turns(
+    script: Sequence[Event], rng: random.Random, with_system: bool
+) -> tuple[object, list[Turn]]:
+    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+
+    system, dict_turns = openai_turns(script, rng, with_system)
+    converted: dict[int, Any] = {}
+
+    def convert(message: dict[str, Any]) -> Any:
+        if id(message) not in converted:
+            role = message["role"]
+            if role == "system":
+                converted[id(message)] = SystemMessage(message["content"])
+            elif role == "user":
+                converted[id(message)] = HumanMessage(message["content"])
+            elif role == "tool":
+                converted[id(message)] = ToolMessage(
+                    message["content"], tool_call_id=message["tool_call_id"]
+                )
+            else:
+                calls = [
+                    {"name": c["function"]["name"], "args": {"q": c["id"]}, "id": c["id"]}
+                    for c in message.get("tool_calls") or ()
+                ]
+                converted[id(message)] = AIMessage(message["content"] or "", tool_calls=calls)
+        return converted[id(message)]
+
+    turns = [Turn([convert(m) for m in t.messages], convert(t.latest_user)) for t in dict_turns]
+    return system, turns
+
+
+def responses_turns(
+    script: Sequence[Event], rng: random.Random, with_system: bool
+) -> tuple[object, list[Turn]]:
+    system = "You keep notes." if with_system else None
+    history: list[Any] = [{"role": "user", "content": "Start: " + words(rng, 5)}]
+    latest = history[-1]
+    turns = [Turn(list(history), latest)]
+    for number, event in enumerate(script):
+        if event[0] == "user":
+            latest = {"role": "user", "content": words(rng, event[1])}
+            history.append(latest)
+        elif event[0] == "assistant":
+            history.append({"role": "assistant", "content": words(rng, event[1])})
+        else:
+            _, text, calls = event
+            ids = [f"fc_{number}_{k}" for k in range(len(calls))]
+            if text:  # a reasoning item travels with the call after it
+                summary = [{"type": "summary_text", "text": words(rng, text)}]
+                history.append({"type": "reasoning", "summary": summary})
+            for call_id, (argument, _) in zip(ids, calls, strict=True):
+                arguments = f'{{"q": "{words(rng, argument)}"}}'
+                history.append(
+                    {
+                        "type": "function_call",
+                        "call_id": call_id,
+                        "name": "search",
+                        "arguments": arguments,
+                    }
+                )
+            for call_id, (_, result) in zip(ids, calls, strict=True):
+                history.append(
+                    {
+                        "type": "function_call_output",
+                        "call_id": call_id,
+                        "output": words(rng, result),
+                    }
+                )
+        turns.append(Turn(list(history), latest))
+    return system, turns
+
+
+def gemini_turns(
+    script: Sequence[Event], rng: random.Random, with_system: bool
+) -> tuple[object, list[Turn]]:
+    system = "You keep notes." if with_system else None
+    history: list[Any] = [{"role": "user", "parts": [{"text": "Start: " + words(rng, 5)}]}]
+    latest = history[-1]
+    turns = [Turn(list(history), latest)]
+    for number, event in enumerate(script):
+        if event[0] == "user":
+            latest = {"role": "user", "parts": [{"text": words(rng, event[1])}]}
+            history.append(latest)
+        elif event[0] == "assistant":
+            history.append({"role": "model", "parts": [{"text": words(rng, event[1])}]})
+        else:
+            _, text, calls = event
+            ids = [f"fn_{number}_{k}" for k in range(len(calls))]
+            parts: list[Any] = [{"text": words(rng, text)}] if text else []
+            parts += [
+                {"functionCall": {"name": "search", "args": {"q": words(rng, a)}, "id": call_id}}
+                for call_id, (a, _) in zip(ids, calls, strict=True)
+            ]
+            history.append({"role": "model", "parts": parts})
+            answers = [
+                {
+                    "functionResponse": {
+                        "name": "search",
+                        "response": {"result": words(rng, r)},
+                        "id": call_id,
+                    }
+                }
+                for call_id, (_, r) in zip(ids, calls, strict=True)
+            ]
+            history.append({"role": "user", "parts": answers})
+        turns.append(Turn(list(history), latest))
+    return system, turns
+
+
+def check_responses(window: Any) -> None:
+    responses.from_messages(window.messages, instructions=window.system)
+    first = window.messages[0]
+    assert first.get("type") in (None, "message")  # never a call output or a lone reasoning
+
+
+def check_gemini(window: Any) -> None:
+    gemini.from_messages(window.messages, system_instruction=window.system)
+    assert window.messages[0]["role"] == "user"
+
+
+def check_openai(window: Any) -> None:
+    openai.from_messages(window.messages)  # raises on an orphaned result or unanswered call
+    roles = [m["role"] for m in window.messages]
+    assert "tool" not in roles[:1]
+
+
+def check_anthropic(window: Any) -> None:
+    anthropic.from_messages(window.messages, system=window.system)
+    assert window.messages[0]["role"] == "user"
+
+
+def check_langchain(window: Any) -> None:
+    _langchain().from_messages(window.messages)
+    assert window.messages[0].type != "tool"
+
+
+def _langchain() -> Any:
+    from pycupel.adapters import langchain
+
+    return langchain
+
+
+ADAPTERS = {
+    "openai": Adapter(
+        "openai",
+        openai_turns,
+        lambda budget, grid: openai.Session(budget=budget, grid=grid),
+        lambda session, messages, system: session.fit(messages),
+        lambda messages, system, budget: openai.fit_messages(messages, budget=budget),
+        lambda window: openai.count_tokens(window.messages),
+        check_openai,
+    ),
+    "anthropic": Adapter(
+        "anthropic",
+        anthropic_turns,
+        lambda budget, grid: anthropic.Session(budget=budget, grid=grid),
+        lambda session, messages, system: session.fit(messages, system=system),
+        lambda messages, system, budget: anthropic.fit_messages(
+            messages, system=system, budget=budget
+        ),
+        lambda window: anthropic.count_tokens(window.messages, system=window.system),
+        check_anthropic,
+    ),
+    "langchain": Adapter(
+        "langchain",
+        langchain_turns,
+        lambda budget, grid: _langchain().Session(budget=budget, grid=grid),
+        lambda session, messages, system: session.fit(messages),
+        lambda messages, system, budget: _langchain().fit_messages(messages, budget=budget),
+        lambda window: _langchain().count_tokens(window.messages),
+        check_langchain,
+    ),
+    "responses": Adapter(
+        "responses",
+        responses_turns,
+        lambda budget, grid: responses.Session(budget=budget, grid=grid),
+        lambda session, messages, system: session.fit(messages, instructions=system),
+        lambda messages, system, budget: responses.fit_messages(
+            messages, instructions=system, budget=budget
+        ),
+        lambda window: responses.count_tokens(window.messages, instructions=window.system),
+        check_responses,
+    ),
+    "gemini": Adapter(
+        "gemini",
+        gemini_turns,
+        lambda budget, grid: gemini.Session(budget=budget, grid=grid),
+        lambda session, messages, system: session.fit(messages, system_instruction=system),
+        lambda messages, system, budget: gemini.fit_messages(
+            messages, system_instruction=system, budget=budget
+        ),
+        lambda window: gemini.count_tokens(window.messages, system_instruction=window.system),
+        check_gemini,
+    ),
+}
+
+
+def replay_and_check(adapter: Adapter, case: tuple[Sequence[Event], int, int, bool, int]) -> None:
+    script, budget, grid, with_system, seed = case
+    system, turns = adapter.build(script, random.Random(seed), with_system)
+    session = adapter.session(budget, grid)
+    for turn in turns:
+        try:
+            window = adapter.fit(session, turn.messages, system)
+        except PinnedBudgetError:
+            with pytest.raises(PinnedBudgetError):
+                adapter.fit_messages(turn.messages, system, budget)
+            continue
+        assert adapter.count(window) <= budget
+        assert window.tokens <= budget
+        adapter.check(window)
+        assert any(message is turn.latest_user for message in window.messages) or (
+            adapter.name == "anthropic"  # Anthropic windows hold copies carrying breakpoints
+            and window.messages[-1]["role"] == "user"
+        )
+
+
+@pytest.mark.parametrize("name", sorted(ADAPTERS))
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=scripts)
+def test_no_window_exceeds_the_budget_and_every_window_is_valid(
+    name: str, case: tuple[list[Event], int, int, bool, int]
+) -> None:
+    if name == "langchain":
+        pytest.importorskip("langchain_core")
+    replay_and_check(ADAPTERS[name], case)
+
+
+@pytest.mark.parametrize("name", sorted(ADAPTERS))
+def test_a_large_turn_after_the_user_message_never_exceeds_the_budget(name: str) -> None:
+    """One user message, then six tool rounds of about 100 words each (about 700 tokens)."""
+    if name == "langchain":
+        pytest.importorskip("langchain_core")
+    script: list[Event] = [("tools", 0, ((3, 100),)) for _ in range(6)]
+    adapter = ADAPTERS[name]
+    system, turns = adapter.build(script, random.Random(1), True)
+    session = adapter.session(300, 8)
+    for turn in turns:
+        window = adapter.fit(session, turn.messages, system)
+        assert adapter.count(window) <= 300
+        adapter.check(window)
+    # The whole turn does not fit: the newest rounds are kept, the older ones left out.
+    assert window.report.dropped_units >= 4
+    # The same six rounds issued as parallel calls form one unit too large to keep: it is
+    # left out whole (never split), and the user message is still sent.
+    parallel: list[Event] = [("tools", 0, tuple((3, 100) for _ in range(6)))]
+    system, turns = adapter.build(parallel, random.Random(1), True)
+    window = adapter.fit(adapter.session(300, 8), turns[-1].messages, system)
+    assert adapter.count(window) <= 300
+    adapter.check(window)
+    assert window.report.dropped_units == 1
