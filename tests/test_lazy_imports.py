@@ -157,3 +157,26 @@ def test_each_command_loads_only_what_it_uses(
     modules = command_modules(*args)
     assert f"pycupel.cli.{args[0]}" in modules
     assert loaded(modules, *absent) == []
+
+
+def test_every_command_module_is_in_the_lazy_command_table() -> None:
+    from pycupel.cli import COMMANDS
+
+    package = Path(__file__).resolve().parents[1] / "src" / "pycupel" / "cli"
+    commands = sorted(path.stem for path in package.glob("*.py") if not path.stem.startswith("_"))
+    assert sorted(COMMANDS) == commands
+    assert all(module == f"pycupel.cli.{name}" for name, module in COMMANDS.items())
+    listing = subprocess.run(
+        [sys.executable, "-m", "pycupel", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    ).stdout
+    assert all(f"  {name} " in listing for name in commands), listing
+
+
+def test_cost_loads_neither_the_conformance_runner_nor_replay() -> None:
+    modules = command_modules("cost", "--help")
+    assert "pycupel.cli.cost" in modules
+    assert loaded(modules, "pycupel.conformance", "pycupel.replay", "pycupel.render.html") == []
