@@ -15,7 +15,7 @@ of them. For each module the script:
 4. prints killed / survived / timeout / no-tests counts and the killed share, and appends
    them to ``benchmarks/mutation/scores.jsonl`` unless ``--no-record``.
 
-Needs ``pip install mutmut`` (not a dependency of the project); it is not part of CI: a full run takes
+Needs ``pip install mutmut`` (not a project dependency); it is not part of CI: a full run takes
 a long time on a small machine, so run modules separately and time-box them (``--timeout``).
 The killed share counts every mutant mutmut generated for the module (survivors, timeouts and
 mutants no selected test reaches all count as not killed).
