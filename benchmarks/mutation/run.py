@@ -15,7 +15,7 @@ of them. For each module the script:
 4. prints killed / survived / timeout / no-tests counts and the killed share, and appends
    them to ``benchmarks/mutation/scores.jsonl`` unless ``--no-record``.
 
-Needs ``pip install mutmut`` (the ``mutation`` extra); it is not part of CI: a full run takes
+Needs ``pip install mutmut`` (not a project dependency); it is not part of CI: a full run takes
 a long time on a small machine, so run modules separately and time-box them (``--timeout``).
 The killed share counts every mutant mutmut generated for the module (survivors, timeouts and
 mutants no selected test reaches all count as not killed).
@@ -38,6 +38,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 SCORES = Path(__file__).with_name("scores.jsonl")
 
+# the pipeline's own tests (the CLI and item-file tests there read example files mutmut does
+# not copy, and exercise other modules)
+PIPELINE_TESTS = [
+    "tests/pipeline/test_classify_stage.py",
+    "tests/pipeline/test_pipeline_stages.py",
+    "tests/pipeline/test_pipeline_promises.py",
+    "tests/pipeline/test_pipeline_vectors.py",
+    "tests/pipeline/test_pipeline_config.py",
+    "tests/pipeline/test_small_batches.py",
+]
+
 # module -> the tests that exercise it (kept small: every mutant runs them until one fails)
 TARGETS: dict[str, list[str]] = {
     "model": ["tests/test_model.py", "tests/test_hostile_inputs.py"],
@@ -45,14 +56,20 @@ TARGETS: dict[str, list[str]] = {
     "scorers/base": ["tests/scorers/test_common.py", "tests/test_hostile_inputs.py"],
     "scorers/composite": ["tests/scorers/test_composite.py", "tests/test_hostile_inputs.py"],
     "scorers/scaled": ["tests/scorers/test_scaled.py"],
-    "scorers/kind": ["tests/scorers/test_kind.py"],
-    "scorers/tag": ["tests/scorers/test_tag.py"],
+    "scorers/kind": ["tests/scorers/test_kind.py", "tests/scorers/test_item_scorer_forms.py"],
+    "scorers/tag": ["tests/scorers/test_tag.py", "tests/scorers/test_item_scorer_forms.py"],
     "scorers/priority": ["tests/scorers/test_rank_scorers.py"],
     "scorers/recency": ["tests/scorers/test_rank_scorers.py"],
-    "scorers/reflexive": ["tests/scorers/test_reflexive.py"],
+    "scorers/reflexive": [
+        "tests/scorers/test_reflexive.py",
+        "tests/scorers/test_item_scorer_forms.py",
+    ],
     "scorers/frequency": ["tests/scorers/test_frequency.py"],
     "scorers/decay": ["tests/scorers/test_decay.py", "tests/test_hostile_inputs.py"],
-    "scorers/metadata": ["tests/scorers/test_metadata.py"],
+    "scorers/metadata": [
+        "tests/scorers/test_metadata.py",
+        "tests/scorers/test_item_scorer_forms.py",
+    ],
     "slicers/greedy": ["tests/slicers/test_greedy.py"],
     "slicers/knapsack": ["tests/slicers/test_knapsack.py"],
     "slicers/quota": ["tests/slicers/test_quota.py"],
@@ -64,12 +81,12 @@ TARGETS: dict[str, list[str]] = {
     ],
     "slicers/_common": ["tests/slicers", "tests/test_hostile_inputs.py"],
     "slicers/packer": ["tests/slicers/test_packer.py"],
-    "pipeline/classify": ["tests/pipeline"],
-    "pipeline/score": ["tests/pipeline"],
-    "pipeline/deduplicate": ["tests/pipeline"],
-    "pipeline/sort": ["tests/pipeline"],
-    "pipeline/slice": ["tests/pipeline"],
-    "pipeline/place": ["tests/pipeline"],
+    "pipeline/classify": PIPELINE_TESTS,
+    "pipeline/score": PIPELINE_TESTS,
+    "pipeline/deduplicate": PIPELINE_TESTS,
+    "pipeline/sort": PIPELINE_TESTS,
+    "pipeline/slice": PIPELINE_TESTS,
+    "pipeline/place": PIPELINE_TESTS,
 }
 
 

@@ -16,6 +16,7 @@ from pipeline_fakes import (
     by_priority,
 )
 
+from pycupel.diagnostics import DiagnosticTraceCollector, PipelineStage
 from pycupel.errors import (
     BudgetOverflowError,
     NonFiniteScoreError,
@@ -26,6 +27,8 @@ from pycupel.errors import (
 )
 from pycupel.model import ContextBudget, ContextItem, OverflowStrategy, ScoredItem
 from pycupel.pipeline import Pipeline, PipelineResult
+from pycupel.placers import ChronologicalPlacer
+from pycupel.slicers import GreedySlice
 from pycupel.slicers.base import (
     CountRequirementShortfall,
     PackingStats,
@@ -387,3 +390,120 @@ def test_caller_list_is_not_mutated_and_result_is_frozen() -> None:
 
 def test_tuple_input_is_accepted() -> None:
     assert contents(pipeline().run((item("a", 5, 1),)).items) == ["a"]
+
+
+@pytest.mark.parametrize(
+    ("pick", "value", "rule"),
+    [
+        (
+            lambda items, b: SliceResult((items[0].item, items[1].item, items[0].item)),
+            "3 items, 2 distinct",
+            "must return each selected item once",
+        ),
+        (
+            lambda items, b: SliceResult((items[0].item, ContextItem("alien", tokens=1))),
+            "1 items not among its input",
+            "must return only items it was given",
+        ),
+        (lambda items, b: {"a"}, {"a"}, "must return a SliceResult or a sequence of items"),
+        (lambda items, b: [items[0].item, "a"], "a", "must return ContextItem instances"),
+    ],
+)
+def test_buggy_slicer_error_names_the_slicer_the_value_and_the_rule(
+    pick: object, value: object, rule: str
+) -> None:
+    for plain in (True, False):  # plain candidates and ones with a pinned item take two paths
+        extra = [] if plain else [item("pin", 1, pinned=True)]
+        with pytest.raises(SlicerConfigError) as info:
+            pipeline(slicer=FunctionSlice(pick)).run(  # type: ignore[arg-type]
+                [item("a", 10, 2), item("b", 10, 1), *extra]
+            )
+        assert info.value.field == "FunctionSlice.slice"
+        assert info.value.value == value
+        assert info.value.rule == rule
+
+
+def test_custom_slicer_output_order_sets_the_merge_positions() -> None:
+    # the slicer returns its picks in reverse score order; the placer keeps that order
+    slicer = FunctionSlice(lambda items, b: [e.item for e in items][::-1][:2])
+    candidates = [item("a", 5, 1), item("b", 5, 3), item("c", 5, 2)]
+    assert contents(pipeline(slicer=slicer).run(candidates).items) == ["a", "c"]
+    pinned = [*candidates, item("pin", 1, pinned=True)]
+    assert contents(pipeline(slicer=slicer).run(pinned).items) == ["pin", "a", "c"]
+
+
+class FirstOnlyGreedy(GreedySlice):
+    """A built-in columnar slicer whose ``slice`` is overridden: the override must run."""
+
+    def slice(self, items: Sequence[ScoredItem], budget: ContextBudget) -> SliceResult:
+        return SliceResult((items[-1].item,))
+
+
+def test_an_overridden_slice_of_a_built_in_slicer_is_used() -> None:
+    result = pipeline(slicer=FirstOnlyGreedy()).run([item("a", 5, 1), item("b", 5, 3)])
+    assert contents(result.items) == ["a"]
+    greedy = pipeline(slicer=GreedySlice()).run([item("a", 5, 1), item("b", 5, 3)])
+    assert sorted(contents(greedy.items)) == ["a", "b"]
+
+
+def test_a_target_of_one_token_still_runs_a_built_in_slicer() -> None:
+    result = pipeline(slicer=GreedySlice(), budget=budget(1)).run(
+        [item("a", 1, 1), item("b", 2, 3)]
+    )
+    assert contents(result.items) == ["a"]
+
+
+@pytest.mark.parametrize(
+    ("order", "value", "rule"),
+    [
+        (
+            lambda merged: 42,
+            42,
+            "must return the items it was given, reordered (a sequence of ContextItem)",
+        ),
+        (
+            lambda merged: [e.item for e in merged][:-1],
+            "1 items for 2 given",
+            "must return exactly the items it was given, each once, reordered",
+        ),
+    ],
+)
+def test_buggy_placer_error_names_the_placer_the_value_and_the_rule(
+    order: object, value: object, rule: str
+) -> None:
+    with pytest.raises(PlacerConfigError) as info:
+        pipeline(placer=FunctionPlacer(order)).run(  # type: ignore[arg-type]
+            [item("a", 5, 1), item("b", 5, 2)]
+        )
+    assert info.value.field == "FunctionPlacer.place"
+    assert info.value.value == value
+    assert info.value.rule == rule
+
+
+class ReversedChronological(ChronologicalPlacer):
+    """A built-in columnar placer whose ``place`` is overridden: the override must run."""
+
+    def place(self, items: Sequence[ScoredItem]) -> list[ContextItem]:
+        return [entry.item for entry in items][::-1]
+
+
+def test_an_overridden_place_of_a_built_in_placer_is_used() -> None:
+    candidates = [item("a", 5, 1), item("b", 5, 3)]
+    own = pipeline(placer=ReversedChronological(), slicer=GreedySlice()).run(candidates)
+    built_in = pipeline(placer=ChronologicalPlacer(), slicer=GreedySlice()).run(candidates)
+    assert contents(own.items) == contents(built_in.items)[::-1]
+    assert contents(own.items) != contents(built_in.items)
+
+
+def test_place_stage_counts_the_merge_before_truncation() -> None:
+    collector = DiagnosticTraceCollector()
+    result = pipeline(
+        slicer=TakeAllSlice(),
+        budget=budget(15),
+        overflow_strategy=OverflowStrategy.TRUNCATE,
+    ).run([item("a", 10, 3), item("b", 10, 2), item("c", 10, 1)], collector=collector)
+    assert contents(result.items) == ["a"]
+    (place_event,) = [
+        e for e in collector.events if e.stage is PipelineStage.PLACE and not e.message
+    ]
+    assert place_event.item_count == 3

@@ -9,6 +9,7 @@ import pytest
 
 from pycupel.model import ContextItem
 from pycupel.scorers import PriorityScorer, RecencyScorer
+from pycupel.scorers.base import SMALL_BATCH
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 
@@ -154,3 +155,31 @@ def test_priority_per_item_score_for_an_item_outside_the_list() -> None:
     assert scorer.score(prio(0), items) == 0.0
     assert scorer.score(prio(None), items) == 0.0
     assert scorer.score(prio(5), []) == 1.0
+
+
+# --------------------------------------------------------------------------- batch paths
+
+
+def _large_batch_items() -> tuple[list[ContextItem], list[ContextItem]]:
+    # Past SMALL_BATCH the scorers take the numpy path; keys repeat (ties) and some are missing.
+    size = SMALL_BATCH + 40
+    by_time = [at(None if i % 7 == 0 else (i * 37) % 101) for i in range(size)]
+    by_priority = [prio(None if i % 5 == 0 else (i * 13) % 29 - 10) for i in range(size)]
+    return by_time, by_priority
+
+
+@pytest.mark.parametrize("scorer", [RecencyScorer(), PriorityScorer()])
+def test_large_batches_match_the_per_item_form(scorer: RecencyScorer | PriorityScorer) -> None:
+    by_time, by_priority = _large_batch_items()
+    items = by_time if isinstance(scorer, RecencyScorer) else by_priority
+    expected = [scorer.score(item, items) for item in items]
+    assert 0.0 < sum(expected) < len(items)  # a real spread, not all equal
+    assert scorer.score_all(items) == expected
+    assert scorer.score_array(items).tolist() == expected
+    small = items[:30]
+    assert scorer.score_array(small).tolist() == [scorer.score(i, small) for i in small]
+
+
+def test_rank_scorer_reprs() -> None:
+    assert repr(RecencyScorer()) == "RecencyScorer()"
+    assert repr(PriorityScorer()) == "PriorityScorer()"

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import math
+import pickle
+import warnings
 from collections.abc import Sequence
 
+import numpy as np
 import pytest
 
 from pycupel.errors import ScorerConfigError
 from pycupel.model import ContextItem
 from pycupel.scorers import KindScorer, PriorityScorer, ReflexiveScorer, ScaledScorer
+from pycupel.scorers.base import MAX_SCORER_NESTING
 
 
 def hinted(hint: float | None, content: str = "x") -> ContextItem:
@@ -117,3 +121,70 @@ def test_inner_returning_the_wrong_number_of_scores_is_reported() -> None:
 
 def test_repr() -> None:
     assert repr(ScaledScorer(ReflexiveScorer())) == "ScaledScorer(ReflexiveScorer())"
+
+
+@pytest.mark.parametrize("inner", [None, 42, "reflexive"])
+def test_invalid_inner_error_names_the_value_and_the_rule(inner: object) -> None:
+    with pytest.raises(ScorerConfigError) as info:
+        ScaledScorer(inner)  # type: ignore[arg-type]
+    assert info.value.value is inner
+    assert info.value.rule.startswith("must ")
+    assert info.value.rule in str(info.value)
+    assert ("not None" in info.value.rule) == (inner is None)
+
+
+def test_too_deep_nesting_is_refused_naming_the_inner_field() -> None:
+    scorer: ScaledScorer | ReflexiveScorer = ReflexiveScorer()
+    for _ in range(MAX_SCORER_NESTING):
+        scorer = ScaledScorer(scorer)
+    with pytest.raises(ScorerConfigError) as info:
+        ScaledScorer(scorer)
+    assert info.value.field == "inner"
+    assert f"at most {MAX_SCORER_NESTING} combinator levels" in str(info.value)
+    assert scorer.children()  # the deepest accepted one is still a working scorer
+
+
+class ByQuery:
+    """A query-aware scorer: the item's position, reversed when the query is "reverse"."""
+
+    def score_all(self, items: Sequence[ContextItem]) -> list[float]:
+        return self.score_all_for(items, None)
+
+    def score_all_for(self, items: Sequence[ContextItem], query: str | None) -> list[float]:
+        scores = [float(i) for i in range(len(items))]
+        return scores[::-1] if query == "reverse" else scores
+
+
+def test_the_query_reaches_the_inner_scorer() -> None:
+    items = [hinted(None, c) for c in "abc"]
+    scorer = ScaledScorer(ByQuery())
+    assert scorer.score_array_for(items, None).tolist() == [0.0, 0.5, 1.0]
+    assert scorer.score_array_for(items, "reverse").tolist() == [1.0, 0.5, 0.0]
+
+
+def test_degenerate_array_is_float64() -> None:
+    result = ScaledScorer(ReflexiveScorer()).score_array([hinted(0.3), hinted(0.3)])
+    assert result.dtype == np.float64
+    assert result.tolist() == [0.5, 0.5]
+
+
+def test_infinite_and_huge_inner_scores_scale_without_numpy_warnings() -> None:
+    items = [hinted(None, c) for c in "abc"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        infinite = ScaledScorer(Fixed([0.0, math.inf, 1.0])).score_array(items)
+        huge = ScaledScorer(Fixed([-1e308, 1e308, 0.0])).score_array(items)
+    assert math.isnan(infinite[1])
+    assert [infinite[0], infinite[2]] == [0.0, 0.0]
+    # the range overflows to inf: the IEEE quotients are 0, inf/inf = NaN, 0
+    assert math.isnan(huge[1])
+    assert [huge[0], huge[2]] == [0.0, 0.0]
+
+
+def test_pickle_round_trip_keeps_the_inner_scorer() -> None:
+    scorer = ScaledScorer(PriorityScorer())
+    copy = pickle.loads(pickle.dumps(scorer))
+    assert type(copy) is ScaledScorer
+    assert repr(copy) == "ScaledScorer(PriorityScorer())"
+    items = [ContextItem("x", tokens=1, priority=p) for p in (1, 5, 3)]
+    assert copy.score_all(items) == scorer.score_all(items) == [0.0, 1.0, 0.5]

@@ -134,3 +134,37 @@ def test_repr() -> None:
     assert repr(TagScorer({"a": 1.0}, case_sensitive=False)) == (
         "TagScorer({'a': 1.0}, case_sensitive=False)"
     )
+
+
+@pytest.mark.parametrize(
+    ("weights", "case_sensitive", "field", "value", "rule"),
+    [
+        (["a"], True, "weights", ["a"], "must be a mapping of tag to weight"),
+        ({1: 1.0}, True, "weights", 1, "keys must be strings"),
+        (
+            {"Urgent": 1.0, "URGENT": 2.0},
+            False,
+            "weights",
+            "URGENT",
+            "must not name the same tag twice (ASCII case-insensitive)",
+        ),
+        (
+            {"a": 1e308, "b": 1e308},
+            True,
+            "weights",
+            {"a": 1e308, "b": 1e308},
+            "the sum of weights must be finite",
+        ),
+        ({}, 1, "case_sensitive", 1, "must be a bool"),
+    ],
+)
+def test_configuration_errors_name_the_field_the_value_and_the_rule(
+    weights: object, case_sensitive: object, field: str, value: object, rule: str
+) -> None:
+    with pytest.raises(ScorerConfigError) as info:
+        TagScorer(weights, case_sensitive=case_sensitive)  # type: ignore[arg-type]
+    assert info.value.field == field
+    assert info.value.value == value
+    assert info.value.rule.startswith(rule)
+    assert field in str(info.value)
+    assert info.value.rule in str(info.value)

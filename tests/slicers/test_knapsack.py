@@ -262,3 +262,55 @@ def test_bucket_one_thousand_items_fits_in_memory() -> None:
     finally:
         tracemalloc.stop()
     assert peak <= 64 * 1024 * 1024, f"peak {peak:,} bytes"
+
+
+# --------------------------------------------------------------------------- exact edges
+
+
+def test_defaults_of_a_fresh_slicer() -> None:
+    # built here, not at import, so the constructor's defaults are the ones checked
+    fresh = KnapsackSlice()
+    assert (fresh.bucket_size, fresh.max_table_bytes) == (100, DEFAULT_MAX_TABLE_BYTES)
+    assert KnapsackSlice(max_table_bytes=1).max_table_bytes == 1
+
+
+@pytest.mark.parametrize("value", [0, -1])
+def test_max_table_bytes_error_names_the_field_and_the_value(value: int) -> None:
+    with pytest.raises(SlicerConfigError) as info:
+        KnapsackSlice(max_table_bytes=value)
+    assert info.value.field == "max_table_bytes"
+    assert info.value.value == value
+    assert str(info.value) == f"max_table_bytes: must be >= 1, got {value}"
+
+
+def test_a_table_of_exactly_the_limit_is_allowed() -> None:
+    items = [scored(f"i{k}", 10 + k, 0.5 + k / 100) for k in range(20)]
+    with pytest.raises(TableTooLargeError) as info:
+        KnapsackSlice(1, max_table_bytes=1).slice(items, budget(150))
+    needed = info.value.table_bytes
+    exact = KnapsackSlice(1, max_table_bytes=needed).slice(items, budget(150))
+    assert exact.selected
+    with pytest.raises(TableTooLargeError):
+        KnapsackSlice(1, max_table_bytes=needed - 1).slice(items, budget(150))
+
+
+def test_the_smallest_positive_scaled_score_is_worth_keeping() -> None:
+    # floor(0.0001 * 10000) = 1: worth one unit, so kept when it fits
+    assert selected(KNAPSACK.slice([scored("tiny", 100, 0.0001)], budget(1000))) == ["tiny"]
+
+
+def test_scores_too_large_to_scale_error_names_the_sum() -> None:
+    items = [scored("a", 100, 1e15), scored("b", 100, 1e15)]
+    with pytest.raises(SliceInputError) as info:
+        KNAPSACK.slice(items, budget(1000))
+    assert info.value.field == "items[*].score"
+    assert info.value.value == 2e15 * 10_000
+
+
+def test_positive_infinity_error_names_the_item() -> None:
+    items = [scored("a", 100, 0.5), scored("b", 100, math.inf)]
+    with pytest.raises(SliceInputError) as info:
+        KNAPSACK.slice(items, budget(1000))
+    assert info.value.field == "items[1].score"
+    assert info.value.value == math.inf
+    assert info.value.rule == "must be finite for KnapsackSlice (scores are scaled to integers)"
