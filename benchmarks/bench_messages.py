@@ -120,6 +120,9 @@ def precompute(messages: list[dict[str, Any]]) -> tuple[TableCounter, int]:
     table: dict[str, int] = {}
     counter = _Recorder(table)
     total = openai.count_tokens(messages, counter=counter)
+    # One untimed fit records the texts of the shorter versions it builds (placeholders and
+    # truncations of tool results), so the timed fits count every text from the table.
+    openai.fit_messages(messages, budget=total // 4, counter=counter)
     return TableCounter(table), total // 4
 
 
