@@ -1,20 +1,57 @@
-"""The recall zone scores with RelevanceScorer from words read once per unit: same scores."""
+"""The recall zone scores with RelevanceScorer from term ids analysed once per unit: the same
+scores as scoring the texts."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from session_histories import sample_sentences
 
 from pycupel import ContextItem
-from pycupel.scorers._lexical import words_of
+from pycupel.errors import ScorerConfigError
+from pycupel.scorers._lexical import TermVocabulary, words_of
 from pycupel.scorers.relevance import RelevanceScorer
 
 
-def test_score_words_equals_score_array_for_on_the_same_texts() -> None:
+def test_score_term_ids_equals_score_array_for_on_the_same_texts() -> None:
     texts = [*sample_sentences()[:60], "the the the", "Kestrel-4471 storage code"]
+    # The vocabulary also knows texts outside the scored corpus (a session's window).
+    outside = ["the weather garden storage zzz", "Kestrel nests by the garden"]
+    vocabulary = TermVocabulary()
+    for text in outside:
+        vocabulary.ids(words_of(text))
+    per_doc = [vocabulary.ids(words_of(text)) for text in texts]
     items = [ContextItem(text, tokens=max(len(text) // 4, 1)) for text in texts]
-    for scorer in (RelevanceScorer(), RelevanceScorer(k1=2.0, b=0.3, expansion=0.5)):
-        for query in ("storage code Kestrel", "the garden and the weather", "zzz"):
+    for scorer in (RelevanceScorer(), RelevanceScorer(k1=2.0, b=0.3)):
+        for query in ("storage code Kestrel", "the garden and the weather", "zzz", "weather"):
             expected = scorer.score_array_for(items, query)
-            got = scorer.score_words([words_of(text) for text in texts], query)
-            np.testing.assert_allclose(got, expected)
+            got = scorer.score_term_ids(per_doc, vocabulary, query)
+            assert got.tolist() == expected.tolist()
+    assert RelevanceScorer().score_term_ids([], vocabulary, "garden").tolist() == []
+
+
+def test_a_vocabulary_analyses_each_word_once_and_skips_stop_words() -> None:
+    vocabulary = TermVocabulary()
+    first = vocabulary.ids(words_of("The gardens of the garden"))
+    second = vocabulary.ids(words_of("garden party"))
+    assert first.tolist() == [0, 0]  # "gardens" and "garden" share a stem; stop words dropped
+    assert second.tolist() == [0, 1]
+    assert len(vocabulary.term_ids) == 2
+
+
+def test_score_term_ids_refuses_query_expansion() -> None:
+    with pytest.raises(ScorerConfigError, match="expansion"):
+        RelevanceScorer(expansion=0.5).score_term_ids([], TermVocabulary(), "garden")
+
+
+def test_texts_and_term_ids_give_one_ranking_on_long_random_corpora() -> None:
+    rng = np.random.default_rng(7)
+    words = [f"w{i}" for i in range(300)] + ["the", "and", "of"]
+    texts = [" ".join(rng.choice(words, size=int(rng.integers(1, 40)))) for _ in range(500)]
+    vocabulary = TermVocabulary()
+    per_doc = [vocabulary.ids(words_of(text)) for text in texts]
+    items = [ContextItem(text, tokens=10) for text in texts]
+    scorer = RelevanceScorer()
+    for query in ("w1 w2 w3", "w299 the w7 w7", "w150"):
+        got = scorer.score_term_ids(per_doc, vocabulary, query)
+        assert got.tolist() == scorer.score_array_for(items, query).tolist()

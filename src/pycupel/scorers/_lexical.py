@@ -31,7 +31,7 @@ import numpy.typing as npt
 from pycupel._unique import unique_ints
 from pycupel.errors import MissingDependencyError
 
-__all__ = ["STOP_WORDS", "Bm25Corpus", "terms_of", "words_of"]
+__all__ = ["STOP_WORDS", "Bm25Corpus", "TermVocabulary", "terms_of", "words_of"]
 
 _WORD: Final = re.compile(r"[^\W_]+")
 
@@ -107,6 +107,37 @@ FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.intp]
 
 
+class TermVocabulary:
+    """Term ids assigned as documents arrive, for a corpus that grows (a session's history).
+
+    Each document is analysed once (:meth:`ids`); a :class:`Bm25Corpus` over any subset of the
+    documents seen is then built from their id arrays without reading a word again. Not
+    shared between threads: one belongs to one conversation.
+    """
+
+    __slots__ = ("_stems", "term_ids")
+
+    def __init__(self) -> None:
+        self.term_ids: dict[str, int] = {}
+        self._stems: dict[str, str | None] = {}  # word -> stem, None for a stop word
+
+    def ids(self, words: Sequence[str]) -> IntArray:
+        """The term ids of ``words`` (a :func:`words_of` list), stop words left out, in order."""
+        known = self._stems
+        new = [word for word in dict.fromkeys(words) if word not in known]
+        if new:
+            stems = _stems([new])
+            for word in new:
+                known[word] = stems.get(word)
+        term_ids = self.term_ids
+        found: list[int] = []
+        for word in words:
+            stem = known[word]
+            if stem is not None:
+                found.append(term_ids.setdefault(stem, len(term_ids)))
+        return np.array(found, dtype=np.intp)
+
+
 class Bm25Corpus:
     """BM25 statistics of a list of texts, queried any number of times.
 
@@ -117,18 +148,10 @@ class Bm25Corpus:
 
     __slots__ = ("_avgdl", "_b", "_doc_of", "_ids", "_k1", "_lengths", "_n", "_term_ids")
 
-    def __init__(
-        self,
-        texts: Sequence[str],
-        *,
-        k1: float,
-        b: float,
-        words: Sequence[Sequence[str]] | None = None,
-    ) -> None:
-        """``words`` replaces ``texts`` with each text's :func:`words_of`, read beforehand."""
+    def __init__(self, texts: Sequence[str], *, k1: float, b: float) -> None:
         self._k1 = k1
         self._b = b
-        per_doc = words if words is not None else [words_of(text) for text in texts]
+        per_doc = [words_of(text) for text in texts]
         self._n = len(per_doc)
         every: list[str] = list(chain.from_iterable(per_doc))
         stems = _stems([every])
@@ -146,6 +169,28 @@ class Bm25Corpus:
         self._lengths = np.bincount(self._doc_of, minlength=self._n).astype(np.float64)
         self._avgdl = float(self._lengths.mean()) if self._n else 0.0
         self._term_ids = term_ids
+
+    @classmethod
+    def of_term_ids(
+        cls, per_doc: Sequence[IntArray], vocabulary: TermVocabulary, *, k1: float, b: float
+    ) -> Bm25Corpus:
+        """The corpus of documents given as :meth:`TermVocabulary.ids` arrays.
+
+        The statistics are those of the same documents' texts: each document's length is its
+        number of terms, and a query term the vocabulary knows but these documents lack
+        scores 0 everywhere, exactly as an unknown one.
+        """
+        corpus = cls.__new__(cls)
+        corpus._k1 = k1
+        corpus._b = b
+        corpus._n = len(per_doc)
+        counts = np.fromiter(map(len, per_doc), dtype=np.intp, count=corpus._n)
+        corpus._ids = np.concatenate(per_doc) if per_doc else np.zeros(0, dtype=np.intp)
+        corpus._doc_of = np.repeat(np.arange(corpus._n, dtype=np.intp), counts)
+        corpus._lengths = counts.astype(np.float64)
+        corpus._avgdl = float(corpus._lengths.mean()) if corpus._n else 0.0
+        corpus._term_ids = vocabulary.term_ids
+        return corpus
 
     @property
     def size(self) -> int:

@@ -31,7 +31,7 @@ from pycupel._checks import check_float, check_int
 from pycupel.errors import ItemValidationError, MissingQueryError, ScorerConfigError
 from pycupel.model import ContextItem
 from pycupel.scorers._immutable import Immutable
-from pycupel.scorers._lexical import Bm25Corpus
+from pycupel.scorers._lexical import Bm25Corpus, IntArray, TermVocabulary
 from pycupel.scorers.base import BaseScorer, FloatArray, Scorer, as_scorer, score_array_for
 
 __all__ = [
@@ -124,12 +124,24 @@ class RelevanceScorer(Immutable, BaseScorer):
         corpus = Bm25Corpus([item.content for item in items], k1=self._k1, b=self._b)
         return self._scaled(corpus, text)
 
-    def score_words(self, words: Sequence[Sequence[str]], query: str | None) -> FloatArray:
-        """:meth:`score_array_for` of documents given as their
-        :func:`~pycupel.scorers._lexical.words_of` (the same scores, for callers that keep
-        each document's words between runs instead of reading its text again)."""
+    def score_term_ids(
+        self, per_doc: Sequence[IntArray], vocabulary: TermVocabulary, query: str | None
+    ) -> FloatArray:
+        """:meth:`score_array_for` of documents given as :meth:`TermVocabulary.ids` arrays
+        (the same scores, for callers that analyse each document once while the corpus
+        grows, as a session's history does).
+
+        Raises:
+            ScorerConfigError: the scorer expands the query (expansion ranks terms by their
+                ids, which a growing vocabulary numbers differently).
+        """
         text = _require_query(self, query)
-        return self._scaled(Bm25Corpus((), k1=self._k1, b=self._b, words=words), text)
+        if self._expansion > 0.0:
+            raise ScorerConfigError(
+                "expansion", self._expansion, "must be 0 to score documents given as term ids"
+            )
+        corpus = Bm25Corpus.of_term_ids(per_doc, vocabulary, k1=self._k1, b=self._b)
+        return self._scaled(corpus, text)
 
     def _scaled(self, corpus: Bm25Corpus, text: str) -> FloatArray:
         terms = corpus.terms(text)

@@ -386,8 +386,8 @@ class SessionCore(Generic[M]):
         ]
         if not dropped:
             return []
-        words = history.unit_words
-        scores = _RELEVANCE.score_words([words[u] for u in dropped], query)
+        terms = history.unit_terms
+        scores = _RELEVANCE.score_term_ids([terms[u] for u in dropped], history.vocabulary, query)
         chosen: list[int] = []
         used = 0.0
         strong = sorted(

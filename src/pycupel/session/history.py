@@ -28,7 +28,7 @@ from pycupel.adapters._units import (
     _make_unit,
     message_tokens,
 )
-from pycupel.scorers._lexical import words_of
+from pycupel.scorers._lexical import IntArray, TermVocabulary, words_of
 from pycupel.tokens import TokenCounter
 
 __all__ = ["NO_SYSTEM", "History", "MessageFormat", "ParseState", "Sync"]
@@ -126,7 +126,9 @@ class History(Generic[M]):
         self.tokens: list[int] = []
         self._stamps: list[datetime] = []
         self.units: list[MessageUnit] = []
-        self.unit_words: list[list[str]] = []  # read once per unit, for the recall zone
+        # Each unit's terms, analysed once, for the recall zone's BM25 corpus.
+        self.vocabulary = TermVocabulary()
+        self.unit_terms: list[IntArray] = []
         self.latest_user_unit = -1
         self._open_start = 0
         self._provisional = False
@@ -336,7 +338,7 @@ class History(Generic[M]):
         if any(message.user_turn for message in parsed) and not system_unit:
             self.latest_user_unit = len(self.units)
         self.units.append(unit)
-        self.unit_words.append(words_of(unit.item.content))
+        self.unit_terms.append(self.vocabulary.ids(words_of(unit.item.content)))
 
     def check_complete(self) -> None:
         """Raise MessageFormatError when a tool call of the history has no result yet.
