@@ -42,6 +42,7 @@ SCORES = Path(__file__).with_name("scores.jsonl")
 # not copy, and exercise other modules)
 PIPELINE_TESTS = [
     "tests/pipeline/test_classify_stage.py",
+    "tests/pipeline/test_score_stage.py",
     "tests/pipeline/test_pipeline_stages.py",
     "tests/pipeline/test_pipeline_promises.py",
     "tests/pipeline/test_pipeline_vectors.py",
