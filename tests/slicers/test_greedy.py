@@ -152,6 +152,9 @@ def test_negative_tokens_are_rejected_with_the_position() -> None:
     with pytest.raises(SliceInputError, match=r"items\[1\]\.item\.tokens: must be >= 0") as info:
         GREEDY.slice(items, budget(100))
     assert info.value.value == -3
+    # the list form (a small batch in the pipeline) checks the counts the same way
+    with pytest.raises(SliceInputError, match=r"items\[1\]\.item\.tokens: must be >= 0"):
+        GREEDY.select_positions_of_lists([10, -3], [0.5, 0.4], budget(100))
 
 
 def test_budget_must_be_a_context_budget() -> None:
