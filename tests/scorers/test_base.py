@@ -14,8 +14,10 @@ from pycupel.errors import NonFiniteScoreError, ScorerConfigError
 from pycupel.model import ContextItem
 from pycupel.scorers import BaseScorer, FunctionScorer, ItemScorer, KindScorer, as_scorer
 from pycupel.scorers.base import (
+    MAX_SCORER_NESTING,
     FloatArray,
     check_finite_scores,
+    check_nesting,
     is_builtin,
     nesting_depth,
     score_array,
@@ -93,7 +95,14 @@ def test_the_query_reaches_a_custom_query_aware_scorer() -> None:
         def score_all_for(self, items: Sequence[ContextItem], query: str | None) -> list[float]:
             return [float(len(query or "")) + item.tokens for item in items]
 
+    class OneShort(Echo):
+        def score_all_for(self, items: Sequence[ContextItem], query: str | None) -> list[float]:
+            return super().score_all_for(items, query)[1:]
+
     assert score_array_for(Echo(), ITEMS, "xyz").tolist() == [4.0, 5.0, 6.0]
+    with pytest.raises(ScorerConfigError) as info:
+        score_array_for(OneShort(), ITEMS, "xyz")
+    assert (info.value.field, info.value.value) == ("OneShort.score_all", "2 scores")
     assert score_array_for(Returns([1, 2, 3]), ITEMS, "xyz").tolist() == [1.0, 2.0, 3.0]
     with pytest.raises(ScorerConfigError) as info:
         score_array_for(Returns([1.0]), ITEMS, "xyz")
@@ -104,6 +113,11 @@ def test_the_query_reaches_a_custom_query_aware_scorer() -> None:
 
 
 def test_custom_scores_become_float64_arrays() -> None:
+    class Tokens:
+        def score_all(self, items: Sequence[ContextItem]) -> list[int]:
+            return [item.tokens for item in items]
+
+    assert score_array(Tokens(), ITEMS).tolist() == [1.0, 2.0, 3.0]
     assert score_array(Returns([1, 2.5, 3]), ITEMS).tolist() == [1.0, 2.5, 3.0]
     ints = score_array(Returns(np.array([1, 2, 3])), ITEMS)
     assert ints.dtype == np.float64
@@ -274,3 +288,19 @@ def test_children_that_are_not_a_method_returning_a_list_count_as_none() -> None
     assert nesting_depth(DataChildren()) == 0
     assert nesting_depth(OddChildren()) == 0
     assert nesting_depth(Node) == 0
+
+
+def test_nesting_past_the_bound_names_the_depth_found() -> None:
+    chain: object = Returns([0.0])
+    for _ in range(MAX_SCORER_NESTING - 1):
+        chain = Node(chain)
+    check_nesting("inner", chain)  # one more level makes exactly the bound
+    deeper = Node(chain)
+    with pytest.raises(ScorerConfigError) as info:
+        check_nesting("inner", deeper)
+    assert (info.value.field, info.value.value, info.value.rule) == (
+        "inner",
+        f"<Node nesting {MAX_SCORER_NESTING} levels>",
+        f"must leave the scorer at most {MAX_SCORER_NESTING} combinator levels deep "
+        f"(this would make {MAX_SCORER_NESTING + 1})",
+    )
