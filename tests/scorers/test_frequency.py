@@ -195,3 +195,24 @@ def test_the_array_form_of_tiny_and_tagless_lists() -> None:
     assert scorer.score_array([tagged("a")]).tolist() == [0.0]
     assert scorer.score_array([tagged(), tagged()]).tolist() == [0.0, 0.0]
     assert scorer.score_array([tagged("a"), tagged("A"), tagged()]).dtype == np.float64
+
+
+def test_bitset_unions_of_long_and_short_posting_lists(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every set counted by bitsets; "common" and "half" hold 64 positions or more (packed
+    # bit masks), the rare tags fewer (shifted bits), and many sets mix both kinds.
+    monkeypatch.setattr(frequency, "SUBSET_TAG_LIMIT", 0)
+    monkeypatch.setattr(frequency, "PAIR_LIMIT", 0)
+    rng = random.Random(64)
+    items = [
+        tagged(
+            *(["common"] if n % 3 else []),
+            *(["half"] if n % 2 else []),
+            *rng.sample([f"rare{k}" for k in range(30)], rng.randint(0, 2)),
+        )
+        for n in range(150)
+    ]
+    assert FrequencyScorer().score_array(items).tolist() == literal(items)
+
+
+def test_a_small_batch_without_any_tag_scores_zero() -> None:
+    assert FrequencyScorer().score_all([tagged(), tagged(), tagged()]) == [0.0, 0.0, 0.0]
