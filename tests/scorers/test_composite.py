@@ -354,6 +354,8 @@ def test_the_query_reaches_every_child_on_both_forms() -> None:
         assert scorer.score_all_for(items, query) == pytest.approx(expected, abs=1e-15)
         assert scorer.score_array_for(items, query).tolist() == pytest.approx(expected, abs=1e-15)
     assert scorer.score_all_for(items, "apple") != scorer.score_all_for(items, "pear tart")
+    many = [ContextItem(f"x{n}", tokens=1) for n in range(SMALL_BATCH + 1)]
+    assert CompositeScorer([(QueryLength(), 2.0)]).score_all_for(many, "four") == [0.4] * len(many)
 
 
 # --------------------------------------------------------------------------- what errors carry
