@@ -38,8 +38,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from functools import partial
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -365,7 +365,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     for _ in range(batch):
                         slicer.slice(scored, budget)
 
-                timings = _time_pair(partial(rust.seconds, what, batch), hot_slice, args.repeat or 15)
+                timings = _time_pair(
+                    partial(rust.seconds, what, batch), hot_slice, args.repeat or 15
+                )
                 rows.append(_row(label, size, batch, timings, same))
     finally:
         rust.close()
