@@ -23,9 +23,9 @@ def sort_by_score(
     """``items`` and their ``scores`` (as a list, and as an array unless they came as a list),
     best score first."""
     if isinstance(scores, list):
-        # Python's sort is stable too; the scores are finite (Score refuses the others).
-        negated = [-value for value in scores]
-        order_list = sorted(range(len(negated)), key=negated.__getitem__)
+        # Python's sort stays stable with reverse=True (equal scores keep input order); the
+        # scores are finite (Score refuses the others).
+        order_list = sorted(range(len(scores)), key=scores.__getitem__, reverse=True)
         return (
             list(map(items.__getitem__, order_list)),
             list(map(scores.__getitem__, order_list)),

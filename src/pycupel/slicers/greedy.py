@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from operator import truediv
 
 import numpy as np
 
@@ -88,18 +89,23 @@ class GreedySlice(ColumnSlicer):
         if not tokens or target <= 0:
             return []
         check_token_counts(tokens)
-        # Negated densities: a zero-token item first (-MAX_FLOAT), as in the array form.
-        keys = [
-            -(score / count) if count else -_MAX_FLOAT
-            for count, score in zip(tokens, scores, strict=True)
-        ]
+        if 0 in tokens:
+            # A zero-token item's density is MAX_FLOAT, as in the array form.
+            densities = [
+                score / count if count else _MAX_FLOAT
+                for count, score in zip(tokens, scores, strict=True)
+            ]
+        else:
+            densities = list(map(truediv, scores, tokens))
         chosen: list[int] = []
+        append = chosen.append
         remaining = target
-        # A stable sort: density descending, position ascending on ties.
-        for position in sorted(range(len(keys)), key=keys.__getitem__):
+        # Python's sort stays stable with reverse=True: density descending, position
+        # ascending on ties (the array form's stable sort of the negated densities).
+        for position in sorted(range(len(densities)), key=densities.__getitem__, reverse=True):
             count = tokens[position]
             if count <= remaining:
-                chosen.append(position)
+                append(position)
                 remaining -= count
         return chosen
 
