@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from pycupel._order import stable_argsort
 from pycupel.diagnostics.events import TraceEvent
 from pycupel.diagnostics.reasons import ExclusionReason, InclusionReason
 from pycupel.model import ContextItem
@@ -158,5 +159,5 @@ def _sort_by_score(excluded: Sequence[ExcludedItem]) -> tuple[ExcludedItem, ...]
     scores = np.array([entry.score for entry in excluded], dtype=np.float64)
     # Negating puts the highest score first; a stable sort keeps exclusion order on ties and
     # sorts NaN (which has no place in a descending order) after every number.
-    order = np.argsort(-scores, kind="stable")
+    order = stable_argsort(-scores)
     return tuple([excluded[index] for index in order.tolist()])

@@ -18,7 +18,7 @@ from pycupel.errors import SlicerConfigError
 from pycupel.model import ContextBudget, ContextItem, ScoredItem, effective_budget_of
 from pycupel.pipeline.classify import check_no_repeats
 from pycupel.scorers.base import FloatArray
-from pycupel.slicers._common import ColumnSlicer, token_column
+from pycupel.slicers._common import ColumnSlicer, token_array
 from pycupel.slicers.base import Slicer, SliceResult
 
 __all__ = ["chosen_flags", "column_slicer", "slice_sorted"]
@@ -74,13 +74,15 @@ def slice_sorted(  # noqa: PLR0917 (positional: called once per run on the hot p
         positions: list[int] = []
         selected_tokens = 0
         if sorted_items and effective.target_tokens > 0:
-            counts = list(map(_TOKENS, sorted_items))
             if sorted_array is None:
                 # A small batch: its columns stay lists.
+                counts = list(map(_TOKENS, sorted_items))
                 positions = columnar.select_positions_of_lists(counts, sorted_scores, effective)
+                selected_tokens = sum(map(counts.__getitem__, positions))
             else:
-                positions = columnar.select_positions(token_column(counts), sorted_array, effective)
-            selected_tokens = sum(map(counts.__getitem__, positions))
+                tokens = token_array(sorted_items)
+                positions = columnar.select_positions(tokens, sorted_array, effective)
+                selected_tokens = int(tokens[positions].sum())
         return _COLUMNAR_FACTS, positions, selected_tokens, effective.target_tokens
     assert scored is not None
     result = _custom_slice(slicer, scored, effective)

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import repeat
 
-import numpy as np
-
+from pycupel._order import stable_argsort
 from pycupel.model import ContextItem, ScoredItem
 from pycupel.pipeline.score import Scores
 from pycupel.scorers.base import FloatArray
@@ -31,7 +30,7 @@ def sort_by_score(
             list(map(scores.__getitem__, order_list)),
             None,
         )
-    order = np.argsort(-scores, kind="stable")
+    order = stable_argsort(-scores)
     sorted_array = scores[order]
     sorted_scores: list[float] = sorted_array.tolist()
     sorted_items = list(map(items.__getitem__, order.tolist()))

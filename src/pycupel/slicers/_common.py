@@ -34,11 +34,14 @@ __all__ = [
     "config_kind",
     "negative_tokens_error",
     "score_desc_key",
+    "scored_columns",
     "scores_of",
+    "token_array",
     "tokens_of",
 ]
 
 _item_tokens = attrgetter("item.tokens")
+_tokens = attrgetter("tokens")
 _item = itemgetter(0)
 _score = itemgetter(1)
 
@@ -96,11 +99,12 @@ class ColumnSlicer(ABC):
     def slice(self, items: Sequence[ScoredItem], budget: ContextBudget) -> SliceResult:
         """Select from ``items`` (score-sorted) within ``budget.target_tokens``."""
         checked = check_budget(budget)
-        items = check_scored_items(items)
-        if not items or checked.target_tokens <= 0:
+        context_items, scores = scored_columns(items)
+        if not context_items or checked.target_tokens <= 0:
             return SliceResult(())
-        positions = self.select_positions(tokens_of(items), scores_of(items), checked)
-        return SliceResult(tuple(map(_item, map(items.__getitem__, positions))))
+        tokens = token_array(context_items)
+        positions = self.select_positions(tokens, np.array(scores, dtype=np.float64), checked)
+        return SliceResult(tuple(map(context_items.__getitem__, positions)))
 
 
 def check_budget(budget: object) -> ContextBudget:
@@ -155,6 +159,27 @@ def check_scored_items(items: object) -> Sequence[ScoredItem]:
     return items
 
 
+def scored_columns(items: object) -> tuple[Sequence[ContextItem], Sequence[float]]:
+    """The items and the scores of ``items`` (checked as :func:`check_scored_items` does),
+    as two columns.
+
+    The usual input (exact types throughout) is split and checked in C-level passes.
+    """
+    if type(items) is CheckedScoredItems or (
+        isinstance(items, list | tuple) and set(map(type, items)) <= {ScoredItem}
+    ):
+        if not items:
+            return (), ()
+        context_items, scores = zip(*items, strict=True)
+        if type(items) is CheckedScoredItems or (
+            set(map(type, context_items)) <= {ContextItem}
+            and set(map(type, scores)) <= _SCORE_TYPES
+        ):
+            return context_items, scores
+    checked = check_scored_items(items)
+    return list(map(_item, checked)), list(map(_score, checked))
+
+
 def check_inner_slicer(field: str, inner: object) -> Slicer:
     """Return ``inner`` if it is a slicer instance (the :class:`Slicer` protocol)."""
     if isinstance(inner, type):
@@ -193,6 +218,23 @@ TOKEN_TOTAL_LIMIT = 2**62
 def tokens_of(items: Sequence[ScoredItem]) -> IntArray:
     """Token counts of ``items`` as an int64 array (see :func:`token_column`)."""
     return token_column(list(map(_item_tokens, items)))
+
+
+def token_array(items: Sequence[ContextItem]) -> IntArray:
+    """Token counts of ``items`` as an int64 array, checked as :func:`token_column` checks.
+
+    Read straight into the array; the exact check on Python integers runs only when the
+    array's minimum and maximum cannot rule out a negative count or a total at the limit.
+    """
+    try:
+        tokens = np.fromiter(map(_tokens, items), dtype=np.int64, count=len(items))
+    except OverflowError:  # a count beyond int64: the exact check names it
+        return token_column(list(map(_tokens, items)))
+    if tokens.size and (
+        int(tokens.min()) < 0 or int(tokens.max()) * tokens.size >= TOKEN_TOTAL_LIMIT
+    ):
+        return token_column(list(map(_tokens, items)))
+    return tokens
 
 
 def token_column(counts: list[int]) -> IntArray:
