@@ -108,11 +108,27 @@ def test_select_loads_neither_the_conformance_runner_nor_the_renderers() -> None
             "pycupel.analytics",
             "pycupel.policy",
             "pycupel.presets",
+            "pycupel.adapters",
             "scipy",
             "jsonschema",
         )
         == []
     )
+
+
+def test_select_loads_the_adapters_only_for_a_message_history(tmp_path: Path) -> None:
+    history = tmp_path / "history.json"
+    history.write_text(
+        json.dumps(
+            [
+                {"role": "system", "content": "Be brief."},
+                {"role": "user", "content": "What is the capital of France?"},
+            ]
+        ),
+        encoding="utf-8",
+    )
+    modules = command_modules("select", str(history), "--budget", "200", "--format", "openai")
+    assert "pycupel.adapters.openai" in modules
 
 
 def test_select_with_a_preset_loads_the_policy_package() -> None:
