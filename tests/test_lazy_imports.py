@@ -92,6 +92,8 @@ def test_lazy_names_of_the_package_resolve_to_their_modules() -> None:
 
 
 def test_select_loads_neither_the_conformance_runner_nor_the_renderers() -> None:
+    # A small input is scored, sliced and reported on plain lists: numpy never loads, and
+    # the scorer and slicer packages load only the modules the pipeline names.
     modules = command_modules("select", str(EXAMPLE), "--budget", "1200")
     assert "pycupel.cli.select" in modules
     assert (
@@ -109,6 +111,9 @@ def test_select_loads_neither_the_conformance_runner_nor_the_renderers() -> None
             "pycupel.policy",
             "pycupel.presets",
             "pycupel.adapters",
+            "pycupel.scorers.relevance",
+            "pycupel.slicers.knapsack",
+            "numpy",
             "scipy",
             "jsonschema",
         )

@@ -8,13 +8,20 @@ stable sort runs.
 
 from __future__ import annotations
 
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any, TypeAlias
 
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    FloatArray: TypeAlias = npt.NDArray[np.float64]
+    IntArray: TypeAlias = npt.NDArray[np.intp]
+else:
+    from pycupel._numpy import numpy as np
+
+    FloatArray = Any
+    IntArray = Any
 __all__ = ["stable_argsort"]
-
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.intp]
 
 
 def stable_argsort(keys: FloatArray) -> IntArray:

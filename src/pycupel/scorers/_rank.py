@@ -14,14 +14,19 @@ from bisect import bisect_left
 from collections.abc import Sequence
 from itertools import compress, repeat
 from operator import is_not, truediv
-from typing import cast
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 from pycupel.scorers.base import FloatArray
 
-IntArray = npt.NDArray[np.int64]
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    IntArray: TypeAlias = npt.NDArray[np.int64]
+else:
+    from pycupel._numpy import numpy as np
+
+    IntArray = Any
 
 
 def rank_scores(keys: Sequence[int | None]) -> FloatArray:

@@ -7,8 +7,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
 from itertools import repeat
 from operator import add, mul
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from pycupel._checks import check_float
 from pycupel.errors import ScorerConfigError
@@ -25,6 +24,11 @@ from pycupel.scorers.base import (
     score_array,
     score_array_for,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from pycupel._numpy import numpy as np
 
 __all__ = ["CompositeScorer", "find_cycle"]
 

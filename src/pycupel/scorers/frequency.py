@@ -29,15 +29,23 @@ from collections import Counter
 from collections.abc import Sequence
 from itertools import chain, combinations, count
 from operator import attrgetter
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from pycupel._identity import identity_key
 from pycupel._unique import unique_ints
 from pycupel.model import ContextItem, ascii_fold
 from pycupel.scorers._immutable import Immutable
 from pycupel.scorers.base import SMALL_BATCH, BaseScorer, FloatArray
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    IntArray: TypeAlias = npt.NDArray[np.int64]
+else:
+    from pycupel._numpy import numpy as np
+
+    IntArray = Any
 
 __all__ = ["FrequencyScorer"]
 
@@ -50,7 +58,6 @@ PAIR_LIMIT = 2_000_000
 PACKED_KEY_LIMIT = 2**62
 """``(position, tag)`` pairs are packed into one int64 key while ``N * tags`` stays below."""
 
-IntArray = npt.NDArray[np.int64]
 
 _TAGS = attrgetter("tags")
 

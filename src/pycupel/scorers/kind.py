@@ -6,15 +6,18 @@ from collections.abc import Mapping, Sequence
 from itertools import repeat
 from operator import attrgetter
 from types import MappingProxyType
-from typing import ClassVar
-
-import numpy as np
+from typing import TYPE_CHECKING, ClassVar
 
 from pycupel._checks import check_float
 from pycupel.errors import InvalidValueError, ScorerConfigError
 from pycupel.model import ContextItem, ContextKind, KindLike
 from pycupel.scorers._immutable import Immutable
 from pycupel.scorers.base import FloatArray, ItemScorer
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from pycupel._numpy import numpy as np
 
 __all__ = ["KindScorer"]
 

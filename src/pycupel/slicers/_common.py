@@ -10,17 +10,27 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from operator import attrgetter, itemgetter
-from typing import NoReturn
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias
 
 from pycupel.errors import InvalidValueError, SliceInputError, SlicerConfigError
 from pycupel.model import ContextBudget, ContextItem, ContextKind, KindLike, ScoredItem
 from pycupel.slicers.base import Slicer, SliceResult
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    IntArray: TypeAlias = npt.NDArray[np.int64]
+    FloatArray: TypeAlias = npt.NDArray[np.float64]
+else:
+    from pycupel._numpy import numpy as np
+
+    IntArray = Any
+    FloatArray = Any
 
 __all__ = [
     "TOKEN_TOTAL_LIMIT",
@@ -44,9 +54,6 @@ _item_tokens = attrgetter("item.tokens")
 _tokens = attrgetter("tokens")
 _item = itemgetter(0)
 _score = itemgetter(1)
-
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
 
 
 class Frozen:
@@ -114,7 +121,14 @@ def check_budget(budget: object) -> ContextBudget:
     return budget
 
 
-_SCORE_TYPES = frozenset({float, int, np.float64})
+_PLAIN_SCORE_TYPES = frozenset({float, int})
+
+
+def _score_types() -> frozenset[type]:
+    """The exact score types the fast checks accept: float, int and, once numpy is loaded
+    (before that no score can be one), numpy's float64."""
+    numpy = sys.modules.get("numpy")
+    return _PLAIN_SCORE_TYPES if numpy is None else _PLAIN_SCORE_TYPES | {numpy.float64}
 
 
 class CheckedScoredItems(tuple[ScoredItem, ...]):
@@ -140,7 +154,7 @@ def check_scored_items(items: object) -> Sequence[ScoredItem]:
     if (
         set(map(type, items)) <= {ScoredItem}
         and set(map(type, map(_item, items))) <= {ContextItem}
-        and set(map(type, map(_score, items))) <= _SCORE_TYPES
+        and set(map(type, map(_score, items))) <= _score_types()
     ):
         return items
     entry: object
@@ -173,7 +187,7 @@ def scored_columns(items: object) -> tuple[Sequence[ContextItem], Sequence[float
         context_items, scores = zip(*items, strict=True)
         if type(items) is CheckedScoredItems or (
             set(map(type, context_items)) <= {ContextItem}
-            and set(map(type, scores)) <= _SCORE_TYPES
+            and set(map(type, scores)) <= _score_types()
         ):
             return context_items, scores
     checked = check_scored_items(items)

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import sys
 from operator import truediv
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from pycupel._order import stable_argsort
 from pycupel.model import ContextBudget
 from pycupel.slicers._common import ColumnSlicer, FloatArray, IntArray, check_token_counts
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from pycupel._numpy import numpy as np
 
 __all__ = ["GreedySlice"]
 
