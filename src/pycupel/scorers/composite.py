@@ -5,8 +5,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
-from itertools import repeat
-from operator import add, mul
 from typing import TYPE_CHECKING
 
 from pycupel._checks import check_float
@@ -136,13 +134,11 @@ class CompositeScorer(Immutable, BaseScorer):
         if len(items) > SMALL_BATCH:
             scores: list[float] = self.score_array_for(items, query).tolist()
             return scores
-        # The vectorised form's arithmetic, element by element: 0.0 + s0*w0 + s1*w1 + ...,
-        # each product and sum a C-level pass (no Python frame per item).
-        result: list[float] = [0.0] * len(items)
-        for method, takes_query, weight in self._list_children:
-            child = method(items, query) if takes_query else method(items)
-            result = list(map(add, result, map(mul, child, repeat(weight))))
-        return result
+        children = [
+            method(items, query) if takes_query else method(items)
+            for method, takes_query, _ in self._list_children
+        ]
+        return _weighted_sums(children, self._weights)
 
     def score(self, item: ContextItem, all_items: Sequence[ContextItem]) -> float:
         """The specification's per-item form: each child's own per-item score, weighted."""
@@ -161,6 +157,30 @@ class CompositeScorer(Immutable, BaseScorer):
             f"({s!r}, {w!r})" for s, w in zip(self._scorers, self._raw_weights, strict=True)
         )
         return f"CompositeScorer([{shown}])"
+
+
+def _weighted_sums(children: list[list[float]], weights: tuple[float, ...]) -> list[float]:
+    """The vectorised form's arithmetic element by element, ``0.0 + s0*w0 + s1*w1 + ...``
+    (evaluated left to right: bitwise the numpy result).
+
+    The usual numbers of children get one comprehension each (a comprehension's float
+    arithmetic is specialised by the interpreter; a pass per child costs more).
+    """
+    if len(children) == 4:
+        w0, w1, w2, w3 = weights
+        return [
+            0.0 + a * w0 + b * w1 + c * w2 + d * w3 for a, b, c, d in zip(*children, strict=True)
+        ]
+    if len(children) == 3:
+        w0, w1, w2 = weights
+        return [0.0 + a * w0 + b * w1 + c * w2 for a, b, c in zip(*children, strict=True)]
+    if len(children) == 2:
+        w0, w1 = weights
+        return [0.0 + a * w0 + b * w1 for a, b in zip(*children, strict=True)]
+    result = [0.0] * len(children[0])
+    for child, weight in zip(children, weights, strict=True):
+        result = [total + score * weight for total, score in zip(result, child, strict=True)]
+    return result
 
 
 def _list_scoring(scorer: Scorer) -> tuple[Callable[..., list[float]], bool]:
