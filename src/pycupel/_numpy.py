@@ -1,4 +1,4 @@
-"""numpy, imported on first use.
+"""numpy, imported on first use, and the array types the package annotates with.
 
 Importing numpy costs more than a small pipeline run, and small runs (and the command line on
 small inputs) never touch it: their scores and columns stay plain lists. Modules on that path
@@ -10,9 +10,20 @@ onto the proxy, so later reads are plain attribute lookups.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-__all__ = ["numpy"]
+__all__ = ["FloatArray", "IndexArray", "IntArray", "numpy"]
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    FloatArray: TypeAlias = npt.NDArray[np.float64]
+    IntArray: TypeAlias = npt.NDArray[np.int64]
+    IndexArray: TypeAlias = npt.NDArray[np.intp]
+else:
+    # Annotations only (they are never evaluated at run time); names to import.
+    FloatArray = IntArray = IndexArray = Any
 
 
 class _LazyNumpy:

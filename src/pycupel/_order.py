@@ -8,29 +8,25 @@ stable sort runs.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING
+
+from pycupel._numpy import FloatArray, IndexArray
 
 if TYPE_CHECKING:
     import numpy as np
-    import numpy.typing as npt
-
-    FloatArray: TypeAlias = npt.NDArray[np.float64]
-    IntArray: TypeAlias = npt.NDArray[np.intp]
 else:
     from pycupel._numpy import numpy as np
 
-    FloatArray = Any
-    IntArray = Any
 __all__ = ["stable_argsort"]
 
 
-def stable_argsort(keys: FloatArray) -> IntArray:
+def stable_argsort(keys: FloatArray) -> IndexArray:
     """``np.argsort(keys, kind="stable")``: ascending, input order among equal keys, NaN last."""
-    order: IntArray = np.argsort(keys)
+    order: IndexArray = np.argsort(keys)
     if keys.size > 1:
         ordered = keys[order]
         # NaNs sort last (unordered among themselves); 0.0 and -0.0 compare equal.
         if np.isnan(ordered[-1]) or bool((ordered[1:] == ordered[:-1]).any()):
-            stable: IntArray = np.argsort(keys, kind="stable")
+            stable: IndexArray = np.argsort(keys, kind="stable")
             return stable
     return order

@@ -14,19 +14,16 @@ from bisect import bisect_left
 from collections.abc import Sequence
 from itertools import compress, repeat
 from operator import is_not, truediv
-from typing import TYPE_CHECKING, Any, TypeAlias, cast
+from typing import TYPE_CHECKING, cast
 
+from pycupel._numpy import IntArray
 from pycupel.scorers.base import FloatArray
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
-
-    IntArray: TypeAlias = npt.NDArray[np.int64]
 else:
     from pycupel._numpy import numpy as np
-
-    IntArray = Any
 
 
 def rank_scores(keys: Sequence[int | None]) -> FloatArray:

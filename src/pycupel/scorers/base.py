@@ -17,20 +17,16 @@ import inspect
 import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeGuard, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeGuard, runtime_checkable
 
+from pycupel._numpy import FloatArray
 from pycupel.errors import NonFiniteScoreError, ScorerConfigError
 from pycupel.model import ContextItem
 
 if TYPE_CHECKING:
     import numpy as np
-    import numpy.typing as npt
-
-    FloatArray: TypeAlias = npt.NDArray[np.float64]
 else:
     from pycupel._numpy import numpy as np
-
-    FloatArray = Any
 
 __all__ = [
     "MAX_SCORER_NESTING",

@@ -29,9 +29,10 @@ from collections import Counter
 from collections.abc import Sequence
 from itertools import chain, combinations, count
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING
 
 from pycupel._identity import identity_key
+from pycupel._numpy import IntArray
 from pycupel._unique import unique_ints
 from pycupel.model import ContextItem, ascii_fold
 from pycupel.scorers._immutable import Immutable
@@ -39,13 +40,8 @@ from pycupel.scorers.base import SMALL_BATCH, BaseScorer, FloatArray
 
 if TYPE_CHECKING:
     import numpy as np
-    import numpy.typing as npt
-
-    IntArray: TypeAlias = npt.NDArray[np.int64]
 else:
     from pycupel._numpy import numpy as np
-
-    IntArray = Any
 
 __all__ = ["FrequencyScorer"]
 
@@ -118,27 +114,18 @@ class FrequencyScorer(Immutable, BaseScorer):
             masks = dict(zip(raw, map(merged.__getitem__, folded), strict=True))
         # Distinct objects (the usual case) each occur once; repeats count as "self".
         occurrences = 1 if len(set(map(id, items))) == size else _occurrences(items)
+        selves = [1] * size if isinstance(occurrences, int) else occurrences.tolist()
         denominator = size - 1
         scores: list[float] = []
         append = scores.append
-        if isinstance(occurrences, int):
-            for tags in tag_lists:
-                if not tags:
-                    append(0.0)
-                    continue
-                union = 0
-                for tag in tags:
-                    union |= masks[tag]
-                append((union.bit_count() - 1) / denominator)
-            return scores
-        for position, tags in enumerate(tag_lists):
+        for tags, self_count in zip(tag_lists, selves, strict=True):
             if not tags:
                 append(0.0)
                 continue
             union = 0
             for tag in tags:
                 union |= masks[tag]
-            append((union.bit_count() - int(occurrences[position])) / denominator)
+            append((union.bit_count() - self_count) / denominator)
         return scores
 
     def score(self, item: ContextItem, all_items: Sequence[ContextItem]) -> float:

@@ -14,23 +14,17 @@ import sys
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from operator import attrgetter, itemgetter
-from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias
+from typing import TYPE_CHECKING, NoReturn
 
+from pycupel._numpy import FloatArray, IntArray
 from pycupel.errors import InvalidValueError, SliceInputError, SlicerConfigError
 from pycupel.model import ContextBudget, ContextItem, ContextKind, KindLike, ScoredItem
 from pycupel.slicers.base import Slicer, SliceResult
 
 if TYPE_CHECKING:
     import numpy as np
-    import numpy.typing as npt
-
-    IntArray: TypeAlias = npt.NDArray[np.int64]
-    FloatArray: TypeAlias = npt.NDArray[np.float64]
 else:
     from pycupel._numpy import numpy as np
-
-    IntArray = Any
-    FloatArray = Any
 
 __all__ = [
     "TOKEN_TOTAL_LIMIT",

@@ -6,9 +6,10 @@ import sys
 from operator import truediv
 from typing import TYPE_CHECKING
 
+from pycupel._numpy import FloatArray, IntArray
 from pycupel._order import stable_argsort
 from pycupel.model import ContextBudget
-from pycupel.slicers._common import ColumnSlicer, FloatArray, IntArray, check_token_counts
+from pycupel.slicers._common import ColumnSlicer, check_token_counts
 
 if TYPE_CHECKING:
     import numpy as np

@@ -27,9 +27,10 @@ import numpy as np
 import numpy.typing as npt
 
 from pycupel._checks import check_int
+from pycupel._numpy import FloatArray, IntArray
 from pycupel.errors import SliceInputError, SlicerConfigError, TableTooLargeError
 from pycupel.model import ContextBudget
-from pycupel.slicers._common import ColumnSlicer, FloatArray, Frozen, IntArray
+from pycupel.slicers._common import ColumnSlicer, Frozen
 
 __all__ = ["DEFAULT_MAX_TABLE_BYTES", "SCORE_SCALE", "KnapsackSlice"]
 
