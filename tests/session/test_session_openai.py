@@ -206,6 +206,7 @@ def test_usage_must_follow_a_window_once() -> None:
         ({"budget": 1_000, "compact_to": 0.95}, "compact_to"),
         ({"budget": 1_000, "grid": 0}, "grid"),
         ({"budget": 1_000, "recall_share": 1.0}, "recall_share"),
+        ({"budget": 1_000, "compact_for_recall": "yes"}, "compact_for_recall"),
         ({"budget": 1_000, "policy": "chat"}, "policy"),
     ],
 )

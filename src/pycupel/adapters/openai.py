@@ -377,6 +377,8 @@ class Session:
         compact_to: low watermark a compaction cuts down to.
         grid: compaction cut points are rounded up to a multiple of this many messages.
         recall_share: the largest share of ``budget`` the recall zone may take (0 disables it).
+        compact_for_recall: compact early, for the latest user message, when its best
+            match does not fit the recall zone (relevance pressure).
         pin_system: always keep ``system``/``developer`` messages.
 
     Raises:
@@ -396,6 +398,7 @@ class Session:
         compact_to: float = DEFAULT_COMPACT_TO,
         grid: int = DEFAULT_GRID,
         recall_share: float = DEFAULT_RECALL_SHARE,
+        compact_for_recall: bool = True,
         pin_system: bool = True,
     ) -> None:
         chosen = overhead if overhead is not None else DEFAULT_OVERHEAD
@@ -412,6 +415,7 @@ class Session:
             compact_to=compact_to,
             grid=grid,
             recall_share=recall_share,
+            compact_for_recall=compact_for_recall,
             pin_system=pin_system,
         )
 
