@@ -300,6 +300,9 @@ class Session:
         recall_share: float = DEFAULT_RECALL_SHARE,
         compact_for_recall: bool = True,
         pin_system: bool = True,
+        shrink: Shrink | bool | None = None,
+        summarize: Summarize | None = None,
+        on_summary_error: OnSummaryError = "raise",
     ) -> None:
         chosen = overhead if overhead is not None else DEFAULT_OVERHEAD
         lc = _langchain()
@@ -308,7 +311,16 @@ class Session:
             return _parse_message(lc, index, raw, chosen, state.tool_names, pricing="openai")
 
         self._core: SessionCore[BaseMessage] = SessionCore(
-            MessageFormat("langchain", SOURCE, chosen, parse=parse, snapshot=_snapshot, same=_same),
+            MessageFormat(
+                "langchain",
+                SOURCE,
+                chosen,
+                parse=parse,
+                snapshot=_snapshot,
+                same=_same,
+                editor=_editor(chosen, "openai"),
+                summary_message=lc.HumanMessage,
+            ),
             budget=budget,
             policy=policy,
             counter=counter,
@@ -318,6 +330,9 @@ class Session:
             recall_share=recall_share,
             compact_for_recall=compact_for_recall,
             pin_system=pin_system,
+            shrink=shrink,
+            summarize=summarize,
+            on_summary_error=on_summary_error,
         )
 
     def fit(self, messages: Sequence[BaseMessage]) -> SessionWindow[BaseMessage]:

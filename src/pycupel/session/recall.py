@@ -41,8 +41,9 @@ _RELEVANCE = RelevanceScorer(expansion=0.3)
 
 @dataclass(frozen=True, slots=True)
 class Recall:
-    """The units to recall (ascending), and whether the best match had to be left out for
-    want of room (what the session's relevance-pressure compaction answers)."""
+    """The units to recall (ascending), and whether the best match is left out because it
+    alone is larger than the room (what the session's relevance-pressure compaction
+    answers)."""
 
     units: list[int]
     crowded: bool
@@ -119,5 +120,5 @@ def select_recall(
     strongest = max(candidates, key=lambda u: (smoothed[u], u))
     return Recall(
         [u for u in range(len(units)) if chosen[u] and not fixed[u]],
-        crowded=not chosen[strongest],
+        crowded=not chosen[strongest] and tokens[strongest] > room,
     )
