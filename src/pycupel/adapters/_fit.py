@@ -58,6 +58,7 @@ __all__ = [
     "allows_unanswered",
     "default_query",
     "fit_units",
+    "fitted_messages",
     "resolve_budget",
     "resolve_counter",
     "resolve_structure",
@@ -196,6 +197,22 @@ def with_variants(units: MessageUnits[M], fitted: Fitted) -> MessageUnits[M]:
         for index, message in zip(unit.message_indices, variant.messages, strict=True):
             messages[index] = message
     return dataclasses.replace(units, messages=tuple(messages))
+
+
+def fitted_messages(units: MessageUnits[M], fitted: Fitted) -> list[M]:
+    """The messages of ``fitted.units`` in conversation order, a shortened unit's as its
+    version gives them: ``to_messages(fitted.selected, with_variants(units, fitted))``
+    without checking again a selection this module built."""
+    messages = units.messages
+    variants = fitted.variants
+    result: list[M] = []
+    for unit in fitted.units:
+        variant = variants.get(unit) if variants else None
+        if variant is not None:
+            result.extend(variant.messages)
+        else:
+            result.extend(map(messages.__getitem__, unit.message_indices))
+    return result
 
 
 def _pipeline(
