@@ -34,6 +34,7 @@ import sysconfig
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 SCORES = Path(__file__).with_name("scores.jsonl")
@@ -42,6 +43,7 @@ SCORES = Path(__file__).with_name("scores.jsonl")
 # not copy, and exercise other modules)
 PIPELINE_TESTS = [
     "tests/pipeline/test_classify_stage.py",
+    "tests/pipeline/test_score_stage.py",
     "tests/pipeline/test_pipeline_stages.py",
     "tests/pipeline/test_pipeline_promises.py",
     "tests/pipeline/test_pipeline_vectors.py",
@@ -98,7 +100,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", type=Path, help="keep the scratch tree in this directory")
     parser.add_argument("--list", action="store_true", help="list the modules and exit")
     parser.add_argument("--no-record", action="store_true", help="do not append to scores")
+    parser.add_argument(
+        "--table", action="store_true", help="print the latest recorded row of each module"
+    )
     args = parser.parse_args(argv)
+    if args.table:
+        print(_table())
+        return 0
     if args.list:
         for name, tests in TARGETS.items():
             print(f"{name:40} {' '.join(tests)}")
@@ -109,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     modules = args.modules or list(TARGETS)
     commit = _git("rev-parse", "--short", "HEAD")
     python = _shim_interpreter()
-    rows = []
+    rows: list[dict[str, Any]] = []
     for module in modules:
         row = _run_module(module, python, args.children, args.timeout, args.keep)
         row["commit"] = commit
@@ -127,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run_module(
     module: str, python: Path, children: int, timeout: float, keep: Path | None
-) -> dict[str, object]:
+) -> dict[str, Any]:
     scratch = Path(tempfile.mkdtemp(prefix="pycupel-mutation-")) if keep is None else keep
     if keep is not None and keep.exists():
         shutil.rmtree(keep)
@@ -202,6 +210,33 @@ def _format(row: dict[str, object]) -> str:
         f"{row['module']:36} {row['killed']}/{row['total']} killed ({share}) "
         f"{row['counts']} in {row['seconds']} s{done}"
     )
+
+
+def _table() -> str:
+    """The README's table: the latest recorded row of each module, in ``TARGETS`` order."""
+    latest: dict[str, dict[str, Any]] = {}
+    for line in SCORES.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        latest[row["module"]] = row
+    lines = ["| module | killed | share | revision |", "| --- | --- | --- | --- |"]
+    killed = total = 0
+    for module in TARGETS:
+        row = latest.get(module)
+        if row is None:
+            lines.append(f"| `{module}` | not measured | | |")
+            continue
+        note = "" if row["finished"] else " (time-boxed: not finished)"
+        lines.append(
+            f"| `{module}`{note} | {row['killed']} of {row['total']} | {row['share']} % "
+            f"| `{row['commit']}` |"
+        )
+        killed += row["killed"]
+        total += row["total"]
+    share = f"{100 * killed / total:.1f} %" if total else "n/a"
+    lines.append(
+        f"| these {sum(m in latest for m in TARGETS)} together | {killed} of {total} | {share} | |"
+    )
+    return "\n".join(lines)
 
 
 def _shim_interpreter() -> Path:

@@ -299,6 +299,9 @@ class Session:
         grid: int = DEFAULT_GRID,
         recall_share: float = DEFAULT_RECALL_SHARE,
         pin_system: bool = True,
+        shrink: Shrink | bool | None = None,
+        summarize: Summarize | None = None,
+        on_summary_error: OnSummaryError = "raise",
     ) -> None:
         chosen = overhead if overhead is not None else DEFAULT_OVERHEAD
         lc = _langchain()
@@ -307,7 +310,16 @@ class Session:
             return _parse_message(lc, index, raw, chosen, state.tool_names, pricing="openai")
 
         self._core: SessionCore[BaseMessage] = SessionCore(
-            MessageFormat("langchain", SOURCE, chosen, parse=parse, snapshot=_snapshot, same=_same),
+            MessageFormat(
+                "langchain",
+                SOURCE,
+                chosen,
+                parse=parse,
+                snapshot=_snapshot,
+                same=_same,
+                editor=_editor(chosen, "openai"),
+                summary_message=lc.HumanMessage,
+            ),
             budget=budget,
             policy=policy,
             counter=counter,
@@ -316,6 +328,9 @@ class Session:
             grid=grid,
             recall_share=recall_share,
             pin_system=pin_system,
+            shrink=shrink,
+            summarize=summarize,
+            on_summary_error=on_summary_error,
         )
 
     def fit(self, messages: Sequence[BaseMessage]) -> SessionWindow[BaseMessage]:
