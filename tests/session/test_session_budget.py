@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pycupel.adapters import anthropic, gemini, openai, responses
+from pycupel.adapters import Shrink, anthropic, gemini, openai, responses
 from pycupel.errors import PinnedBudgetError
 
 VOCABULARY = (
@@ -67,9 +67,9 @@ class Turn:
 class Adapter:
     name: str
     build: Callable[[Sequence[Event], random.Random, bool], tuple[object, list[Turn]]]
-    session: Callable[[int, int], Any]
+    session: Callable[..., Any]
     fit: Callable[[Any, list[Any], object], Any]
-    fit_messages: Callable[[list[Any], object, int], object]
+    fit_messages: Callable[..., object]
     count: Callable[[Any], int]
     check: Callable[[Any], None]
 
@@ -296,19 +296,21 @@ ADAPTERS = {
     "openai": Adapter(
         "openai",
         openai_turns,
-        lambda budget, grid: openai.Session(budget=budget, grid=grid),
+        lambda budget, grid, **options: openai.Session(budget=budget, grid=grid, **options),
         lambda session, messages, system: session.fit(messages),
-        lambda messages, system, budget: openai.fit_messages(messages, budget=budget),
+        lambda messages, system, budget, **options: openai.fit_messages(
+            messages, budget=budget, **options
+        ),
         lambda window: openai.count_tokens(window.messages),
         check_openai,
     ),
     "anthropic": Adapter(
         "anthropic",
         anthropic_turns,
-        lambda budget, grid: anthropic.Session(budget=budget, grid=grid),
+        lambda budget, grid, **options: anthropic.Session(budget=budget, grid=grid, **options),
         lambda session, messages, system: session.fit(messages, system=system),
-        lambda messages, system, budget: anthropic.fit_messages(
-            messages, system=system, budget=budget
+        lambda messages, system, budget, **options: anthropic.fit_messages(
+            messages, system=system, budget=budget, **options
         ),
         lambda window: anthropic.count_tokens(window.messages, system=window.system),
         check_anthropic,
@@ -316,19 +318,21 @@ ADAPTERS = {
     "langchain": Adapter(
         "langchain",
         langchain_turns,
-        lambda budget, grid: _langchain().Session(budget=budget, grid=grid),
+        lambda budget, grid, **options: _langchain().Session(budget=budget, grid=grid, **options),
         lambda session, messages, system: session.fit(messages),
-        lambda messages, system, budget: _langchain().fit_messages(messages, budget=budget),
+        lambda messages, system, budget, **options: _langchain().fit_messages(
+            messages, budget=budget, **options
+        ),
         lambda window: _langchain().count_tokens(window.messages),
         check_langchain,
     ),
     "responses": Adapter(
         "responses",
         responses_turns,
-        lambda budget, grid: responses.Session(budget=budget, grid=grid),
+        lambda budget, grid, **options: responses.Session(budget=budget, grid=grid, **options),
         lambda session, messages, system: session.fit(messages, instructions=system),
-        lambda messages, system, budget: responses.fit_messages(
-            messages, instructions=system, budget=budget
+        lambda messages, system, budget, **options: responses.fit_messages(
+            messages, instructions=system, budget=budget, **options
         ),
         lambda window: responses.count_tokens(window.messages, instructions=window.system),
         check_responses,
@@ -336,10 +340,10 @@ ADAPTERS = {
     "gemini": Adapter(
         "gemini",
         gemini_turns,
-        lambda budget, grid: gemini.Session(budget=budget, grid=grid),
+        lambda budget, grid, **options: gemini.Session(budget=budget, grid=grid, **options),
         lambda session, messages, system: session.fit(messages, system_instruction=system),
-        lambda messages, system, budget: gemini.fit_messages(
-            messages, system_instruction=system, budget=budget
+        lambda messages, system, budget, **options: gemini.fit_messages(
+            messages, system_instruction=system, budget=budget, **options
         ),
         lambda window: gemini.count_tokens(window.messages, system_instruction=window.system),
         check_gemini,
@@ -347,17 +351,28 @@ ADAPTERS = {
 }
 
 
-def replay_and_check(adapter: Adapter, case: tuple[Sequence[Event], int, int, bool, int]) -> None:
+def replay_and_check(
+    adapter: Adapter,
+    case: tuple[Sequence[Event], int, int, bool, int],
+    *,
+    options: dict[str, Any] | None = None,
+    after: Callable[[Any, Turn], None] | None = None,
+) -> None:
     script, budget, grid, with_system, seed = case
     system, turns = adapter.build(script, random.Random(seed), with_system)
-    session = adapter.session(budget, grid)
+    options = options or {}
+    session = adapter.session(budget, grid, **options)
+    # fit_messages keeps the same reserve for a summary as the session.
+    summary_options = {"summarize": options["summarize"]} if "summarize" in options else {}
     for turn in turns:
         try:
             window = adapter.fit(session, turn.messages, system)
         except PinnedBudgetError:
             with pytest.raises(PinnedBudgetError):
-                adapter.fit_messages(turn.messages, system, budget)
+                adapter.fit_messages(turn.messages, system, budget, **summary_options)
             continue
+        if after is not None:
+            after(window, turn)
         assert adapter.count(window) <= budget
         assert window.tokens <= budget
         adapter.check(window)
@@ -401,3 +416,60 @@ def test_a_large_turn_after_the_user_message_never_exceeds_the_budget(name: str)
     assert adapter.count(window) <= 300
     adapter.check(window)
     assert window.report.dropped_units == 1
+
+
+class SummaryLog:
+    """A deterministic summarizer that records what each call was handed."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[list[Any], str | None, str]] = []
+
+    def __call__(self, dropped: list[Any], previous: str | None) -> str:
+        text = f"{len(dropped)} left ({len(self.calls) + 1})"
+        self.calls.append((dropped, previous, text))
+        return text
+
+
+@pytest.mark.parametrize("name", sorted(ADAPTERS))
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=scripts, variant=st.sampled_from(("placeholders", "summary", "both")))
+def test_shrinking_and_summarising_sessions_stay_valid_and_within_budget(
+    name: str, case: tuple[list[Event], int, int, bool, int], variant: str
+) -> None:
+    """Placeholders and truncations kept at compaction, a running summary after the system
+    prompt: every window still fits, re-parses as a valid history and keeps the latest user
+    message; the summarizer is called only on compacting turns, with messages of the
+    history, each summarised once, and the summary it last produced passed back in."""
+    if name == "langchain":
+        pytest.importorskip("langchain_core")
+    log = SummaryLog()
+    options: dict[str, Any] = {}
+    if variant in ("placeholders", "both"):
+        options["shrink"] = Shrink(truncate_to=20, long_message=60)
+    if variant in ("summary", "both"):
+        # Small budgets leave a summary no room: it is then skipped, and tried again later.
+        options.update(summarize=log, on_summary_error="skip")
+    summarised: set[int] = set()
+    installed: list[str | None] = [None]
+    seen = 0
+
+    def after(window: Any, turn: Turn) -> None:
+        nonlocal seen
+        new_calls = log.calls[seen:]
+        seen = len(log.calls)
+        assert len(new_calls) <= 1
+        if not new_calls:
+            return
+        assert window.compacted
+        dropped, previous, text = new_calls[0]
+        assert previous == installed[-1]
+        if text not in str(window.messages):
+            return  # skipped: no room for it
+        installed.append(text)
+        own = {id(message) for message in turn.messages}
+        for message in dropped:
+            assert id(message) in own
+            assert id(message) not in summarised
+            summarised.add(id(message))
+
+    replay_and_check(ADAPTERS[name], case, options=options, after=after)

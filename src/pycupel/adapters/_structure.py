@@ -24,7 +24,8 @@ Units are never split, so a tool call and its results stay together; the result 
 sub-sequence of whole units in conversation order, with the system prompt first because it
 comes first in the input.
 
-:func:`select_structured` is the entry point (the sessions layer builds on it too).
+:func:`select_structured` is the entry point; the sessions layer builds on it and on its
+relevance pass (:func:`take_relevant`).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
+import numpy.typing as npt
 
 from pycupel._checks import check_bool, check_float, check_int
 from pycupel.adapters._units import MessageUnit
@@ -44,7 +46,13 @@ from pycupel.errors import PinnedBudgetError, PipelineConfigError
 from pycupel.model import ContextBudget, ContextItem, compute_effective_budget
 from pycupel.scorers.base import Scorer, check_finite_scores, score_array_for
 
-__all__ = ["Structure", "StructuredSelection", "select_structured"]
+__all__ = [
+    "Structure",
+    "StructuredChoice",
+    "StructuredSelection",
+    "choose_structured",
+    "select_structured",
+]
 
 _DATED_HEADER: Final = re.compile(r"\s*\[[^\]\n]{0,80}\d[^\]\n]{0,80}\]")
 """A message that opens with a bracketed text holding a digit: ``[1:56 pm on 8 May, 2023]``."""
@@ -102,6 +110,24 @@ class StructuredSelection:
     report: SelectionReport
 
 
+@dataclass(frozen=True, slots=True)
+class StructuredChoice:
+    """What :func:`select_structured` decided, per position, before its report is built
+    (for callers that build their own report from it, as the shrinking selection does).
+
+    Attributes:
+        chosen: whether each unit is selected.
+        scores: each unit's score, as its report entry gives it (1.0 for a pinned unit).
+        duplicates: positions left out as duplicates -> the item kept in their place.
+        left: tokens of the room left unused.
+    """
+
+    chosen: list[bool]
+    scores: list[float]
+    duplicates: dict[int, ContextItem]
+    left: int
+
+
 def select_structured(
     units: Sequence[MessageUnit],
     *,
@@ -134,6 +160,29 @@ def select_structured(
     Raises:
         PinnedBudgetError: the pinned units alone exceed the budget's target.
     """
+    choice = choose_structured(
+        units,
+        budget=budget,
+        scorer=scorer,
+        query=query,
+        structure=structure,
+        deduplicate=deduplicate,
+    )
+    selected = tuple(unit for unit, kept in zip(units, choice.chosen, strict=True) if kept)
+    return StructuredSelection(selected, _report([unit.item for unit in units], choice))
+
+
+def choose_structured(
+    units: Sequence[MessageUnit],
+    *,
+    budget: ContextBudget,
+    scorer: Scorer,
+    query: str | None,
+    structure: Structure,
+    deduplicate: bool = False,
+) -> StructuredChoice:
+    """:func:`select_structured`'s decision, without the report (same arguments, same
+    errors)."""
     items = [unit.item for unit in units]
     pinned = [position for position, item in enumerate(items) if item.pinned]
     pinned_tokens = sum(max(items[p].tokens, 0) for p in pinned)
@@ -169,20 +218,83 @@ def select_structured(
         base = np.asarray(score_array_for(scorer, free_items, query), dtype=np.float64)
         check_finite_scores(scorer, free_items, base)
         scores[free] = base
-        if structure.context > 0.0 and len(items) > 1:
-            own = scores.copy()
-            scores[1:] += structure.context * own[:-1]
-            scores[:-1] += structure.context * own[1:]
+        scores = with_context(scores, structure.context)
 
     score_list: list[float] = scores.tolist()
-    headers = _session_headers(items) if structure.session_headers else None
+    headers = session_headers(items) if structure.session_headers else None
+    used = int(
+        take_relevant(
+            tokens,
+            chosen,
+            score_list,
+            [p for p in free if not chosen[p]],
+            used=used,
+            room=room,
+            structure=structure,
+            headers=headers,
+        )
+    )
+
+    # Fill what is left with the newest remaining units that fit (recency as the tie-breaker).
+    for position in reversed(free):
+        if not chosen[position] and used + tokens[position] <= room:
+            chosen[position] = True
+            used += tokens[position]
+
+    # A pinned unit's report entry scores 1.0.
+    for position in pinned:
+        score_list[position] = 1.0
+    return StructuredChoice(chosen, score_list, duplicates, room - used)
+
+
+def with_context(
+    scores: npt.NDArray[np.float64],
+    context: float,
+    linked: npt.NDArray[np.bool_] | None = None,
+) -> npt.NDArray[np.float64]:
+    """Each unit's score plus ``context`` x its adjacent units' own scores (a new array).
+
+    ``linked[p]`` (one per pair of adjacent units, default all True) says whether units
+    ``p`` and ``p + 1`` share context.
+    """
+    if context <= 0.0 or len(scores) < 2:
+        return scores
+    own = scores.copy()
+    result = scores.copy()
+    if linked is None:
+        result[1:] += context * own[:-1]
+        result[:-1] += context * own[1:]
+    else:
+        result[1:] += np.where(linked, context * own[:-1], 0.0)
+        result[:-1] += np.where(linked, context * own[1:], 0.0)
+    return result
+
+
+def take_relevant(
+    tokens: Sequence[float],
+    chosen: list[bool],
+    scores: Sequence[float],
+    candidates: Sequence[int],
+    *,
+    used: float,
+    room: float,
+    structure: Structure,
+    headers: Sequence[int] | None,
+    alone: Sequence[bool] | None = None,
+) -> float:
+    """The relevance pass: marks ``candidates`` in ``chosen`` by relevance per token, each
+    with its neighbours and its session's header when they fit; returns the tokens used.
+
+    ``tokens``, ``chosen``, ``scores`` and ``headers`` (see :func:`session_headers`) are
+    indexed by unit position; only units with a positive score are taken for relevance.
+    A unit marked in ``alone`` neither brings nor is brought as a neighbour.
+    """
     density = structure.density
     # The key's arithmetic is the same in plain floats as in numpy float64 scalars.
     ranked = sorted(
-        (-score_list[p] / max(tokens[p], 1) ** density, p)
-        for p in free
-        if not chosen[p] and score_list[p] > 0.0
+        (-scores[p] / max(tokens[p], 1) ** density, p) for p in candidates if scores[p] > 0.0
     )
+    count = len(chosen)
     for _, position in ranked:
         if used >= room:
             break
@@ -191,26 +303,21 @@ def select_structured(
         chosen[position] = True
         used += tokens[position]
         extras: list[int] = []
-        if structure.neighbours:
-            extras.extend((position - 1, position + 1))
+        if structure.neighbours and (alone is None or not alone[position]):
+            extras.extend(
+                p
+                for p in (position - 1, position + 1)
+                if 0 <= p < count and (alone is None or not alone[p])
+            )
         if headers is not None and headers[position] >= 0:
             extras.append(headers[position])
         for extra_position in extras:
-            if 0 <= extra_position < len(items) and not chosen[extra_position]:
+            if 0 <= extra_position < count and not chosen[extra_position]:
                 extra_tokens = tokens[extra_position]
                 if extra_tokens >= 0 and used + extra_tokens <= room:
                     chosen[extra_position] = True
                     used += extra_tokens
-
-    # Fill what is left with the newest remaining units that fit (recency as the tie-breaker).
-    for position in reversed(free):
-        if not chosen[position] and used + tokens[position] <= room:
-            chosen[position] = True
-            used += tokens[position]
-
-    selected = tuple(unit for unit, kept in zip(units, chosen, strict=True) if kept)
-    report = _report(items, chosen, score_list, room - used, duplicates)
-    return StructuredSelection(selected, report)
+    return used
 
 
 def _duplicates(items: Sequence[ContextItem]) -> dict[int, ContextItem]:
@@ -227,7 +334,7 @@ def _duplicates(items: Sequence[ContextItem]) -> dict[int, ContextItem]:
     return found
 
 
-def _session_headers(items: Sequence[ContextItem]) -> list[int]:
+def session_headers(items: Sequence[ContextItem]) -> list[int]:
     """For each unit, the position of the unit holding its session's dated header (or -1)."""
     result: list[int] = []
     current = -1
@@ -242,16 +349,11 @@ def _session_headers(items: Sequence[ContextItem]) -> list[int]:
     return result
 
 
-def _report(
-    items: Sequence[ContextItem],
-    chosen: list[bool],
-    scores: list[float],
-    left: int,
-    duplicates: dict[int, ContextItem],
-) -> SelectionReport:
+def _report(items: Sequence[ContextItem], choice: StructuredChoice) -> SelectionReport:
+    chosen, scores, duplicates = choice.chosen, choice.scores, choice.duplicates
     included: list[IncludedItem] = []
     excluded: list[ExcludedItem] = []
-    available = max(left, 0)
+    available = max(choice.left, 0)
     # One reason per distinct token count: equal immutable values, built once each.
     over_budget: dict[int, BudgetExceeded] = {}
     for position, item in enumerate(items):

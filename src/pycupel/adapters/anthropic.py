@@ -407,7 +407,11 @@ class Session:
         compact_to: float = DEFAULT_COMPACT_TO,
         grid: int = DEFAULT_GRID,
         recall_share: float = DEFAULT_RECALL_SHARE,
+        compact_for_recall: bool = True,
         pin_system: bool = True,
+        shrink: Shrink | bool | None = None,
+        summarize: Summarize | None = None,
+        on_summary_error: OnSummaryError = "raise",
         cache_ttl: CacheTTL | None = "5m",
         start_with_user: bool = True,
     ) -> None:
@@ -438,6 +442,8 @@ class Session:
                 snapshot=snapshot_json,
                 parse_system=parse_system,
                 drops_leading=_starts_with_assistant if start_with_user else None,
+                editor=_editor(chosen),
+                summary_message=_summary_message,
             ),
             budget=budget,
             policy=policy,
@@ -446,7 +452,11 @@ class Session:
             compact_to=compact_to,
             grid=grid,
             recall_share=recall_share,
+            compact_for_recall=compact_for_recall,
             pin_system=pin_system,
+            shrink=shrink,
+            summarize=summarize,
+            on_summary_error=on_summary_error,
         )
 
     def fit(
@@ -479,7 +489,7 @@ class Session:
         self, messages: Sequence[AnthropicMessage], system: object, window: CoreWindow
     ) -> SessionWindow[AnthropicMessage]:
         """The window to send, with its cache breakpoints set on copies."""
-        chosen = [messages[index] for index in window.message_indices]
+        chosen = window.messages(messages)
         has_system = any(unit.system_parameter for unit in window.units)
         sent_system: object = system if has_system else None
         control = self._cache_control
@@ -510,6 +520,10 @@ class Session:
             SessionConfigError: no window was fitted yet, or its usage was already recorded.
         """
         return self._core.record_usage(usage)
+
+
+def _summary_message(text: str) -> AnthropicMessage:
+    return {"role": "user", "content": text}
 
 
 def _starts_with_assistant(unit: MessageUnit) -> bool:

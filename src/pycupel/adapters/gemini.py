@@ -405,7 +405,11 @@ class Session:
         compact_to: float = DEFAULT_COMPACT_TO,
         grid: int = DEFAULT_GRID,
         recall_share: float = DEFAULT_RECALL_SHARE,
+        compact_for_recall: bool = True,
         pin_system: bool = True,
+        shrink: Shrink | bool | None = None,
+        summarize: Summarize | None = None,
+        on_summary_error: OnSummaryError = "raise",
         start_with_user: bool = True,
         merge_consecutive: bool = False,
     ) -> None:
@@ -430,6 +434,8 @@ class Session:
                 snapshot=snapshot_json,
                 parse_system=parse_system,
                 drops_leading=_starts_with_model if start_with_user else None,
+                editor=_editor(chosen),
+                summary_message=_summary_message,
             ),
             budget=budget,
             policy=policy,
@@ -438,7 +444,11 @@ class Session:
             compact_to=compact_to,
             grid=grid,
             recall_share=recall_share,
+            compact_for_recall=compact_for_recall,
             pin_system=pin_system,
+            shrink=shrink,
+            summarize=summarize,
+            on_summary_error=on_summary_error,
         )
 
     def fit(
@@ -485,12 +495,12 @@ class Session:
     ) -> SessionWindow[GeminiContent]:
         sent = window.window(messages)
         has_system = any(unit.system_parameter for unit in window.units)
-        contents = (
-            merge_runs([(index, messages[index]) for index in window.message_indices])
-            if self._merge
-            else sent.messages
-        )
+        contents = merge_runs(window.entries(messages)) if self._merge else sent.messages
         return replace(sent, messages=contents, system=system if has_system else None)
+
+
+def _summary_message(text: str) -> GeminiContent:
+    return {"role": "user", "parts": [{"text": text}]}
 
 
 def _starts_with_model(unit: MessageUnit) -> bool:
@@ -517,7 +527,7 @@ def _history(
     return GeminiHistory(system, merge_runs(kept))
 
 
-def merge_runs(kept: Sequence[tuple[int, GeminiContent]]) -> list[GeminiContent]:
+def merge_runs(kept: Sequence[tuple[int | None, GeminiContent]]) -> list[GeminiContent]:
     """Merge runs of same-role turns into one turn holding their parts in order."""
     merged: list[GeminiContent] = []
     for index, content in kept:

@@ -41,9 +41,9 @@ from pycupel.adapters._fit import (
     FitResult,
     allows_unanswered,
     fit_units,
+    fitted_messages,
     resolve_counter,
     resolve_structure,
-    with_variants,
 )
 from pycupel.adapters._format import (
     MAX_MESSAGES,
@@ -254,7 +254,7 @@ def fit_messages(
         editor=_editor(units.overhead, _image_provider(image_pricing)),
         counter=counter,
     )
-    fitted_messages = to_messages(fitted.selected, with_variants(units, fitted))
+    kept = fitted_messages(units, fitted)
     if summary is not None:
         lc = _langchain()
         dropped = dropped_messages(units, fitted)
@@ -266,10 +266,10 @@ def fit_messages(
                 count_parsed(_parse([message], units.overhead, "openai"), resolved),
                 len(dropped),
             ):
-                fitted_messages = insert_after_system(
-                    fitted_messages, message, is_system=lambda m: isinstance(m, lc.SystemMessage)
+                kept = insert_after_system(
+                    kept, message, is_system=lambda m: isinstance(m, lc.SystemMessage)
                 )
-    return FitResult(fitted_messages, fitted.report)
+    return FitResult(kept, fitted.report)
 
 
 # --------------------------------------------------------------------------- sessions
@@ -298,7 +298,11 @@ class Session:
         compact_to: float = DEFAULT_COMPACT_TO,
         grid: int = DEFAULT_GRID,
         recall_share: float = DEFAULT_RECALL_SHARE,
+        compact_for_recall: bool = True,
         pin_system: bool = True,
+        shrink: Shrink | bool | None = None,
+        summarize: Summarize | None = None,
+        on_summary_error: OnSummaryError = "raise",
     ) -> None:
         chosen = overhead if overhead is not None else DEFAULT_OVERHEAD
         lc = _langchain()
@@ -307,7 +311,16 @@ class Session:
             return _parse_message(lc, index, raw, chosen, state.tool_names, pricing="openai")
 
         self._core: SessionCore[BaseMessage] = SessionCore(
-            MessageFormat("langchain", SOURCE, chosen, parse=parse, snapshot=_snapshot, same=_same),
+            MessageFormat(
+                "langchain",
+                SOURCE,
+                chosen,
+                parse=parse,
+                snapshot=_snapshot,
+                same=_same,
+                editor=_editor(chosen, "openai"),
+                summary_message=lc.HumanMessage,
+            ),
             budget=budget,
             policy=policy,
             counter=counter,
@@ -315,7 +328,11 @@ class Session:
             compact_to=compact_to,
             grid=grid,
             recall_share=recall_share,
+            compact_for_recall=compact_for_recall,
             pin_system=pin_system,
+            shrink=shrink,
+            summarize=summarize,
+            on_summary_error=on_summary_error,
         )
 
     def fit(self, messages: Sequence[BaseMessage]) -> SessionWindow[BaseMessage]:

@@ -34,9 +34,9 @@ from pycupel.adapters._fit import (
     FitResult,
     allows_unanswered,
     fit_units,
+    fitted_messages,
     resolve_counter,
     resolve_structure,
-    with_variants,
 )
 from pycupel.adapters._format import (
     MAX_MESSAGES,
@@ -333,7 +333,7 @@ def fit_messages(
         editor=_editor(units.overhead),
         counter=counter,
     )
-    fitted_messages = to_messages(fitted.selected, with_variants(units, fitted))
+    kept = fitted_messages(units, fitted)
     if summary is not None:
         dropped = dropped_messages(units, fitted)
         text = summary.text(dropped, None)
@@ -342,10 +342,10 @@ def fit_messages(
             count_parsed(_parse([message], units.overhead), resolve_counter(counter)),
             len(dropped),
         ):
-            fitted_messages = insert_after_system(
-                fitted_messages, message, is_system=lambda m: m["role"] in ("system", "developer")
+            kept = insert_after_system(
+                kept, message, is_system=lambda m: m["role"] in ("system", "developer")
             )
-    return FitResult(fitted_messages, fitted.report)
+    return FitResult(kept, fitted.report)
 
 
 # --------------------------------------------------------------------------- sessions
@@ -377,7 +377,23 @@ class Session:
         compact_to: low watermark a compaction cuts down to.
         grid: compaction cut points are rounded up to a multiple of this many messages.
         recall_share: the largest share of ``budget`` the recall zone may take (0 disables it).
+        compact_for_recall: compact early, for the latest user message, when its best
+            match does not fit the recall zone (relevance pressure).
         pin_system: always keep ``system``/``developer`` messages.
+        shrink: what a compaction may keep shorter instead of dropping: ``True`` (the default
+            :class:`~pycupel.adapters.Shrink`: older tool results as placeholders after their
+            calls, long ones as head + tail truncations) or a ``Shrink`` (``keep_whole``,
+            ``exclude_tools``...); off by default. The shorter versions are made once per
+            compaction and sent unchanged until the next one (see
+            :mod:`pycupel.session.shrink`).
+        summarize: a callback ``(dropped_messages, previous_summary) -> str`` (or a
+            coroutine function, awaited by :meth:`afit`), called only at a compaction with
+            the messages it leaves out or shortens; its text is one user message opening with
+            ``[Summary of the earlier conversation]`` right after the system prompt, and the
+            previous text is passed back in so repeated compactions fold into one message
+            (see :mod:`pycupel.session.summary`). A compaction keeps 10% of the budget for it.
+        on_summary_error: ``"raise"`` (:class:`~pycupel.errors.SummarizerError`) or
+            ``"skip"`` (the previous summary stays).
 
     Raises:
         SessionConfigError: an invalid setting.
@@ -396,7 +412,11 @@ class Session:
         compact_to: float = DEFAULT_COMPACT_TO,
         grid: int = DEFAULT_GRID,
         recall_share: float = DEFAULT_RECALL_SHARE,
+        compact_for_recall: bool = True,
         pin_system: bool = True,
+        shrink: Shrink | bool | None = None,
+        summarize: Summarize | None = None,
+        on_summary_error: OnSummaryError = "raise",
     ) -> None:
         chosen = overhead if overhead is not None else DEFAULT_OVERHEAD
 
@@ -404,7 +424,15 @@ class Session:
             return _parse_message(index, raw, chosen, state.tool_names, state.pending)
 
         self._core: SessionCore[OpenAIMessage] = SessionCore(
-            MessageFormat("openai", SOURCE, chosen, parse=parse, snapshot=snapshot_json),
+            MessageFormat(
+                "openai",
+                SOURCE,
+                chosen,
+                parse=parse,
+                snapshot=snapshot_json,
+                editor=_editor(chosen),
+                summary_message=_summary_message,
+            ),
             budget=budget,
             policy=policy,
             counter=counter,
@@ -412,7 +440,11 @@ class Session:
             compact_to=compact_to,
             grid=grid,
             recall_share=recall_share,
+            compact_for_recall=compact_for_recall,
             pin_system=pin_system,
+            shrink=shrink,
+            summarize=summarize,
+            on_summary_error=on_summary_error,
         )
 
     def fit(self, messages: Sequence[OpenAIMessage]) -> SessionWindow[OpenAIMessage]:
@@ -442,6 +474,10 @@ class Session:
             SessionConfigError: no window was fitted yet, or its usage was already recorded.
         """
         return self._core.record_usage(usage)
+
+
+def _summary_message(text: str) -> OpenAIMessage:
+    return {"role": "user", "content": text}
 
 
 # --------------------------------------------------------------------------- parsing

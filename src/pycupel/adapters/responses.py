@@ -401,7 +401,11 @@ class Session:
         compact_to: float = DEFAULT_COMPACT_TO,
         grid: int = DEFAULT_GRID,
         recall_share: float = DEFAULT_RECALL_SHARE,
+        compact_for_recall: bool = True,
         pin_system: bool = True,
+        shrink: Shrink | bool | None = None,
+        summarize: Summarize | None = None,
+        on_summary_error: OnSummaryError = "raise",
     ) -> None:
         chosen = overhead if overhead is not None else DEFAULT_OVERHEAD
 
@@ -419,6 +423,8 @@ class Session:
                 parse=parse,
                 snapshot=snapshot_json,
                 parse_system=parse_system,
+                editor=_editor(chosen),
+                summary_message=_summary_message,
             ),
             budget=budget,
             policy=policy,
@@ -427,7 +433,11 @@ class Session:
             compact_to=compact_to,
             grid=grid,
             recall_share=recall_share,
+            compact_for_recall=compact_for_recall,
             pin_system=pin_system,
+            shrink=shrink,
+            summarize=summarize,
+            on_summary_error=on_summary_error,
         )
 
     def fit(
@@ -471,6 +481,10 @@ def _input_items(messages: object) -> Sequence[ResponseItem]:
     if isinstance(messages, str):
         return ({"role": "user", "content": messages},)
     return cast("Sequence[ResponseItem]", messages)  # checked item by item when parsed
+
+
+def _summary_message(text: str) -> ResponseItem:
+    return {"role": "user", "content": text}
 
 
 def _window(

@@ -7,6 +7,8 @@ this package holds the provider-neutral engine they share:
 * :mod:`~pycupel.session.core`: the window (stable prefix, recall zone, latest turn), the
   watermark compaction with grid-rounded cut points, edit detection;
 * :mod:`~pycupel.session.history`: the history parsed, counted and grouped once;
+* :mod:`~pycupel.session.shrink` and :mod:`~pycupel.session.summary`: the shorter versions a
+  compaction keeps, and the running summary of what compactions dropped;
 * :mod:`~pycupel.session.calibration` and :mod:`~pycupel.session.usage`: the provider's
   reported usage, and the correction it gives the token estimate;
 * :mod:`~pycupel.session.window`: :class:`SessionWindow` and :class:`SessionReport`.

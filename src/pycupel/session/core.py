@@ -19,12 +19,17 @@ A request is three zones, in this order::
   turn alone is too large, its older units are left out (tool calls with their results, as
   ``fit_messages`` does), and when the pinned units alone exceed the budget
   :class:`~pycupel.errors.PinnedBudgetError` is raised; a window never exceeds the budget.
-* **Recall zone.** When a new user message arrives, the relevance scorer
-  (:class:`~pycupel.scorers.relevance.RelevanceScorer`, BM25 over the dropped units) finds
-  dropped units relevant to it. They go after the stable prefix and before
-  the latest turn, within ``recall_share`` x budget and the room under the high watermark, so
-  relevance never touches the cached prefix: when the recall zone changes only it and the
-  tail are re-sent.
+* **Recall zone.** When a new user message arrives, dropped units relevant to it come back
+  (:mod:`pycupel.session.recall`: the structure-aware relevance of ``fit_messages``, with
+  question/answer neighbours and dated headers). They go after the stable prefix, right
+  before the latest turn (chronological inside the zone), within ``recall_share`` x budget
+  and what the budget leaves beside the window (less :data:`RECALL_HEADROOM`): relevance
+  never touches the cached prefix, and when the zone changes only it and the latest turn
+  are re-sent. While the zone is unchanged it stays in place and the tail grows after it.
+* **Relevance pressure.** When the best match for a new user message does not fit the
+  recall zone and the window is above the low watermark, the session compacts on that turn,
+  for that message (``compact_for_recall``, on by default): the compaction due soon comes
+  a few turns early, and keeps what the question needs.
 * **Edits.** A changed, removed or replaced earlier message is detected (each known message
   against a snapshot of its content); the window keeps only the units before the edit, the
   rest is re-read, and the report names the edit and the cache break. Nothing crashes.
@@ -45,26 +50,38 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Generic, TypeVar
+from collections.abc import Generator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pycupel._checks import check_bool, check_float, check_int
-from pycupel.adapters._fit import fit_units, resolve_counter
+from pycupel.adapters._fit import LeadingFilter, fit_units, resolve_counter
 from pycupel.adapters._structure import Structure
 from pycupel.adapters._units import MessageUnit, MessageUnits
 from pycupel.diagnostics import SelectionReport
 from pycupel.errors import PinnedBudgetError, SessionConfigError
+from pycupel.model import ContextBudget, ContextKind
 from pycupel.pipeline import Pipeline
-from pycupel.scorers.relevance import RelevanceScorer
+from pycupel.scorers.base import Scorer
 from pycupel.session.calibration import Calibration
 from pycupel.session.history import NO_SYSTEM, History, MessageFormat
+from pycupel.session.recall import Recall, select_recall
+from pycupel.session.shrink import (
+    ScaledCounter,
+    ShownVersions,
+    resolve_session_shrink,
+    scaled_editor,
+)
+from pycupel.session.summary import RunningSummary, start_summary
 from pycupel.session.usage import ProviderUsage, read_usage
 from pycupel.session.window import CacheBreak, SessionReport, SessionWindow
 from pycupel.tokens import TokenCounter
 from pycupel.tokens.asynchronous import AsyncTokenCounter, precount
 
 if TYPE_CHECKING:
+    from pycupel.adapters._summary import OnSummaryError, Summarize
+    from pycupel.adapters._variants import Shrink
     from pycupel.policy import Policy
 
 __all__ = [
@@ -80,18 +97,17 @@ M = TypeVar("M")
 
 DEFAULT_COMPACT_AT = 0.9
 """High watermark: share of the budget at which the window compacts."""
-DEFAULT_COMPACT_TO = 0.5
+DEFAULT_COMPACT_TO = 0.4
 """Low watermark: share of the budget a compaction cuts the window down to."""
 DEFAULT_GRID = 8
 """Compaction cut points are rounded up to a multiple of this many messages."""
 DEFAULT_RECALL_SHARE = 0.15
 """Largest share of the budget the recall zone may take."""
+RECALL_HEADROOM = 0.01
+"""Share of the budget the recall zone leaves free: the provider's count of a regrouped
+window can exceed the calibrated prediction by a few percent."""
 TAIL_SHARE = 0.6
 """Share of the low watermark a compaction keeps as the unbroken run of newest units."""
-_RELATIVE_THRESHOLD = 0.3
-"""Recalled units score at least this share of the best match (weak matches are noise)."""
-_RELEVANCE = RelevanceScorer()
-"""Scores the dropped units for the recall zone (immutable, so one instance serves all)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +122,11 @@ class CoreWindow:
         recall_messages: how many entries after those are the recall zone.
         tokens, cached_tokens, compacted, report: as in
             :class:`~pycupel.session.window.SessionWindow`.
+        overrides: history position -> the shorter version of that message the window
+            shows (:mod:`pycupel.session.shrink`).
+        summary: the running summary's message (:mod:`pycupel.session.summary`), shown at
+            ``summary_at`` among the window's messages; it is counted in
+            ``stable_messages``.
     """
 
     units: tuple[MessageUnit, ...]
@@ -116,11 +137,31 @@ class CoreWindow:
     cached_tokens: int
     compacted: bool
     report: SessionReport
+    overrides: Mapping[int, Any] = field(default_factory=lambda: MappingProxyType({}))
+    summary: Any = None
+    summary_at: int = 0
+
+    def entries(self, messages: Sequence[M]) -> list[tuple[int | None, M]]:
+        """The window's messages with their history positions (``None`` for the summary)."""
+        shown = self.overrides
+        entries: list[tuple[int | None, M]] = [
+            (index, shown.get(index, messages[index])) for index in self.message_indices
+        ]
+        if self.summary is not None:
+            entries.insert(self.summary_at, (None, self.summary))
+        return entries
+
+    def messages(self, messages: Sequence[M]) -> list[M]:
+        """The window's messages, taken from ``messages`` (the history this window was
+        fitted for), with the shorter versions and the summary in place."""
+        if not self.overrides and self.summary is None:
+            return [messages[index] for index in self.message_indices]
+        return [message for _, message in self.entries(messages)]
 
     def window(self, messages: Sequence[M]) -> SessionWindow[M]:
         """The window of ``messages`` (the history this window was fitted for), unmarked."""
         return SessionWindow(
-            messages=[messages[index] for index in self.message_indices],
+            messages=self.messages(messages),
             report=self.report,
             tokens=self.tokens,
             cached_tokens=self.cached_tokens,
@@ -142,7 +183,11 @@ class SessionCore(Generic[M]):
         compact_to: float = DEFAULT_COMPACT_TO,
         grid: int = DEFAULT_GRID,
         recall_share: float = DEFAULT_RECALL_SHARE,
+        compact_for_recall: bool = True,
         pin_system: bool = True,
+        shrink: Shrink | bool | None = None,
+        summarize: Summarize | None = None,
+        on_summary_error: OnSummaryError = "raise",
     ) -> None:
         err = SessionConfigError
         per_request = fmt.overhead.per_request
@@ -157,12 +202,16 @@ class SessionCore(Generic[M]):
         self.recall_share = check_float(err, "recall_share", recall_share, minimum=0.0)
         if self.recall_share >= 1.0:
             raise SessionConfigError("recall_share", recall_share, "must be < 1")
+        self.compact_for_recall = check_bool(err, "compact_for_recall", compact_for_recall)
         check_bool(err, "pin_system", pin_system)
         if policy is not None and not isinstance(policy, Pipeline) and not _is_policy(policy):
             raise SessionConfigError(
                 "policy", policy, "must be a pycupel.policy.Policy, a Pipeline or None"
             )
         self.policy = policy
+        # The recall zone scores with the policy's scorer; without a policy, with the
+        # conversation preset's relevance from the history's term ids.
+        self._scorer: Scorer | None = _policy_scorer(policy, self.budget)
         self.format = fmt
         self.counter = resolve_counter(counter)
         self._lock = threading.Lock()
@@ -178,6 +227,24 @@ class SessionCore(Generic[M]):
         self._recorded_turn = 0
         self._last_estimate: int | None = None
         self._learned: dict[int, float] = {}
+        self._previous_summary: object = None
+        # Shrinking and the running summary (None when not asked for).
+        self.shrink = resolve_session_shrink(shrink)
+        summary = start_summary(summarize, on_summary_error, self.budget)
+        editor = fmt.editor
+        if (self.shrink is not None or summary is not None) and editor is None:
+            raise SessionConfigError(
+                "shrink", shrink, f"is not available for {fmt.provider} sessions"
+            )
+        self._shown: ShownVersions[M] | None = None
+        self._summary: RunningSummary[M] | None = None
+        if editor is not None and self.shrink is not None:
+            self._shown = ShownVersions(editor)
+        if editor is not None and summary is not None:
+            assert fmt.summary_message is not None  # every format with an editor has one
+            self._summary = RunningSummary(
+                summary, make=fmt.summary_message, editor=editor, counter=self.counter
+            )
 
     # ------------------------------------------------------------------ public
 
@@ -219,24 +286,24 @@ class SessionCore(Generic[M]):
         calibration ratio and every unit of the request is rescaled to add up to the report,
         so no unit absorbs the others' error.
         """
-        units = self._history.units
         learned = self._learned
         request = self._previous
-        overhead = self.format.overhead.per_request * self._calibration.ratio
+        overhead = self._fixed() * self._calibration.ratio
         unknown = [u for u in request if u not in learned]
         known_total = sum(learned[u] for u in request if u in learned)
         residual = reported - overhead - known_total
-        estimated = sum(units[u].item.tokens for u in unknown)
+        estimate = self._estimate
+        estimated = sum(estimate(u) for u in unknown)
         extends = self._reported_units.issubset(request) and all(
             u in self._reported_units for u in request if u in learned
         )
         if unknown and extends and estimated > 0 and residual > 0:
             for u in unknown:
-                learned[u] = residual * units[u].item.tokens / estimated
+                learned[u] = residual * estimate(u) / estimated
         else:
             ratio = self._calibration.ratio
             for u in unknown:
-                learned[u] = units[u].item.tokens * ratio
+                learned[u] = estimate(u) * ratio
             total = sum(learned[u] for u in request)
             if total > 0 and reported > overhead:
                 factor = (reported - overhead) / total
@@ -249,21 +316,50 @@ class SessionCore(Generic[M]):
         known = self._learned.get(unit)
         if known is not None:
             return known
-        return self._history.units[unit].item.tokens * self._calibration.upper_ratio
+        return self._estimate(unit) * self._calibration.upper_ratio
+
+    def _guard_whole(self, unit: int) -> float:
+        """:meth:`_guard` of the unit whole, also when the window shows a shorter version."""
+        if self._shown is not None and unit in self._shown.variants:
+            return self._history.units[unit].item.tokens * self._calibration.upper_ratio
+        return self._guard(unit)
+
+    def _estimate(self, unit: int) -> int:
+        """The unit's tokens by the session's counter, as the window shows it."""
+        whole = self._history.units[unit].item.tokens
+        return whole if self._shown is None else self._shown.estimate(unit, whole)
+
+    def _fixed(self) -> int:
+        """Tokens every request holds beside its units: the per-request overhead and the
+        running summary's message (by the session's counter)."""
+        summary = self._summary.tokens if self._summary is not None else 0
+        return self.format.overhead.per_request + summary
 
     def fit(self, messages: Sequence[M], system: object = NO_SYSTEM) -> CoreWindow:
         """This turn's window for the whole history so far (see the module docs)."""
         with self._lock:
-            return self._fit(messages, system)
+            return self._run(self._fit(messages, system))
+
+    def _run(self, turn: Generator[list[M], str | None, CoreWindow]) -> CoreWindow:
+        """Finish a turn, calling the summarizer (synchronously) when the turn asks for it."""
+        try:
+            dropped = next(turn)
+            while True:
+                summary = self._summary
+                assert summary is not None  # a turn asks only when there is a summarizer
+                dropped = turn.send(summary.summary.text(dropped, summary.previous))
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]  # the generator's return value
 
     async def afit(
         self, messages: Sequence[M], counter: AsyncTokenCounter, system: object = NO_SYSTEM
     ) -> CoreWindow:
         """:meth:`fit` with the new messages counted by one awaited ``counter`` call.
 
-        Only the texts this turn adds are counted (the rest were counted before); the lock is
-        not held while awaiting, so the history must not change between the two steps (one
-        conversation per session, as always).
+        Only the texts this turn adds are counted (the rest were counted before); a
+        coroutine summarizer is awaited. The lock is not held while awaiting, so the history
+        must not change between the steps (one conversation per session, as always). The
+        shorter versions a compaction makes are counted with the session's own counter.
         """
         with self._lock:
             texts = self._history.texts_to_count(messages, system)
@@ -272,14 +368,30 @@ class SessionCore(Generic[M]):
             history = self._history
             own = history.counter
             history.counter = counts
+            turn = self._fit(messages, system)
             try:
-                return self._fit(messages, system)
+                dropped = next(turn)
+            except StopIteration as done:
+                return done.value  # type: ignore[no-any-return]  # the generator's value
             finally:
                 history.counter = own
+        while True:
+            summary = self._summary
+            assert summary is not None  # a turn asks only when there is a summarizer
+            marked = await summary.summary.atext(dropped, summary.previous)
+            with self._lock:
+                try:
+                    dropped = turn.send(marked)
+                except StopIteration as done:
+                    return done.value  # type: ignore[no-any-return]  # the generator's value
 
     # ------------------------------------------------------------------ the turn
 
-    def _fit(self, messages: Sequence[M], system: object) -> CoreWindow:
+    def _fit(
+        self, messages: Sequence[M], system: object
+    ) -> Generator[list[M], str | None, CoreWindow]:
+        """The turn; yields the messages to summarise when a compaction asks for a summary
+        and takes the summary's marked text (or None) back."""
         history = self._history
         previous_units = len(history.units)
         sync = history.sync(messages, system)
@@ -298,12 +410,19 @@ class SessionCore(Generic[M]):
             self._reported_units = frozenset(u for u in self._reported_units if u < valid_below)
             if self._recall_query >= valid_below:
                 self._recall_query = -1
+            if self._shown is not None:
+                self._shown.forget_from(valid_below, units)
+            if self._summary is not None:
+                self._summary.forget_from(sync.edited_at)
             previous_units = valid_below
             cache_break = "edit"
         self._tail.extend(range(previous_units, len(units)))
+        if sync.edited_at is not None:
+            self._restore_latest_turn()
 
         # Limits in the provider's count (the per-request overhead counted high).
-        overhead = self.format.overhead.per_request * self._calibration.upper_ratio
+        upper = self._calibration.upper_ratio
+        overhead = self._fixed() * upper
         high = self.compact_at * self.budget - overhead
         low = self.compact_to * self.budget - overhead
         recall_cap = self.recall_share * self.budget
@@ -311,22 +430,48 @@ class SessionCore(Generic[M]):
         compacted = False
         selection: SelectionReport | None = None
         if self._tokens(self._stable) + self._tokens(self._tail) > high:
-            selection = self._compact(low, high)
+            selection = yield from self._compaction(messages, low, high)
+            overhead = self._fixed() * upper
+            high = self.compact_at * self.budget - overhead
             compacted = True
             cache_break = "edit" if cache_break == "edit" else "compaction"
             self._recall_query = -1
         latest = history.latest_user_unit
-        if latest != self._recall_query:
-            room = min(recall_cap, high - self._tokens(self._stable) - self._tokens(self._tail))
-            recalled = self._select_recall(room)
+        # The recall zone is re-decided every turn and is no part of the stable prefix: it
+        # may use what the budget leaves (within recall_share), not only what the high
+        # watermark leaves.
+        window_tokens = self._tokens(self._stable, self._tail)
+        if recall_cap > 0 and (
+            latest != self._recall_query
+            or (
+                self._recall
+                and window_tokens + self._tokens(self._recall) > self._recall_limit(overhead)
+            )
+        ):
+            limit = self._recall_limit(overhead)
+            recall = self._select_recall(min(recall_cap, limit - window_tokens))
+            if (
+                recall.crowded
+                and self.compact_for_recall
+                and not compacted
+                and latest != self._recall_query
+                and window_tokens > low
+            ):
+                # Relevance pressure: the best match for the new user message does not fit
+                # beside the window, so the compaction due soon comes now, for this query.
+                selection = yield from self._compaction(messages, low, high)
+                overhead = self._fixed() * upper
+                compacted = True
+                cache_break = "edit" if cache_break == "edit" else "compaction"
+                window_tokens = self._tokens(self._stable, self._tail)
+                limit = self._recall_limit(overhead)
+                recall = self._select_recall(min(recall_cap, limit - window_tokens))
+            recalled = recall.units
             if recalled != self._recall or sync.edited_at is not None:
                 if self._recall and cache_break is None:
-                    cache_break = "recall"
+                    cache_break = "recall" if recalled else "recall-dropped"
                 self._move_recall(recalled)
             self._recall_query = latest
-        elif self._recall and self._tokens(self._stable, self._recall, self._tail) > high:
-            self._move_recall([])
-            cache_break = cache_break or "recall-dropped"
 
         return self._window(
             messages_in=len(messages),
@@ -337,6 +482,41 @@ class SessionCore(Generic[M]):
             selection=selection,
         )
 
+    def _recall_limit(self, overhead: float) -> float:
+        """The window's tokens the recall zone may fill up to (the budget, less headroom)."""
+        return (1.0 - RECALL_HEADROOM) * self.budget - overhead
+
+    def _compaction(
+        self, messages: Sequence[M], low: float, high: float
+    ) -> Generator[list[M], str | None, SelectionReport]:
+        """Compact (see :meth:`_compact`); with a running summary, yields the messages the
+        summary must take in and installs the marked text sent back."""
+        upper = self._calibration.upper_ratio
+        overhead = self._fixed() * upper
+        # A compaction keeps the summary's reserve instead of the summary it replaces.
+        reserve = self._summary.reserve if self._summary is not None else 0
+        shift = (self.format.overhead.per_request + reserve) * upper - overhead
+        selection = self._compact(low - shift, high - shift, messages, reserve * upper)
+        if self._summary is not None:
+            kept = [*self._stable, *self._tail]
+            pending = self._summary.pending(messages, self._shown_as_given(kept, messages))
+            if pending:
+                marked = yield [messages[index] for index in pending]
+                self._summary.install(marked, pending)
+        return selection
+
+    def _restore_latest_turn(self) -> None:
+        """After an edit: the latest user turn whole in the tail (a shortened history may
+        end on a turn an earlier compaction dropped) and the zones in order around it; the
+        recall zone is decided again."""
+        latest = self._history.latest_user_unit
+        window = {*self._stable, *self._tail, *range(max(latest, 0), len(self._history.units))}
+        ordered = sorted(window)
+        self._stable = [u for u in ordered if u < latest]
+        self._tail = [u for u in ordered if u >= latest]
+        self._recall = [u for u in self._recall if u not in window]
+        self._recall_query = -1
+
     def _tokens(self, *zones: Sequence[int]) -> float:
         """Provider tokens of the zones, erring high (see :meth:`_guard`)."""
         return self._sum(zones, self._calibration.upper_ratio)
@@ -346,16 +526,25 @@ class SessionCore(Generic[M]):
         learned = self._learned
         units = self._history.units
         total = 0.0
-        if not learned:
+        shown = self._shown.estimates if self._shown is not None else None
+        if not learned and not shown:
             for zone in zones:
                 total += sum([units[u].item.tokens for u in zone]) * ratio
             return total
         get = learned.get
+        estimate = self._estimate
         for zone in zones:
             for u in zone:
                 known = get(u)
-                total += units[u].item.tokens * ratio if known is None else known
+                total += estimate(u) * ratio if known is None else known
         return total
+
+    def _shown_as_given(self, kept: Sequence[int], messages: Sequence[M]) -> set[int]:
+        """Message positions the window of ``kept`` units shows as the caller gave them."""
+        units = self._history.units
+        if self._shown is not None:
+            return self._shown.originals_shown(units, kept, messages)
+        return {index for u in kept for index in units[u].message_indices}
 
     def _move_recall(self, recalled: list[int]) -> None:
         """Put ``recalled`` between the stable prefix and the latest turn."""
@@ -368,42 +557,45 @@ class SessionCore(Generic[M]):
             recalled = self._drop_leading(recalled)  # the recall zone leads the messages
         self._recall = recalled
 
-    def _select_recall(self, room: float) -> list[int]:
-        """Dropped units relevant to the latest user message, best first, within ``room``.
-
-        The dropped units are the corpus of :class:`~pycupel.scorers.relevance.RelevanceScorer`
-        (BM25 divided by the best match), scored for the latest user message's text.
-        """
+    def _select_recall(self, room: float) -> Recall:
+        """Dropped units the latest user message needs, ascending, within ``room``
+        (:func:`~pycupel.session.recall.select_recall`)."""
         history = self._history
         query = history.latest_user_text()
-        if room <= 0 or not query:
-            return []
-        window = set(self._stable)
-        window.update(self._tail)
+        if not query:
+            return Recall([], crowded=False)
         units = history.units
-        dropped = [
-            u for u in range(len(units)) if u not in window and not units[u].system_parameter
+        in_window = [False] * len(units)
+        for u in self._stable:
+            in_window[u] = True
+        for u in self._tail:
+            in_window[u] = True
+        latest = history.latest_user_unit
+        scored = [
+            u
+            for u in range(len(units))
+            if u != latest and not units[u].system_parameter and not units[u].item.pinned
         ]
-        if not dropped:
-            return []
-        terms = history.unit_terms
-        scores = _RELEVANCE.score_term_ids([terms[u] for u in dropped], history.vocabulary, query)
-        chosen: list[int] = []
-        used = 0.0
-        strong = sorted(
-            (-float(score), unit)
-            for unit, score in zip(dropped, scores.tolist(), strict=True)
-            if score >= _RELATIVE_THRESHOLD
+        if all(in_window[u] for u in scored):
+            return Recall([], crowded=False)
+        guard = self._guard
+        return select_recall(
+            units,
+            tokens=[guard(u) for u in range(len(units))],
+            in_window=in_window,
+            scored=scored,
+            query=query,
+            room=room,
+            terms=history.unit_terms,
+            vocabulary=history.vocabulary,
+            scorer=self._scorer,
         )
-        for _, unit in strong:
-            tokens = self._guard(unit)
-            if used + tokens <= room:
-                chosen.append(unit)
-                used += tokens
-        return sorted(chosen)
 
-    def _compact(self, low: float, high: float) -> SelectionReport:
-        """Cut the window down to ``low`` tokens; sets the zones.
+    def _compact(
+        self, low: float, high: float, messages: Sequence[M], reserve: float = 0.0
+    ) -> SelectionReport:
+        """Cut the window down to ``low`` tokens (``reserve`` kept beside the overhead for
+        the summary); sets the zones.
 
         The selection is the adapters' structure-aware one
         (:func:`~pycupel.adapters._structure.select_structured`), run over the whole history
@@ -411,7 +603,8 @@ class SessionCore(Generic[M]):
         of the newest units that starts on a grid boundary (within :data:`TAIL_SHARE` of
         ``low``) as its recent tail, and the rest by relevance to the latest user message.
         Nothing else is forced in, so the window never exceeds the budget: a latest turn too
-        large to keep whole loses its older units first, as ``fit_messages`` does.
+        large to keep whole loses its older units first, as ``fit_messages`` does. With
+        ``shrink`` a unit may be kept in a shorter version (:mod:`pycupel.session.shrink`).
         """
         history = self._history
         latest = history.latest_user_unit
@@ -422,7 +615,10 @@ class SessionCore(Generic[M]):
         )
         position_of = {id(unit): position for position, unit in enumerate(units)}
         candidates: MessageUnits[M] = MessageUnits(
-            self.format.provider, (), tuple(units), self.format.overhead
+            self.format.provider,
+            tuple(messages) if self._shown is not None else (),
+            tuple(units),
+            self.format.overhead,
         )
         structure = Structure(keep_recent=keep_recent)
         per_request = self.format.overhead.per_request
@@ -431,7 +627,11 @@ class SessionCore(Generic[M]):
         pinned = sum(unit.item.tokens for unit in units if unit.item.pinned)
         newest = units[-1].item.tokens if units and not units[-1].item.pinned else 0
         target = min(max(low, pinned + newest), high)
-        limits = (target, high, self.budget - per_request * self._calibration.upper_ratio)
+        limits = (
+            target,
+            high,
+            self.budget - per_request * self._calibration.upper_ratio - reserve,
+        )
         for attempt, limit in enumerate(limits):
             try:
                 fitted = fit_units(
@@ -442,6 +642,7 @@ class SessionCore(Generic[M]):
                     unanswered_tool_calls="error",
                     query=history.latest_user_text(),
                     structure=structure,
+                    **self._shrink_options(),
                 )
                 break
             except PinnedBudgetError as exc:
@@ -452,10 +653,33 @@ class SessionCore(Generic[M]):
                         self.budget,
                     ) from exc
         kept = self._drop_leading([position_of[id(unit)] for unit in fitted.units])
+        if self._shown is not None:
+            still = set(kept)
+            chosen = {position_of[id(unit)]: v for unit, v in fitted.variants.items()}
+            changed = self._shown.replace(
+                {u: v for u, v in chosen.items() if u in still}, history.units, self.counter
+            )
+            for u in changed:  # what usage taught about a unit was for its other version
+                self._learned.pop(u, None)
         self._stable = [u for u in kept if u < latest]
         self._tail = [u for u in kept if u >= latest]
         self._recall = []
         return fitted.report
+
+    def _shrink_options(self) -> dict[str, Any]:
+        """``fit_units``' options for a compaction that may keep shorter versions: the
+        versions counted in the provider's count, as the whole units are (see
+        :mod:`pycupel.session.shrink`)."""
+        if self._shown is None or self.shrink is None or self.format.editor is None:
+            return {}
+        upper = self._calibration.upper_ratio
+        drops = self.format.drops_leading
+        return {
+            "shrink": self.shrink,
+            "editor": scaled_editor(self.format.editor, upper),
+            "counter": ScaledCounter(self.counter, upper),
+            "leading_filter": LeadingFilter("leading", drops) if drops is not None else None,
+        }
 
     def _guarded_units(self, latest: int) -> list[MessageUnit]:
         """The history's units with their tokens in the provider's count (rounded up, as
@@ -463,7 +687,7 @@ class SessionCore(Generic[M]):
         result: list[MessageUnit] = []
         for position, unit in enumerate(self._history.units):
             item = unit.item
-            tokens = math.ceil(self._guard(position) - 1e-9)
+            tokens = math.ceil(self._guard_whole(position) - 1e-9)
             pinned = item.pinned or position == latest
             if tokens != item.tokens or pinned != item.pinned:
                 result.append(replace(unit, item=item.replace(tokens=tokens, pinned=pinned)))
@@ -496,7 +720,7 @@ class SessionCore(Generic[M]):
         start = len(units)
         used = 0.0
         while start > 0 and not units[start - 1].system_parameter:
-            cost = self._guard(start - 1)
+            cost = self._guard_whole(start - 1)
             if used + cost > tokens and start < len(units):
                 break
             used += cost
@@ -528,19 +752,33 @@ class SessionCore(Generic[M]):
             common += 1
         if cache_break is None and common < len(self._previous):
             cache_break = "recall"  # defensive: any shrink of the prefix is reported
-        per_request = self.format.overhead.per_request
-        estimate = sum(units[u].item.tokens for u in request) + per_request
+        fixed = self._fixed()
+        estimate = sum(self._estimate(u) for u in request) + fixed
         calibration = self._calibration
         ratio = calibration.ratio
-        tokens = round(self._sum([request], ratio) + per_request * ratio)
+        tokens = round(self._sum([request], ratio) + fixed * ratio)
         cached = round(self._sum([request[:common]], ratio))
         indices = [i for u in request for i in units[u].message_indices]
         stable = sum(len(units[u].message_indices) for u in self._stable)
         recall = sum(len(units[u].message_indices) for u in self._recall)
+        summary = self._summary.message if self._summary is not None else None
+        summary_at = 0
+        if summary is not None:
+            stable += 1
+            leading = 0  # the summary follows the system prompt (parameter or messages)
+            for u in request:
+                unit = units[u]
+                if not unit.system_parameter and unit.item.kind != ContextKind.SYSTEM_PROMPT:
+                    break
+                leading += 1
+                summary_at += len(unit.message_indices)
+            if summary is self._previous_summary and common >= leading:
+                cached += round(self._summary.tokens * ratio)  # type: ignore[union-attr]
+        self._previous_summary = summary
         report = SessionReport(
             turn=self._turn,
             history_messages=messages_in,
-            window_messages=len(indices),
+            window_messages=len(indices) + (summary is not None),
             stable_messages=stable,
             recall_messages=tuple(i for u in self._recall for i in units[u].message_indices),
             dropped_units=len(units) - len(request),
@@ -562,7 +800,18 @@ class SessionCore(Generic[M]):
             cached_tokens=cached,
             compacted=compacted,
             report=report,
+            overrides=self._shown.overrides if self._shown is not None else MappingProxyType({}),
+            summary=summary,
+            summary_at=summary_at,
         )
+
+
+def _policy_scorer(policy: Policy | Pipeline | None, budget: int) -> Scorer | None:
+    if policy is None:
+        return None
+    if isinstance(policy, Pipeline):
+        return policy.scorer
+    return policy.build(ContextBudget(max_tokens=budget, target_tokens=budget)).scorer
 
 
 def _is_policy(value: object) -> bool:

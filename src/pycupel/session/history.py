@@ -28,6 +28,7 @@ from pycupel.adapters._units import (
     _make_unit,
     message_tokens,
 )
+from pycupel.adapters._variants import Editor
 from pycupel.scorers._lexical import IntArray, TermVocabulary, words_of
 from pycupel.tokens import TokenCounter
 
@@ -69,6 +70,10 @@ class MessageFormat(Generic[M]):
         parse_system: parses a system prompt passed beside the messages (Anthropic).
         drops_leading: a unit that must not open the window's messages (Anthropic: one that
             starts with an assistant message); compaction leaves such units out.
+        editor: rewrites and re-reads a unit's messages, for the shorter versions a
+            compaction may keep (:mod:`pycupel.session.shrink`).
+        summary_message: the format's user message holding a summary's text
+            (:mod:`pycupel.session.summary`).
     """
 
     provider: str
@@ -79,6 +84,8 @@ class MessageFormat(Generic[M]):
     same: Callable[[M, object], bool] | None = None
     parse_system: Callable[[object], ParsedMessage] | None = None
     drops_leading: Callable[[MessageUnit], bool] | None = None
+    editor: Editor[M] | None = None
+    summary_message: Callable[[str], M] | None = None
 
 
 @dataclass(frozen=True, slots=True)
