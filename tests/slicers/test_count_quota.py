@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pycupel.errors import CountRequirementError, SlicerConfigError
+from pycupel.errors import CountRequirementError, SliceInputError, SlicerConfigError
 from pycupel.model import ContextBudget, ContextKind, ScoredItem
 from pycupel.slicers import (
     CapExclusion,
@@ -360,3 +360,35 @@ def test_unsorted_input_matches_the_literal_pseudocode(
     assert names(result.selected) == names(expected)
     assert len(result.shortfalls) == len(shortfalls)
     assert cap_records(result) == excluded
+
+
+# --------------------------------------------------------------------------- what errors carry
+
+
+def test_configuration_errors_carry_the_rejected_value() -> None:
+    with pytest.raises(SlicerConfigError) as info:
+        CountQuotaSlice(7)  # type: ignore[arg-type]
+    assert (info.value.field, info.value.value, info.value.rule) == (
+        "entries",
+        7,
+        "must be an iterable of CountQuotaEntry",
+    )
+    with pytest.raises(SlicerConfigError) as info:
+        CountQuotaSlice([CountQuotaEntry("tool", 1, 2), "memory"])  # type: ignore[list-item]
+    assert (info.value.field, info.value.value, info.value.rule) == (
+        "entries[1]",
+        "memory",
+        "must be a CountQuotaEntry",
+    )
+
+
+@pytest.mark.parametrize("sort", [True, False])
+def test_a_negative_token_count_in_the_count_phase_is_named_with_position_and_value(
+    sort: bool,
+) -> None:
+    items = [scored("a", 10, 0.9, "tool"), scored("b", -3, 0.8, "tool"), scored("c", 5, 0.1)]
+    if not sort:
+        items.reverse()  # not score-sorted: the ranked walk finds it
+    with pytest.raises(SliceInputError) as info:
+        CountQuotaSlice([CountQuotaEntry("tool", 2, 3)]).slice(items, budget(100))
+    assert (info.value.field, info.value.value) == ("items[1].item.tokens", -3)
