@@ -34,6 +34,7 @@ from pycupel.adapters._variants import (
     Editor,
     Shrink,
     Variant,
+    complete_pipeline_selection,
     pipeline_candidates,
     resolve_versions,
     select_with_variants,
@@ -43,6 +44,7 @@ from pycupel.diagnostics import ExcludedItem, Filtered, SelectionReport
 from pycupel.errors import PinnedBudgetError, PipelineConfigError
 from pycupel.model import ContextBudget, ContextItem, compute_effective_budget
 from pycupel.pipeline import Pipeline
+from pycupel.slicers import OptimalSlice
 from pycupel.tokens import HeuristicCounter, TokenCounter
 
 if TYPE_CHECKING:
@@ -306,6 +308,21 @@ def fit_units(
                 deduplicate=deduplicate,
             )
             chosen, report = selection.units, selection.report
+        elif versions and not isinstance(pipeline.slicer, OptimalSlice):
+            # The policy selects whole units; placeholders and upgrades are fitted around.
+            result = pipeline.dry_run(
+                [unit.item for unit in candidates],
+                query=query if query is not None else default_query(candidates),
+            )
+            shrunk = complete_pipeline_selection(
+                candidates,
+                versions,
+                result.report,
+                budget=pipeline_budget,
+                shrink=shrink,  # type: ignore[arg-type]  # versions exist only with shrink
+                leads=leading_filter.applies if leading_filter is not None else None,
+            )
+            chosen, report, variants = shrunk.units, shrunk.report, shrunk.variants
         elif versions:
             # Every version is a candidate; OptimalSlice takes at most one of each unit.
             offered, origin = pipeline_candidates(candidates, versions)

@@ -31,12 +31,11 @@ the truncated version too.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final, Generic, Literal, TypeVar
 
-from pycupel._checks import check_bool, check_float, check_int
 from pycupel.adapters._structure import Structure, StructuredSelection, select_structured
 from pycupel.adapters._units import MessageUnit, ParsedMessage, message_tokens
 from pycupel.diagnostics import ExcludedItem, IncludedItem, SelectionReport
@@ -44,6 +43,7 @@ from pycupel.diagnostics.reasons import BudgetExceeded, Deduplicated, InclusionR
 from pycupel.errors import PipelineConfigError
 from pycupel.model import ContextBudget, ContextItem, compute_effective_budget
 from pycupel.scorers.base import Scorer
+from pycupel.shrink import Shrink
 from pycupel.tokens import TokenCounter
 from pycupel.tokens.base import checked_counts
 
@@ -55,6 +55,7 @@ __all__ = [
     "Shrink",
     "Variant",
     "VariantName",
+    "complete_pipeline_selection",
     "pipeline_candidates",
     "resolve_shrink",
     "resolve_versions",
@@ -94,66 +95,16 @@ class Editor(Generic[M]):
     parse: Callable[[Sequence[M]], list[ParsedMessage]]
 
 
-@dataclass(frozen=True, slots=True)
-class Shrink:
-    """How tool results (and long messages) may be shortened instead of dropped.
-
-    Attributes:
-        placeholders: an older tool result may be replaced by a placeholder naming the tool
-            and the tokens cleared; its call stays whole.
-        truncate: a long tool result or message may be kept as its head and tail around a
-            ``[... N tokens elided ...]`` marker.
-        keep_whole: the newest this many tool-result units are never shortened: kept whole
-            or, when the selection does not keep them, dropped (0: every tool result may be
-            shortened, the selection decides by value; the recent tail is whole anyway).
-        exclude_tools: names of tools whose results are never shortened.
-        truncate_to: tokens a truncation keeps (head and tail together); only texts of more
-            than twice this many tokens get a truncated version.
-        long_message: a plain message of more than this many tokens gets a truncated
-            version (0: never).
-        placeholder_share: the largest share of the room (after pinned units) the floors
-            (the kept-whole newest results and the placeholders) may take; placeholders
-            beyond it, the oldest, are not reserved.
-    """
-
-    placeholders: bool = True
-    truncate: bool = True
-    keep_whole: int = 0
-    exclude_tools: Collection[str] = frozenset()
-    truncate_to: int = 200
-    long_message: int = 2_000
-    placeholder_share: float = 0.9
-
-    def __post_init__(self) -> None:
-        err = PipelineConfigError
-        check_bool(err, "shrink.placeholders", self.placeholders)
-        check_bool(err, "shrink.truncate", self.truncate)
-        check_int(err, "shrink.keep_whole", self.keep_whole, minimum=0)
-        check_int(err, "shrink.truncate_to", self.truncate_to, minimum=1)
-        check_int(err, "shrink.long_message", self.long_message, minimum=0)
-        share = check_float(err, "shrink.placeholder_share", self.placeholder_share)
-        if not 0.0 <= share <= 1.0:
-            raise PipelineConfigError(
-                "shrink.placeholder_share", self.placeholder_share, "must be between 0 and 1"
-            )
-        names = self.exclude_tools
-        if isinstance(names, str) or not isinstance(names, Collection):
-            raise PipelineConfigError(
-                "shrink.exclude_tools", names, "must be a collection of tool names (strings)"
-            )
-        for name in names:
-            if not isinstance(name, str) or not name:
-                raise PipelineConfigError(
-                    "shrink.exclude_tools", names, f"must hold non-empty strings, not {name!r}"
-                )
-        object.__setattr__(self, "exclude_tools", frozenset(names))
-
-
-def resolve_shrink(shrink: object, *, default_on: bool) -> Shrink | None:
-    """The ``shrink=`` option: ``None`` follows ``default_on``, ``True``/``False`` switch the
-    default options on or off, a :class:`Shrink` is used as given."""
+def resolve_shrink(shrink: object, *, policy: object) -> Shrink | None:
+    """The ``shrink=`` option: ``None`` follows the policy (the default selection shrinks, a
+    :class:`~pycupel.policy.Policy` as its ``shrink`` says, a Pipeline does not);
+    ``True``/``False`` switch the default options on or off, a :class:`Shrink` is used as
+    given."""
     if shrink is None:
-        return Shrink() if default_on else None
+        if policy is None:
+            return Shrink()
+        carried = getattr(policy, "shrink", None)  # a Policy's; a Pipeline has none
+        return carried if isinstance(carried, Shrink) else None
     if isinstance(shrink, bool):
         return Shrink() if shrink else None
     if isinstance(shrink, Shrink):
@@ -423,18 +374,8 @@ def select_with_variants(
         structure=structure,
         deduplicate=deduplicate,
     )
-    items = [unit.item for unit in units]
-    pinned_tokens = sum(max(item.tokens, 0) for item in items if item.pinned)
-    room = compute_effective_budget(budget, pinned_tokens).target_tokens
-
-    floors: dict[int, Variant[M]] = {}
-    limit = int(room * shrink.placeholder_share)
-    reserved = 0
-    for position in sorted(versions, reverse=True):
-        floor = versions[position].placeholder
-        if floor is not None and reserved + floor.item.tokens <= limit:
-            floors[position] = floor
-            reserved += floor.item.tokens
+    room = _room(units, budget)
+    floors, reserved = _floors(versions, room, shrink)
     anchor = _anchor(units, floors, leads)
     tail_room = (
         structure.keep_recent
@@ -451,6 +392,58 @@ def select_with_variants(
         density=structure.density,
         anchor=anchor,
     )
+
+
+def complete_pipeline_selection(
+    units: Sequence[MessageUnit],
+    versions: Mapping[int, _Versions[M]],
+    report: SelectionReport,
+    *,
+    budget: ContextBudget,
+    shrink: Shrink,
+    leads: Callable[[MessageUnit], bool] | None = None,
+) -> VariantSelection[M]:
+    """Shorter versions for a policy's ordinary selection (its ``report`` of the whole
+    ``units``), for a slicer that does not choose between versions itself: the floors are
+    reserved as in :func:`select_with_variants`, the units the policy took are kept whole by
+    score while they fit beside them, every other tool result falls back to its placeholder,
+    and the room left upgrades units by value per token (there is no recent tail: the policy
+    decides what is recent)."""
+    room = _room(units, budget)
+    floors, _ = _floors(versions, room, shrink)
+    selection = StructuredSelection(units=(), report=report)
+    return _complete(
+        units,
+        versions,
+        floors,
+        selection,
+        room=room,
+        tail_room=0,
+        density=Structure().density,
+        anchor=_anchor(units, floors, leads),
+    )
+
+
+def _room(units: Sequence[MessageUnit], budget: ContextBudget) -> int:
+    """The budget's room for the unpinned units."""
+    pinned_tokens = sum(max(unit.item.tokens, 0) for unit in units if unit.item.pinned)
+    return compute_effective_budget(budget, pinned_tokens).target_tokens
+
+
+def _floors(
+    versions: Mapping[int, _Versions[M]], room: int, shrink: Shrink
+) -> tuple[dict[int, Variant[M]], int]:
+    """A placeholder reserved for every tool result that has one, newest first, within
+    ``placeholder_share`` of ``room``; and the tokens reserved."""
+    floors: dict[int, Variant[M]] = {}
+    limit = int(room * shrink.placeholder_share)
+    reserved = 0
+    for position in sorted(versions, reverse=True):
+        floor = versions[position].placeholder
+        if floor is not None and reserved + floor.item.tokens <= limit:
+            floors[position] = floor
+            reserved += floor.item.tokens
+    return floors, reserved
 
 
 def _anchor(

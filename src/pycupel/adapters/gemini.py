@@ -347,7 +347,7 @@ def fit_messages(
         unanswered_tool_calls="drop" if repair else unanswered_tool_calls,
         query=query,
         structure=resolve_structure(policy, structure, keep_recent),
-        shrink=resolve_shrink(shrink, default_on=policy is None),
+        shrink=resolve_shrink(shrink, policy=policy),
         editor=_editor(units.overhead),
         counter=counter,
         leading_filter=(
