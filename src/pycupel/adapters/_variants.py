@@ -73,6 +73,8 @@ VARIANT_KEY: Final = "cupel:variant-of"
 """The specification's metadata key for versions of one thing (read by OptimalSlice)."""
 VARIANT_NAME_KEY: Final = "variant"
 """Item metadata naming the version a shorter item stands for."""
+STRONG_MATCH: Final = 0.5
+"""Units scoring at least this share of the best score are kept whole before placeholders."""
 
 Replace = Callable[[str | None, str], str | None]
 """``replace(tool, text)``: the new text of a tool result (``tool`` is the tool's name, ``""``
@@ -518,7 +520,22 @@ def _complete(
             break
         tail_used += items[position].tokens
         after = position
-    for position in sorted(free, key=lambda p: (-scores.get(items[p], 0.0), -p)):
+    ranked = sorted(free, key=lambda p: (-scores.get(items[p], 0.0), -p))
+    # The strongest matches come before the placeholders: one that does not fit beside them
+    # takes the room of the oldest ones, so shrinking never costs what matters most.
+    bar = STRONG_MATCH * max((scores.get(items[p], 0.0) for p in ranked), default=0.0)
+    for position in ranked:
+        if position in chosen or scores.get(items[position], 0.0) < bar or bar <= 0.0:
+            continue
+        floor = floors.get(position)
+        extra = items[position].tokens - (floor.item.tokens if floor is not None else 0)
+        for older in sorted(floors):
+            if used + extra <= room:
+                break
+            if older != position and older not in chosen:
+                used -= floors.pop(older).item.tokens
+        keep_whole(position)
+    for position in ranked:
         if position not in chosen:
             keep_whole(position)
     for position, floor in floors.items():
