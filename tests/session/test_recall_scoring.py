@@ -4,11 +4,9 @@ scores as scoring the texts."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from session_histories import sample_sentences
 
 from pycupel import ContextItem
-from pycupel.errors import ScorerConfigError
 from pycupel.scorers._lexical import TermVocabulary, words_of
 from pycupel.scorers.relevance import RelevanceScorer
 
@@ -39,9 +37,29 @@ def test_a_vocabulary_analyses_each_word_once_and_skips_stop_words() -> None:
     assert len(vocabulary.term_ids) == 2
 
 
-def test_score_term_ids_refuses_query_expansion() -> None:
-    with pytest.raises(ScorerConfigError, match="expansion"):
-        RelevanceScorer(expansion=0.5).score_term_ids([], TermVocabulary(), "garden")
+def test_score_term_ids_expands_the_query_as_scoring_the_texts_does() -> None:
+    texts = [
+        *sample_sentences()[:80],
+        "Kestrel-4471 storage code, north vault",
+        "storage code for Kestrel: north vault",
+        "the north vault door",
+    ]
+    # A vocabulary that meets the words in alphabetical order numbers the terms as a text
+    # corpus does, so even ties between feedback terms resolve alike.
+    words = sorted({word for text in texts for word in words_of(text)})
+    vocabulary = TermVocabulary()
+    vocabulary.ids(words)
+    per_doc = [vocabulary.ids(words_of(text)) for text in texts]
+    items = [ContextItem(text, tokens=max(len(text) // 4, 1)) for text in texts]
+    scorer = RelevanceScorer(expansion=0.3)
+    for query in ("storage code Kestrel", "the garden and the weather", "weather"):
+        expected = scorer.score_array_for(items, query)
+        got = scorer.score_term_ids(per_doc, vocabulary, query)
+        assert np.allclose(got, expected, rtol=1e-12, atol=0.0)
+    # The feedback terms ("north", "vault") reach a document without the query's words.
+    query = "storage code Kestrel"
+    assert RelevanceScorer().score_term_ids(per_doc, vocabulary, query)[-1] == 0.0
+    assert scorer.score_term_ids(per_doc, vocabulary, query)[-1] > 0.0
 
 
 def test_texts_and_term_ids_give_one_ranking_on_long_random_corpora() -> None:

@@ -49,7 +49,7 @@ def test_windows_are_valid_within_budget_and_append_only_between_compactions() -
 
 
 def test_compaction_cuts_on_the_grid_and_down_to_the_low_watermark() -> None:
-    session = openai.Session(budget=2_000, recall_share=0.0, grid=8)
+    session = openai.Session(budget=2_000, recall_share=0.0, grid=8, compact_to=0.5)
     history: list[dict[str, Any]] = [SYSTEM]
     compactions = 0
     for user, assistant in chat_turns(200):
@@ -206,6 +206,7 @@ def test_usage_must_follow_a_window_once() -> None:
         ({"budget": 1_000, "compact_to": 0.95}, "compact_to"),
         ({"budget": 1_000, "grid": 0}, "grid"),
         ({"budget": 1_000, "recall_share": 1.0}, "recall_share"),
+        ({"budget": 1_000, "compact_for_recall": "yes"}, "compact_for_recall"),
         ({"budget": 1_000, "policy": "chat"}, "policy"),
     ],
 )

@@ -24,7 +24,8 @@ Units are never split, so a tool call and its results stay together; the result 
 sub-sequence of whole units in conversation order, with the system prompt first because it
 comes first in the input.
 
-:func:`select_structured` is the entry point (the sessions layer builds on it too).
+:func:`select_structured` is the entry point; the sessions layer builds on it and on its
+relevance pass (:func:`take_relevant`).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
+import numpy.typing as npt
 
 from pycupel._checks import check_bool, check_float, check_int
 from pycupel.adapters._units import MessageUnit
@@ -169,38 +171,22 @@ def select_structured(
         base = np.asarray(score_array_for(scorer, free_items, query), dtype=np.float64)
         check_finite_scores(scorer, free_items, base)
         scores[free] = base
-        if structure.context > 0.0 and len(items) > 1:
-            own = scores.copy()
-            scores[1:] += structure.context * own[:-1]
-            scores[:-1] += structure.context * own[1:]
+        scores = with_context(scores, structure.context)
 
     score_list: list[float] = scores.tolist()
-    headers = _session_headers(items) if structure.session_headers else None
-    density = structure.density
-    # The key's arithmetic is the same in plain floats as in numpy float64 scalars.
-    ranked = sorted(
-        (-score_list[p] / max(tokens[p], 1) ** density, p)
-        for p in free
-        if not chosen[p] and score_list[p] > 0.0
+    headers = session_headers(items) if structure.session_headers else None
+    used = int(
+        take_relevant(
+            tokens,
+            chosen,
+            score_list,
+            [p for p in free if not chosen[p]],
+            used=used,
+            room=room,
+            structure=structure,
+            headers=headers,
+        )
     )
-    for _, position in ranked:
-        if used >= room:
-            break
-        if chosen[position] or used + tokens[position] > room:
-            continue
-        chosen[position] = True
-        used += tokens[position]
-        extras: list[int] = []
-        if structure.neighbours:
-            extras.extend((position - 1, position + 1))
-        if headers is not None and headers[position] >= 0:
-            extras.append(headers[position])
-        for extra_position in extras:
-            if 0 <= extra_position < len(items) and not chosen[extra_position]:
-                extra_tokens = tokens[extra_position]
-                if extra_tokens >= 0 and used + extra_tokens <= room:
-                    chosen[extra_position] = True
-                    used += extra_tokens
 
     # Fill what is left with the newest remaining units that fit (recency as the tie-breaker).
     for position in reversed(free):
@@ -211,6 +197,79 @@ def select_structured(
     selected = tuple(unit for unit, kept in zip(units, chosen, strict=True) if kept)
     report = _report(items, chosen, score_list, room - used, duplicates)
     return StructuredSelection(selected, report)
+
+
+def with_context(
+    scores: npt.NDArray[np.float64],
+    context: float,
+    linked: npt.NDArray[np.bool_] | None = None,
+) -> npt.NDArray[np.float64]:
+    """Each unit's score plus ``context`` x its adjacent units' own scores (a new array).
+
+    ``linked[p]`` (one per pair of adjacent units, default all True) says whether units
+    ``p`` and ``p + 1`` share context.
+    """
+    if context <= 0.0 or len(scores) < 2:
+        return scores
+    own = scores.copy()
+    result = scores.copy()
+    if linked is None:
+        result[1:] += context * own[:-1]
+        result[:-1] += context * own[1:]
+    else:
+        result[1:] += np.where(linked, context * own[:-1], 0.0)
+        result[:-1] += np.where(linked, context * own[1:], 0.0)
+    return result
+
+
+def take_relevant(
+    tokens: Sequence[float],
+    chosen: list[bool],
+    scores: Sequence[float],
+    candidates: Sequence[int],
+    *,
+    used: float,
+    room: float,
+    structure: Structure,
+    headers: Sequence[int] | None,
+    alone: Sequence[bool] | None = None,
+) -> float:
+    """The relevance pass: marks ``candidates`` in ``chosen`` by relevance per token, each
+    with its neighbours and its session's header when they fit; returns the tokens used.
+
+    ``tokens``, ``chosen``, ``scores`` and ``headers`` (see :func:`session_headers`) are
+    indexed by unit position; only units with a positive score are taken for relevance.
+    A unit marked in ``alone`` neither brings nor is brought as a neighbour.
+    """
+    density = structure.density
+    # The key's arithmetic is the same in plain floats as in numpy float64 scalars.
+    ranked = sorted(
+        (-scores[p] / max(tokens[p], 1) ** density, p) for p in candidates if scores[p] > 0.0
+    )
+    count = len(chosen)
+    for _, position in ranked:
+        if used >= room:
+            break
+        if chosen[position] or used + tokens[position] > room:
+            continue
+        chosen[position] = True
+        used += tokens[position]
+        extras: list[int] = []
+        if structure.neighbours and (alone is None or not alone[position]):
+            extras.extend(
+                p
+                for p in (position - 1, position + 1)
+                if 0 <= p < count and (alone is None or not alone[p])
+            )
+        if headers is not None and headers[position] >= 0:
+            extras.append(headers[position])
+        for extra_position in extras:
+            if 0 <= extra_position < count and not chosen[extra_position]:
+                extra_tokens = tokens[extra_position]
+                if extra_tokens >= 0 and used + extra_tokens <= room:
+                    chosen[extra_position] = True
+                    used += extra_tokens
+    return used
 
 
 def _duplicates(items: Sequence[ContextItem]) -> dict[int, ContextItem]:
@@ -227,7 +286,7 @@ def _duplicates(items: Sequence[ContextItem]) -> dict[int, ContextItem]:
     return found
 
 
-def _session_headers(items: Sequence[ContextItem]) -> list[int]:
+def session_headers(items: Sequence[ContextItem]) -> list[int]:
     """For each unit, the position of the unit holding its session's dated header (or -1)."""
     result: list[int] = []
     current = -1

@@ -377,6 +377,8 @@ class Session:
         compact_to: low watermark a compaction cuts down to.
         grid: compaction cut points are rounded up to a multiple of this many messages.
         recall_share: the largest share of ``budget`` the recall zone may take (0 disables it).
+        compact_for_recall: compact early, for the latest user message, when its best
+            match does not fit the recall zone (relevance pressure).
         pin_system: always keep ``system``/``developer`` messages.
         shrink: what a compaction may keep shorter instead of dropping: ``True`` (the default
             :class:`~pycupel.adapters.Shrink`: older tool results as placeholders after their
@@ -410,6 +412,7 @@ class Session:
         compact_to: float = DEFAULT_COMPACT_TO,
         grid: int = DEFAULT_GRID,
         recall_share: float = DEFAULT_RECALL_SHARE,
+        compact_for_recall: bool = True,
         pin_system: bool = True,
         shrink: Shrink | bool | None = None,
         summarize: Summarize | None = None,
@@ -437,6 +440,7 @@ class Session:
             compact_to=compact_to,
             grid=grid,
             recall_share=recall_share,
+            compact_for_recall=compact_for_recall,
             pin_system=pin_system,
             shrink=shrink,
             summarize=summarize,

@@ -131,15 +131,12 @@ class RelevanceScorer(Immutable, BaseScorer):
         (the same scores, for callers that analyse each document once while the corpus
         grows, as a session's history does).
 
-        Raises:
-            ScorerConfigError: the scorer expands the query (expansion ranks terms by their
-                ids, which a growing vocabulary numbers differently).
+        With expansion, feedback terms of equal weight are ranked by their ids, which a
+        growing vocabulary numbers in order of first appearance (text corpora number them
+        alphabetically): such a tie may pick another term than :meth:`score_array_for`,
+        the same one for the same documents every time.
         """
         text = _require_query(self, query)
-        if self._expansion > 0.0:
-            raise ScorerConfigError(
-                "expansion", self._expansion, "must be 0 to score documents given as term ids"
-            )
         corpus = Bm25Corpus.of_term_ids(per_doc, vocabulary, k1=self._k1, b=self._b)
         return self._scaled(corpus, text)
 

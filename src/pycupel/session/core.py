@@ -19,12 +19,17 @@ A request is three zones, in this order::
   turn alone is too large, its older units are left out (tool calls with their results, as
   ``fit_messages`` does), and when the pinned units alone exceed the budget
   :class:`~pycupel.errors.PinnedBudgetError` is raised; a window never exceeds the budget.
-* **Recall zone.** When a new user message arrives, the relevance scorer
-  (:class:`~pycupel.scorers.relevance.RelevanceScorer`, BM25 over the dropped units) finds
-  dropped units relevant to it. They go after the stable prefix and before
-  the latest turn, within ``recall_share`` x budget and the room under the high watermark, so
-  relevance never touches the cached prefix: when the recall zone changes only it and the
-  tail are re-sent.
+* **Recall zone.** When a new user message arrives, dropped units relevant to it come back
+  (:mod:`pycupel.session.recall`: the structure-aware relevance of ``fit_messages``, with
+  question/answer neighbours and dated headers). They go after the stable prefix, right
+  before the latest turn (chronological inside the zone), within ``recall_share`` x budget
+  and what the budget leaves beside the window (less :data:`RECALL_HEADROOM`): relevance
+  never touches the cached prefix, and when the zone changes only it and the latest turn
+  are re-sent. While the zone is unchanged it stays in place and the tail grows after it.
+* **Relevance pressure.** When the best match for a new user message does not fit the
+  recall zone and the window is above the low watermark, the session compacts on that turn,
+  for that message (``compact_for_recall``, on by default): the compaction due soon comes
+  a few turns early, and keeps what the question needs.
 * **Edits.** A changed, removed or replaced earlier message is detected (each known message
   against a snapshot of its content); the window keeps only the units before the edit, the
   rest is re-read, and the report names the edit and the cache break. Nothing crashes.
@@ -56,11 +61,12 @@ from pycupel.adapters._structure import Structure
 from pycupel.adapters._units import MessageUnit, MessageUnits
 from pycupel.diagnostics import SelectionReport
 from pycupel.errors import PinnedBudgetError, SessionConfigError
-from pycupel.model import ContextKind
+from pycupel.model import ContextBudget, ContextKind
 from pycupel.pipeline import Pipeline
-from pycupel.scorers.relevance import RelevanceScorer
+from pycupel.scorers.base import Scorer
 from pycupel.session.calibration import Calibration
 from pycupel.session.history import NO_SYSTEM, History, MessageFormat
+from pycupel.session.recall import Recall, select_recall
 from pycupel.session.shrink import (
     ScaledCounter,
     ShownVersions,
@@ -91,18 +97,17 @@ M = TypeVar("M")
 
 DEFAULT_COMPACT_AT = 0.9
 """High watermark: share of the budget at which the window compacts."""
-DEFAULT_COMPACT_TO = 0.5
+DEFAULT_COMPACT_TO = 0.4
 """Low watermark: share of the budget a compaction cuts the window down to."""
 DEFAULT_GRID = 8
 """Compaction cut points are rounded up to a multiple of this many messages."""
 DEFAULT_RECALL_SHARE = 0.15
 """Largest share of the budget the recall zone may take."""
+RECALL_HEADROOM = 0.01
+"""Share of the budget the recall zone leaves free: the provider's count of a regrouped
+window can exceed the calibrated prediction by a few percent."""
 TAIL_SHARE = 0.6
 """Share of the low watermark a compaction keeps as the unbroken run of newest units."""
-_RELATIVE_THRESHOLD = 0.3
-"""Recalled units score at least this share of the best match (weak matches are noise)."""
-_RELEVANCE = RelevanceScorer()
-"""Scores the dropped units for the recall zone (immutable, so one instance serves all)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +183,7 @@ class SessionCore(Generic[M]):
         compact_to: float = DEFAULT_COMPACT_TO,
         grid: int = DEFAULT_GRID,
         recall_share: float = DEFAULT_RECALL_SHARE,
+        compact_for_recall: bool = True,
         pin_system: bool = True,
         shrink: Shrink | bool | None = None,
         summarize: Summarize | None = None,
@@ -196,12 +202,16 @@ class SessionCore(Generic[M]):
         self.recall_share = check_float(err, "recall_share", recall_share, minimum=0.0)
         if self.recall_share >= 1.0:
             raise SessionConfigError("recall_share", recall_share, "must be < 1")
+        self.compact_for_recall = check_bool(err, "compact_for_recall", compact_for_recall)
         check_bool(err, "pin_system", pin_system)
         if policy is not None and not isinstance(policy, Pipeline) and not _is_policy(policy):
             raise SessionConfigError(
                 "policy", policy, "must be a pycupel.policy.Policy, a Pipeline or None"
             )
         self.policy = policy
+        # The recall zone scores with the policy's scorer; without a policy, with the
+        # conversation preset's relevance from the history's term ids.
+        self._scorer: Scorer | None = _policy_scorer(policy, self.budget)
         self.format = fmt
         self.counter = resolve_counter(counter)
         self._lock = threading.Lock()
@@ -407,6 +417,8 @@ class SessionCore(Generic[M]):
             previous_units = valid_below
             cache_break = "edit"
         self._tail.extend(range(previous_units, len(units)))
+        if sync.edited_at is not None:
+            self._restore_latest_turn()
 
         # Limits in the provider's count (the per-request overhead counted high).
         upper = self._calibration.upper_ratio
@@ -418,33 +430,48 @@ class SessionCore(Generic[M]):
         compacted = False
         selection: SelectionReport | None = None
         if self._tokens(self._stable) + self._tokens(self._tail) > high:
-            # A compaction keeps the summary's reserve instead of the summary it replaces.
-            reserve = self._summary.reserve if self._summary is not None else 0
-            shift = (self.format.overhead.per_request + reserve) * upper - overhead
-            selection = self._compact(low - shift, high - shift, messages, reserve * upper)
-            if self._summary is not None:
-                kept = [*self._stable, *self._tail]
-                pending = self._summary.pending(messages, self._shown_as_given(kept, messages))
-                if pending:
-                    marked = yield [messages[index] for index in pending]
-                    self._summary.install(marked, pending)
-                overhead = self._fixed() * upper
-                high = self.compact_at * self.budget - overhead
+            selection = yield from self._compaction(messages, low, high)
+            overhead = self._fixed() * upper
+            high = self.compact_at * self.budget - overhead
             compacted = True
             cache_break = "edit" if cache_break == "edit" else "compaction"
             self._recall_query = -1
         latest = history.latest_user_unit
-        if latest != self._recall_query:
-            room = min(recall_cap, high - self._tokens(self._stable) - self._tokens(self._tail))
-            recalled = self._select_recall(room)
+        # The recall zone is re-decided every turn and is no part of the stable prefix: it
+        # may use what the budget leaves (within recall_share), not only what the high
+        # watermark leaves.
+        window_tokens = self._tokens(self._stable, self._tail)
+        if recall_cap > 0 and (
+            latest != self._recall_query
+            or (
+                self._recall
+                and window_tokens + self._tokens(self._recall) > self._recall_limit(overhead)
+            )
+        ):
+            limit = self._recall_limit(overhead)
+            recall = self._select_recall(min(recall_cap, limit - window_tokens))
+            if (
+                recall.crowded
+                and self.compact_for_recall
+                and not compacted
+                and latest != self._recall_query
+                and window_tokens > low
+            ):
+                # Relevance pressure: the best match for the new user message does not fit
+                # beside the window, so the compaction due soon comes now, for this query.
+                selection = yield from self._compaction(messages, low, high)
+                overhead = self._fixed() * upper
+                compacted = True
+                cache_break = "edit" if cache_break == "edit" else "compaction"
+                window_tokens = self._tokens(self._stable, self._tail)
+                limit = self._recall_limit(overhead)
+                recall = self._select_recall(min(recall_cap, limit - window_tokens))
+            recalled = recall.units
             if recalled != self._recall or sync.edited_at is not None:
                 if self._recall and cache_break is None:
-                    cache_break = "recall"
+                    cache_break = "recall" if recalled else "recall-dropped"
                 self._move_recall(recalled)
             self._recall_query = latest
-        elif self._recall and self._tokens(self._stable, self._recall, self._tail) > high:
-            self._move_recall([])
-            cache_break = cache_break or "recall-dropped"
 
         return self._window(
             messages_in=len(messages),
@@ -454,6 +481,41 @@ class SessionCore(Generic[M]):
             edited_at=sync.edited_at,
             selection=selection,
         )
+
+    def _recall_limit(self, overhead: float) -> float:
+        """The window's tokens the recall zone may fill up to (the budget, less headroom)."""
+        return (1.0 - RECALL_HEADROOM) * self.budget - overhead
+
+    def _compaction(
+        self, messages: Sequence[M], low: float, high: float
+    ) -> Generator[list[M], str | None, SelectionReport]:
+        """Compact (see :meth:`_compact`); with a running summary, yields the messages the
+        summary must take in and installs the marked text sent back."""
+        upper = self._calibration.upper_ratio
+        overhead = self._fixed() * upper
+        # A compaction keeps the summary's reserve instead of the summary it replaces.
+        reserve = self._summary.reserve if self._summary is not None else 0
+        shift = (self.format.overhead.per_request + reserve) * upper - overhead
+        selection = self._compact(low - shift, high - shift, messages, reserve * upper)
+        if self._summary is not None:
+            kept = [*self._stable, *self._tail]
+            pending = self._summary.pending(messages, self._shown_as_given(kept, messages))
+            if pending:
+                marked = yield [messages[index] for index in pending]
+                self._summary.install(marked, pending)
+        return selection
+
+    def _restore_latest_turn(self) -> None:
+        """After an edit: the latest user turn whole in the tail (a shortened history may
+        end on a turn an earlier compaction dropped) and the zones in order around it; the
+        recall zone is decided again."""
+        latest = self._history.latest_user_unit
+        window = {*self._stable, *self._tail, *range(max(latest, 0), len(self._history.units))}
+        ordered = sorted(window)
+        self._stable = [u for u in ordered if u < latest]
+        self._tail = [u for u in ordered if u >= latest]
+        self._recall = [u for u in self._recall if u not in window]
+        self._recall_query = -1
 
     def _tokens(self, *zones: Sequence[int]) -> float:
         """Provider tokens of the zones, erring high (see :meth:`_guard`)."""
@@ -495,39 +557,39 @@ class SessionCore(Generic[M]):
             recalled = self._drop_leading(recalled)  # the recall zone leads the messages
         self._recall = recalled
 
-    def _select_recall(self, room: float) -> list[int]:
-        """Dropped units relevant to the latest user message, best first, within ``room``.
-
-        The dropped units are the corpus of :class:`~pycupel.scorers.relevance.RelevanceScorer`
-        (BM25 divided by the best match), scored for the latest user message's text.
-        """
+    def _select_recall(self, room: float) -> Recall:
+        """Dropped units the latest user message needs, ascending, within ``room``
+        (:func:`~pycupel.session.recall.select_recall`)."""
         history = self._history
         query = history.latest_user_text()
-        if room <= 0 or not query:
-            return []
-        window = set(self._stable)
-        window.update(self._tail)
+        if not query:
+            return Recall([], crowded=False)
         units = history.units
-        dropped = [
-            u for u in range(len(units)) if u not in window and not units[u].system_parameter
+        in_window = [False] * len(units)
+        for u in self._stable:
+            in_window[u] = True
+        for u in self._tail:
+            in_window[u] = True
+        latest = history.latest_user_unit
+        scored = [
+            u
+            for u in range(len(units))
+            if u != latest and not units[u].system_parameter and not units[u].item.pinned
         ]
-        if not dropped:
-            return []
-        terms = history.unit_terms
-        scores = _RELEVANCE.score_term_ids([terms[u] for u in dropped], history.vocabulary, query)
-        chosen: list[int] = []
-        used = 0.0
-        strong = sorted(
-            (-float(score), unit)
-            for unit, score in zip(dropped, scores.tolist(), strict=True)
-            if score >= _RELATIVE_THRESHOLD
+        if all(in_window[u] for u in scored):
+            return Recall([], crowded=False)
+        guard = self._guard
+        return select_recall(
+            units,
+            tokens=[guard(u) for u in range(len(units))],
+            in_window=in_window,
+            scored=scored,
+            query=query,
+            room=room,
+            terms=history.unit_terms,
+            vocabulary=history.vocabulary,
+            scorer=self._scorer,
         )
-        for _, unit in strong:
-            tokens = self._guard(unit)
-            if used + tokens <= room:
-                chosen.append(unit)
-                used += tokens
-        return sorted(chosen)
 
     def _compact(
         self, low: float, high: float, messages: Sequence[M], reserve: float = 0.0
@@ -742,6 +804,14 @@ class SessionCore(Generic[M]):
             summary=summary,
             summary_at=summary_at,
         )
+
+
+def _policy_scorer(policy: Policy | Pipeline | None, budget: int) -> Scorer | None:
+    if policy is None:
+        return None
+    if isinstance(policy, Pipeline):
+        return policy.scorer
+    return policy.build(ContextBudget(max_tokens=budget, target_tokens=budget)).scorer
 
 
 def _is_policy(value: object) -> bool:

@@ -19,7 +19,8 @@ CacheBreak = Literal["compaction", "edit", "recall", "recall-dropped", "first"]
 * ``recall``: the latest user message asks for other dropped messages than the previous
   recall zone held, so the recall zone moved (only the recall zone and what follows it are
   re-sent; the stable prefix before it stays cached);
-* ``recall-dropped``: the recall zone was emptied to stay under the high watermark;
+* ``recall-dropped``: the recall zone was emptied (no dropped message matches the latest
+  user message, or none fits beside the grown tail);
 * ``first``: the session's first window (nothing was cached).
 """
 

@@ -1,0 +1,124 @@
+"""The recall zone's selection: dropped units the latest user message needs, within a room.
+
+The same structure-aware relevance as ``fit_messages`` (:mod:`pycupel.adapters._structure`),
+applied to what the window left out:
+
+* every unit of the history except the system prompt and the latest user turn is scored for
+  the latest user message (BM25 with query expansion, the conversation preset's relevance,
+  from the term ids the history analysed once per unit; or the session policy's scorer);
+* a unit's score takes in a share of its neighbours' (an answer is found through its
+  question), whether those neighbours are in the window or not;
+* dropped units are then taken by relevance per token, each with the units just before and
+  after it and its session's dated header when they fit (:func:`take_relevant`).
+
+Only units at least :data:`RELATIVE_THRESHOLD` of the best match are taken for their own
+relevance: the zone is re-sent whenever it changes, so weak matches are not worth their
+tokens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from pycupel.adapters._structure import Structure, session_headers, take_relevant, with_context
+from pycupel.adapters._units import MessageUnit
+from pycupel.scorers._lexical import IntArray, TermVocabulary
+from pycupel.scorers.base import Scorer, check_finite_scores, score_array_for
+from pycupel.scorers.relevance import RelevanceScorer
+
+__all__ = ["RECALL_STRUCTURE", "RELATIVE_THRESHOLD", "select_recall"]
+
+RELATIVE_THRESHOLD = 0.3
+"""Units are recalled for their relevance when they score at least this share of the best."""
+RECALL_STRUCTURE = Structure(keep_recent=0)
+"""Context share, density, neighbours and headers: the defaults of ``fit_messages``."""
+_RELEVANCE = RelevanceScorer(expansion=0.3)
+"""The conversation preset's relevance (immutable, so one instance serves all sessions)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Recall:
+    """The units to recall (ascending), and whether the best match is left out because it
+    alone is larger than the room (what the session's relevance-pressure compaction
+    answers)."""
+
+    units: list[int]
+    crowded: bool
+
+
+_NOTHING = Recall([], crowded=False)
+
+
+def select_recall(
+    units: Sequence[MessageUnit],
+    *,
+    tokens: Sequence[float],
+    in_window: Sequence[bool],
+    scored: Sequence[int],
+    query: str,
+    room: float,
+    terms: Sequence[IntArray],
+    vocabulary: TermVocabulary,
+    scorer: Scorer | None = None,
+) -> Recall:
+    """The units to recall within ``room`` tokens (see :class:`Recall`).
+
+    Args:
+        units: the history's units.
+        tokens: each unit's tokens as the limits count them.
+        in_window: whether each unit is already in the request (never recalled).
+        scored: the positions that make up the relevance corpus (ascending).
+        query: the latest user message's text.
+        room: the tokens the zone may take.
+        terms, vocabulary: the units' term ids (for the default relevance).
+        scorer: the policy's scorer instead (scores the units' items for ``query``).
+    """
+    if not query or not scored:
+        return _NOTHING
+    if scorer is None:
+        base = _RELEVANCE.score_term_ids([terms[u] for u in scored], vocabulary, query)
+    else:
+        items = [units[u].item for u in scored]
+        base = np.asarray(score_array_for(scorer, items, query), dtype=np.float64)
+        check_finite_scores(scorer, items, base)
+    best = float(base.max(initial=0.0))
+    if best <= 0.0:
+        return _NOTHING
+    scores = np.zeros(len(units), dtype=np.float64)
+    scores[list(scored)] = base
+    structure = RECALL_STRUCTURE
+    # A tool round stands alone (its output is the evidence, the rounds around it are other
+    # calls): it neither shares context with its neighbours nor brings them.
+    alone = [bool(unit.call_ids) for unit in units]
+    flags = np.asarray(alone, dtype=np.bool_)
+    linked = ~(flags[:-1] | flags[1:])
+    smoothed: list[float] = with_context(scores, structure.context, linked).tolist()
+    floor = RELATIVE_THRESHOLD * best
+    # Units outside the corpus (the system prompt, the latest user turn) are never recalled.
+    eligible = set(scored)
+    fixed = [in_window[u] or u not in eligible for u in range(len(units))]
+    chosen = list(fixed)
+    candidates = [u for u in scored if not chosen[u] and smoothed[u] >= floor]
+    headers = session_headers([unit.item for unit in units]) if structure.session_headers else None
+    if not candidates:
+        return _NOTHING
+    if room > 0:
+        take_relevant(
+            tokens,
+            chosen,
+            smoothed,
+            candidates,
+            used=0.0,
+            room=room,
+            structure=structure,
+            headers=headers,
+            alone=alone,
+        )
+    strongest = max(candidates, key=lambda u: (smoothed[u], u))
+    return Recall(
+        [u for u in range(len(units)) if chosen[u] and not fixed[u]],
+        crowded=not chosen[strongest] and tokens[strongest] > room,
+    )

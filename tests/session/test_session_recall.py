@@ -1,0 +1,90 @@
+"""The recall zone selects as ``fit_messages`` does (an answer comes back with the question
+that matches), and a best match that does not fit it brings the compaction forward."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from session_histories import chat_turns
+
+from pycupel.adapters import openai
+
+SYSTEM = {"role": "system", "content": "You are a patient assistant who keeps notes."}
+QUESTION = {"role": "user", "content": "What name did we pick for the new puppy?"}
+# The answer shares no word with the later question: only its neighbour (the question it
+# answers) matches, so only structure-aware recall brings it back.
+ANSWER = {"role": "assistant", "content": "You settled on Biscuit, after the colour of her ears."}
+
+
+def grown(filler: int) -> list[dict[str, Any]]:
+    history: list[dict[str, Any]] = [SYSTEM, QUESTION, ANSWER]
+    for user, assistant in chat_turns(filler, seed=11):
+        history += [user, assistant]
+    return history
+
+
+def replay(session: openai.Session, history: list[dict[str, Any]]) -> None:
+    for end in range(2, len(history) + 1):
+        if history[end - 1]["role"] == "user":
+            session.fit(history[:end])
+
+
+def test_the_answer_comes_back_with_the_question_it_answers() -> None:
+    session = openai.Session(budget=1_500)
+    history = grown(40)
+    replay(session, history)
+    before = session.fit(history[:-1])
+    assert ANSWER not in before.messages  # compacted away long ago
+    history.append({"role": "user", "content": "Remind me: which name did the new puppy get?"})
+    window = session.fit(history)
+    assert ANSWER in window.messages
+    assert history.index(ANSWER) in window.report.recall_messages
+    assert window.messages.index(ANSWER) >= window.report.stable_messages
+    assert window.messages[-1] is history[-1]
+    assert openai.count_tokens(window.messages) <= 1_500
+
+
+def big_fact() -> dict[str, Any]:
+    notes = " ".join(f"line {i}: the harbour ferry runs late on Sundays." for i in range(22))
+    return {
+        "role": "assistant",
+        "content": f"Noted. The vault combination for the north archive is 7-31-44. {notes}",
+    }
+
+
+def test_a_best_match_too_large_for_the_recall_zone_compacts_for_the_question() -> None:
+    fact = big_fact()
+    assert 200 < openai.count_tokens([fact]) < 300
+    history: list[dict[str, Any]] = [SYSTEM, {"role": "user", "content": "Store this."}, fact]
+    for user, assistant in chat_turns(60, seed=5):
+        history += [user, assistant]
+    question = {"role": "user", "content": "What is the vault combination for the north archive?"}
+    windows = {}
+    for pressure in (False, True):
+        session = openai.Session(budget=2_000, recall_share=0.1, compact_for_recall=pressure)
+        replay(session, history)
+        before = session.fit(history)
+        assert fact not in before.messages
+        assert openai.count_tokens(before.messages) > 0.4 * 2_000  # above the low watermark
+        windows[pressure] = session.fit([*history, question])
+    assert not windows[False].compacted
+    assert fact not in windows[False].messages  # its 200+ tokens exceed the 200-token zone
+    assert windows[True].compacted
+    assert windows[True].report.cache_break == "compaction"
+    assert fact in windows[True].messages
+    assert openai.count_tokens(windows[True].messages) <= 2_000
+
+
+def test_recall_share_zero_disables_recall_and_its_pressure() -> None:
+    fact = big_fact()
+    history: list[dict[str, Any]] = [SYSTEM, {"role": "user", "content": "Store this."}, fact]
+    for user, assistant in chat_turns(60, seed=5):
+        history += [user, assistant]
+    session = openai.Session(budget=2_000, recall_share=0.0)
+    replay(session, history)
+    session.fit(history)
+    question = {"role": "user", "content": "What is the vault combination for the north archive?"}
+    window = session.fit([*history, question])
+    assert not window.compacted
+    assert window.report.recall_messages == ()
+    assert fact not in window.messages
