@@ -14,8 +14,10 @@ the truncated version too.
 * **Choice.** :func:`select_with_variants` wraps the structure-aware selection: it runs on
   the whole budget first; then a placeholder is reserved for every tool result (newest
   first, within ``placeholder_share`` of the room), and of what the selection took the
-  recent tail and then the best-scored units are kept whole while they fit beside those
-  placeholders; every other tool result falls back to its placeholder; the room left
+  recent tail, then its strongest matches (:data:`STRONG_MATCH` of the best score: the
+  oldest placeholders give way to them), then the other best-scored units are kept whole
+  while they fit beside those placeholders; every other tool result falls back to its
+  placeholder; the room left
   upgrades units by value density (score per token, the structure's exponent) to the
   largest version that fits. At most one version of a unit is ever kept.
 * **Report.** A unit kept in a shorter version is reported included (reason ``Scored``, its
@@ -73,8 +75,10 @@ VARIANT_KEY: Final = "cupel:variant-of"
 """The specification's metadata key for versions of one thing (read by OptimalSlice)."""
 VARIANT_NAME_KEY: Final = "variant"
 """Item metadata naming the version a shorter item stands for."""
-STRONG_MATCH: Final = 0.5
-"""Units scoring at least this share of the best score are kept whole before placeholders."""
+STRONG_MATCH: Final = 0.8
+"""Units the selection took that score at least this share of the best score are kept whole
+before the placeholders (the oldest placeholders give way): on tight budgets the
+placeholders of a long history would otherwise crowd out the very turns the question needs."""
 
 Replace = Callable[[str | None, str], str | None]
 """``replace(tool, text)``: the new text of a tool result (``tool`` is the tool's name, ``""``
@@ -354,8 +358,10 @@ def select_with_variants(
     2. the floors are reserved: a placeholder for every tool result that has one, newest
        first, within ``placeholder_share`` of the room;
     3. of what step 1 took, the recent tail is kept first (unbroken, the structure's share
-       of the room left by the floors), then the rest by score, best first, each while it
-       fits beside the floors still reserved (a unit kept whole gives its floor back);
+       of the room left by the floors), then the strongest matches (at least
+       :data:`STRONG_MATCH` of the best score; the oldest floors give way to them), then the
+       rest by score, best first, each while it fits beside the floors still reserved (a
+       unit kept whole gives its floor back);
     4. every unit step 3 did not keep falls back to its floor (or is left out);
     5. the room left upgrades units, best value per token first, to the largest version
        that fits.
