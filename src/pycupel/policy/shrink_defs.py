@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import fields
-from typing import Any
+from types import MappingProxyType
+from typing import Any, Final
 
 from pycupel.errors import PipelineConfigError
 from pycupel.policy._values import (
@@ -37,14 +38,16 @@ from pycupel.shrink import Shrink
 __all__ = ["ShrinkTable"]
 
 _TOOL_NAME = Text(non_blank=True, max_length=200)
-_KEYS: dict[str, ValueType] = {
-    "placeholders": Boolean(),
-    "truncate": Boolean(),
-    "keep_whole": Integer(minimum=0),
-    "truncate_to": Integer(minimum=1),
-    "long_message": Integer(minimum=0),
-    "placeholder_share": Number(minimum=0.0, maximum=1.0),
-}
+_KEYS: Final[Mapping[str, ValueType]] = MappingProxyType(
+    {
+        "placeholders": Boolean(),
+        "truncate": Boolean(),
+        "keep_whole": Integer(minimum=0),
+        "truncate_to": Integer(minimum=1),
+        "long_message": Integer(minimum=0),
+        "placeholder_share": Number(minimum=0.0, maximum=1.0),
+    }
+)
 _MAX_TOOLS = 1_000
 
 
