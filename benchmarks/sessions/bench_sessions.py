@@ -1,6 +1,7 @@
 """Sessions against per-turn trimming: input cost with prompt caching, cache reads, recall.
 
     python benchmarks/sessions/bench_sessions.py [--budgets 4000,16000] [--locomo 10] [--agents 3]
+        [--shrink]
 
 Every conversation is replayed turn by turn (each request is the whole history so far) with
 four strategies, all in the Anthropic Messages format with the adapter's default counter:
@@ -10,6 +11,15 @@ four strategies, all in the Anthropic Messages format with the adapter's default
 * ``fit_messages``: ``anthropic.fit_messages(history, budget=B)`` on every turn (defaults);
 * ``sliding``: the newest whole units (a tool call with its result) that fit, every turn;
 * ``full-then-sliding``: the whole history while it fits, then sliding.
+
+With ``--shrink``, two more sessions: ``session+placeholders`` (``shrink=True``: a compaction
+keeps older tool results as placeholders after their calls, long ones truncated) and
+``session+summary`` (``summarize=`` a deterministic local summarizer, :func:`local_summary`:
+no model is called). A second table counts, for every session strategy, the cache breaks
+measured from the rendered requests (a request that does not extend the previous one, block
+for block), how many fell on a compacting turn, how many the session reported for another
+reason (a recall zone that moved), how many are unexplained (must be 0), and the
+summarizer's calls (must equal the compactions that dropped something).
 
 Input cost is priced at ``claude-sonnet-4-5`` rates by :mod:`pycupel.analytics.cost`, which
 measures the cached prefix from the rendered requests themselves (the longest run of leading
@@ -53,6 +63,26 @@ from pycupel.analytics import RenderedRequest, render_request, replay_cost
 
 PRICE = "claude-sonnet-4-5"
 STRATEGIES = ("session", "fit_messages", "sliding", "full-then-sliding")
+SHRINKING = ("session+placeholders", "session+summary")
+ALL = (*STRATEGIES, *SHRINKING)
+
+
+def local_summary(dropped: list[dict[str, Any]], previous: str | None) -> str:
+    """A deterministic stand-in for a model's summary: the opening words of each dropped
+    user turn and the tools whose results were dropped, folded into the previous text."""
+    asked: list[str] = []
+    tools = 0
+    for message in dropped:
+        content = message["content"]
+        if isinstance(content, str):
+            if message["role"] == "user":
+                asked.append(" ".join(content.split()[:8]))
+        else:
+            tools += sum(1 for block in content if block.get("type") == "tool_result")
+    lines = [previous] if previous else []
+    lines.append(f"Earlier: {tools} tool results; " + " | ".join(asked[-6:]))
+    return "\n".join(lines)[-1_200:]
+
 
 Request = tuple[Any, list[Any]]  # (system, messages)
 
@@ -60,15 +90,62 @@ Request = tuple[Any, list[Any]]  # (system, messages)
 @dataclasses.dataclass
 class Tally:
     requests: dict[str, list[list[RenderedRequest]]] = dataclasses.field(
-        default_factory=lambda: {name: [] for name in STRATEGIES}
+        default_factory=lambda: {name: [] for name in ALL}
     )
     recall: dict[str, list[float]] = dataclasses.field(
-        default_factory=lambda: {name: [] for name in STRATEGIES}
+        default_factory=lambda: {name: [] for name in ALL}
     )
-    compactions: int = 0
-    invalid: dict[str, int] = dataclasses.field(
-        default_factory=lambda: dict.fromkeys(STRATEGIES, 0)
+    compactions: dict[str, int] = dataclasses.field(default_factory=lambda: dict.fromkeys(ALL, 0))
+    invalid: dict[str, int] = dataclasses.field(default_factory=lambda: dict.fromkeys(ALL, 0))
+    # Per session strategy: measured breaks, at compactions, reported otherwise, unexplained.
+    breaks: dict[str, list[int]] = dataclasses.field(
+        default_factory=lambda: {name: [0, 0, 0, 0] for name in ALL}
     )
+    summaries: int = 0
+    # Per strategy: tool calls of the history visible in the final windows, and all of them.
+    visible: dict[str, list[int]] = dataclasses.field(
+        default_factory=lambda: {name: [0, 0] for name in ALL}
+    )
+
+
+def sessions(
+    budget: int, user_first: bool, tally: Tally, strategies: Sequence[str]
+) -> dict[str, anthropic.Session]:
+    """The session strategies of this run, one fresh session each."""
+
+    def counted(dropped: list[dict[str, Any]], previous: str | None) -> str:
+        tally.summaries += 1
+        return local_summary(dropped, previous)
+
+    options: dict[str, dict[str, Any]] = {
+        "session": {},
+        "session+placeholders": {"shrink": True},
+        "session+summary": {"summarize": counted},
+    }
+    return {
+        name: anthropic.Session(budget=budget, start_with_user=user_first, **options[name])
+        for name in strategies
+        if name.startswith("session")
+    }
+
+
+def count_break(
+    tally: Tally, name: str, before: RenderedRequest | None, now: RenderedRequest, window: Any
+) -> None:
+    """Classify the request against the previous one (measured from the rendered blocks)."""
+    if before is None:
+        return
+    extends = now.blocks[: len(before.blocks)] == before.blocks
+    if extends:
+        return
+    counts = tally.breaks[name]
+    counts[0] += 1
+    if window.compacted:
+        counts[1] += 1
+    elif window.report.cache_break is not None:
+        counts[2] += 1
+    else:
+        counts[3] += 1
 
 
 class Sliding:
@@ -116,18 +193,28 @@ def check(tally: Tally, name: str, request: Request, budget: int) -> RenderedReq
     return rendered
 
 
-def replay(conversation: Conversation, budget: int, tally: Tally, *, user_first: bool) -> None:
+def replay(
+    conversation: Conversation,
+    budget: int,
+    tally: Tally,
+    *,
+    user_first: bool,
+    strategies: Sequence[str] = STRATEGIES,
+) -> None:
     messages = conversation.messages
-    session = anthropic.Session(budget=budget, start_with_user=user_first)
+    fitted_sessions = sessions(budget, user_first, tally, strategies)
     sliding = Sliding(messages, budget, user_first=user_first)
-    rendered: dict[str, list[RenderedRequest]] = {name: [] for name in STRATEGIES}
+    rendered: dict[str, list[RenderedRequest]] = {name: [] for name in strategies}
     for end in conversation.turns:
         history = messages[:end]
-        window = session.fit(history)
-        request = check(tally, "session", (window.system, window.messages), budget)
-        session.record_usage({"input_tokens": request.total_tokens, "cache_read_input_tokens": 0})
-        tally.compactions += window.compacted
-        rendered["session"].append(dataclasses.replace(request, compacted=window.compacted))
+        for name, each in fitted_sessions.items():
+            window = each.fit(history)
+            request = check(tally, name, (window.system, window.messages), budget)
+            each.record_usage({"input_tokens": request.total_tokens, "cache_read_input_tokens": 0})
+            tally.compactions[name] += window.compacted
+            before = rendered[name][-1] if rendered[name] else None
+            count_break(tally, name, before, request, window)
+            rendered[name].append(dataclasses.replace(request, compacted=window.compacted))
         _, fitted, _ = anthropic.fit_messages(history, budget=budget, start_with_user=user_first)
         rendered["fit_messages"].append(check(tally, "fit_messages", (None, fitted), budget))
         rendered["sliding"].append(
@@ -141,13 +228,13 @@ def replay(conversation: Conversation, budget: int, tally: Tally, *, user_first:
                 budget,
             )
         )
-    for name in STRATEGIES:
+    for name in strategies:
         tally.requests[name].append(rendered[name])
 
     identity = {id(message): position for position, message in enumerate(messages)}
     by_text = {json.dumps(m["content"], sort_keys=True): m for m in messages}
     fitters: dict[str, Callable[[list[Any]], list[Any]]] = {
-        "session": lambda h: session.fit(h).messages,
+        **{name: _window_of(each) for name, each in fitted_sessions.items()},
         "fit_messages": lambda h: (
             anthropic.fit_messages(h, budget=budget, start_with_user=user_first).messages
         ),
@@ -157,9 +244,26 @@ def replay(conversation: Conversation, budget: int, tally: Tally, *, user_first:
     for question in conversation.questions:
         history = [*messages, {"role": "user", "content": question.text}]
         for name, fitter in fitters.items():
-            kept = {identity.get(id(_original(m, by_text)), -1) for m in fitter(history)}
+            window = fitter(history)
+            kept = {identity.get(id(_original(m, by_text)), -1) for m in window}
+            tally.visible[name][0] += len(_tool_uses(window))
+            tally.visible[name][1] += len(_tool_uses(history))
             hits = sum(1 for position in question.evidence if position in kept)
             tally.recall[name].append(hits / len(question.evidence))
+
+
+def _tool_uses(messages: Sequence[Any]) -> set[str]:
+    return {
+        block["id"]
+        for message in messages
+        if isinstance(message["content"], list)
+        for block in message["content"]
+        if block.get("type") == "tool_use"
+    }
+
+
+def _window_of(session: anthropic.Session) -> Callable[[list[Any]], list[Any]]:
+    return lambda history: session.fit(history).messages
 
 
 def _original(message: Any, by_text: dict[str, Any]) -> Any:
@@ -196,6 +300,10 @@ def time_turns(budget: int) -> tuple[float, float, int]:
     return statistics.median(session_ms), statistics.median(fit_ms), len(session_ms)
 
 
+def _share(counts: list[int]) -> str:
+    return f"{counts[0] / counts[1]:.2f}" if counts[1] else "-"
+
+
 def cost(requests: list[list[RenderedRequest]], *, baseline: bool) -> tuple[float, int, int]:
     total = 0.0
     prompt = 0
@@ -220,7 +328,14 @@ def main() -> None:
     parser.add_argument("--budgets", default="4000,16000")
     parser.add_argument("--locomo", type=int, default=10, help="LoCoMo conversations (0-10)")
     parser.add_argument("--agents", type=int, default=3, help="generated agent histories")
+    parser.add_argument(
+        "--shrink",
+        action="store_true",
+        help="add session+placeholders and session+summary, and the cache-break table",
+    )
+    parser.add_argument("--no-timing", action="store_true", help="skip the turn-time table")
     args = parser.parse_args()
+    strategies = (STRATEGIES[0], *SHRINKING, *STRATEGIES[1:]) if args.shrink else STRATEGIES
     budgets = [int(b) for b in args.budgets.split(",")]
     # Agent windows may open with a tool round (the current Messages API accepts a first
     # assistant turn); LoCoMo keeps the stricter user-first rule, the adapter's default.
@@ -236,6 +351,7 @@ def main() -> None:
     print(machine_summary())
     rows = []
     timing = []
+    break_rows = []
     for dataset, conversations, user_first in datasets:
         turns = sum(len(c.turns) for c in conversations)
         questions = sum(len(c.questions) for c in conversations)
@@ -243,10 +359,11 @@ def main() -> None:
             tally = Tally()
             started = time.perf_counter()
             for conversation in conversations:
-                replay(conversation, budget, tally, user_first=user_first)
+                replay(conversation, budget, tally, user_first=user_first, strategies=strategies)
             sliding_cost, _, _ = cost(tally.requests["sliding"], baseline=True)
-            for name in STRATEGIES:
-                total, prompt, read = cost(tally.requests[name], baseline=name != "session")
+            for name in strategies:
+                own = name.startswith("session")
+                total, prompt, read = cost(tally.requests[name], baseline=not own)
                 recall = statistics.fmean(tally.recall[name]) if tally.recall[name] else 0.0
                 rows.append(
                     [
@@ -254,17 +371,34 @@ def main() -> None:
                         name,
                         f"{total / sliding_cost:.3f}",
                         f"{read / prompt:.0%}" if prompt else "-",
-                        str(tally.compactions) if name == "session" else "-",
+                        str(tally.compactions[name]) if own else "-",
                         f"{recall:.3f}",
                         str(tally.invalid[name]),
                     ]
                 )
+                if own and args.shrink:
+                    requests = [r for c in tally.requests[name] for r in c]
+                    measured, at_compaction, reported, unexplained = tally.breaks[name]
+                    break_rows.append(
+                        [
+                            f"{dataset} @ {budget:,}",
+                            name,
+                            f"{statistics.fmean(r.total_tokens for r in requests):,.0f}",
+                            str(tally.compactions[name]),
+                            str(measured),
+                            str(at_compaction),
+                            str(reported),
+                            str(unexplained),
+                            str(tally.summaries) if name == "session+summary" else "-",
+                            _share(tally.visible[name]),
+                        ]
+                    )
             print(
                 f"{dataset} @ {budget}: {len(conversations)} conversations, {turns} turns, "
                 f"{questions} questions, {time.perf_counter() - started:.0f} s",
                 flush=True,
             )
-    if args.agents:
+    if args.agents and not args.no_timing:
         for budget in budgets:
             session_ms, fit_ms, turns_timed = time_turns(budget)
             timing.append(
@@ -291,6 +425,25 @@ def main() -> None:
             rows,
         )
     )
+    if break_rows:
+        print()
+        print(
+            format_table(
+                [
+                    "replay",
+                    "strategy",
+                    "mean input tokens",
+                    "compactions",
+                    "cache breaks (measured)",
+                    "at compactions",
+                    "reported (recall)",
+                    "unexplained",
+                    "summarizer calls",
+                    "tool calls visible",
+                ],
+                break_rows,
+            )
+        )
     if timing:
         print()
         print(

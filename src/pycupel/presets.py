@@ -58,6 +58,7 @@ from typing import Final
 from pycupel.errors import PipelineConfigError
 from pycupel.model import OverflowStrategy, ascii_fold
 from pycupel.policy import Policy, ScorerSpec, SlicerSpec
+from pycupel.shrink import Shrink
 
 _EXPANSION = 0.3
 """Weight of the query-expansion terms in the query-aware presets' relevance scorer."""
@@ -175,7 +176,11 @@ def conversation() -> Policy:
 
     The chat adapters combine it with the conversation's structure (see
     :mod:`pycupel.adapters`); on its own it ranks items by BM25 relevance to the run's query,
-    recency breaking ties.
+    recency breaking ties. It carries :class:`~pycupel.shrink.Shrink` defaults, so a chat
+    history fitted with it keeps older tool results as placeholders after their calls (and
+    long ones truncated) instead of dropping them; ``keep_whole`` is 0 because the
+    structure-aware selection already keeps the newest turns whole as its recent tail, and a
+    result kept whole by force would be dropped, call and all, when it does not fit.
     """
     return Policy(
         name="Conversation",
@@ -189,6 +194,7 @@ def conversation() -> Policy:
         placer="chronological",
         deduplicate=False,
         overflow_strategy=OverflowStrategy.THROW,
+        shrink=Shrink(),
     )
 
 

@@ -94,3 +94,103 @@ def test_precounted_counter_refuses_unknown_texts() -> None:
     with pytest.raises(TokenizerError, match="no count"):
         counter.count("never counted")
     assert PrecountedCounter({}).count_batch([]) == []
+
+
+def _plain_turns(count: int) -> list[tuple[str, str]]:
+    words = ("ferry", "harbour", "lantern", "orchard", "glacier")
+    words += ("summit", "compass", "ridge", "museum", "ticket")
+    roles = ("user", "assistant")
+    return [
+        (roles[turn % 2], " ".join(words[(turn + k) % 10] for k in range(12)))
+        for turn in range(count)
+    ]
+
+
+def _summary_cases() -> dict[str, tuple[Any, Any, list[Any], dict[str, Any]]]:
+    from pycupel.adapters import gemini, responses
+
+    return {
+        "openai": (openai.afit_messages, openai.fit_messages, openai_history(120), {}),
+        "anthropic": (
+            anthropic.afit_messages,
+            anthropic.fit_messages,
+            anthropic_history(60),
+            {"system": "Be brief."},
+        ),
+        "responses": (
+            responses.afit_messages,
+            responses.fit_messages,
+            [{"role": role, "content": text} for role, text in _plain_turns(60)],
+            {"instructions": "Be brief."},
+        ),
+        "gemini": (
+            gemini.afit_messages,
+            gemini.fit_messages,
+            [
+                {"role": "user" if role == "user" else "model", "parts": [{"text": text}]}
+                for role, text in _plain_turns(60)
+            ],
+            {"system_instruction": "Be brief."},
+        ),
+    }
+
+
+@pytest.mark.parametrize("name", ["openai", "anthropic", "responses", "gemini"])
+def test_async_fit_awaits_a_coroutine_summarizer_once(name: str) -> None:
+    afit, fit, history, options = _summary_cases()[name]
+    calls: list[list[Any]] = []
+
+    async def summarize(dropped: list[Any], previous: str | None) -> str:
+        await asyncio.sleep(0)
+        calls.append(dropped)
+        return f"{len(dropped)} earlier messages"
+
+    fitted = asyncio.run(
+        afit(history, budget=500, counter=AsyncWordCounter(), summarize=summarize, **options)
+    )
+    assert len(calls) == 1
+    expected = fit(
+        history,
+        budget=500,
+        counter=WordCounter(),
+        summarize=lambda dropped, previous: f"{len(dropped)} earlier messages",
+        **options,
+    )
+    assert tuple(fitted)[:-1] == tuple(expected)[:-1]  # the same window (reports aside)
+    assert f"{len(calls[0])} earlier messages" in str(fitted)
+    # Every dropped message is one of the history's own, not in the window.
+    assert all(any(m is d for m in history) for d in calls[0])
+
+
+def test_async_fit_reports_a_failing_summarizer_by_its_name_or_skips_it() -> None:
+    from pycupel.errors import SummarizerError
+
+    history = openai_history(120)
+
+    async def broken_summary(dropped: list[Any], previous: str | None) -> str:
+        raise RuntimeError("offline")
+
+    with pytest.raises(SummarizerError, match="broken_summary"):
+        asyncio.run(
+            openai.afit_messages(
+                history, budget=500, counter=AsyncWordCounter(), summarize=broken_summary
+            )
+        )
+    fitted, _ = asyncio.run(
+        openai.afit_messages(
+            history,
+            budget=500,
+            counter=AsyncWordCounter(),
+            summarize=broken_summary,
+            on_summary_error="skip",
+        )
+    )
+    expected, _ = openai.fit_messages(
+        history,
+        budget=500,
+        counter=WordCounter(),
+        summarize=broken_summary,
+        on_summary_error="skip",
+    )
+    assert fitted == expected
+    assert not any(str(m.get("content")).startswith("[Summary") for m in fitted)

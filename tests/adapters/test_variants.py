@@ -355,7 +355,7 @@ def result_ids(fitted: Sequence[Any], provider: str) -> tuple[list[str], list[st
 
 
 def test_placeholders_keep_the_result_ids_in_every_format() -> None:
-    history = agent_history(turns=60, seed=9)
+    history = agent_history(turns=200, seed=9)
     system = history.messages[0]["content"]
     every_call = tool_call_ids(history.messages)
     cases: list[tuple[str, Any]] = []

@@ -8,6 +8,11 @@ Shorter versions of tool results (placeholders, truncations) are texts made from
 counts; the next run records the ones not counted yet (counting them as zero) and another
 awaited call counts them, until a run meets no new text. A history that fits whole needs no
 versions and so no second call.
+
+With ``summarize=``, the callback (a coroutine function is awaited) is called once, with the
+messages the fit drops: the fit is first run with a stand-in that records them, the callback
+is awaited on those, and the fit runs again with its text (counted by the same awaited
+counter), which ``fit_messages`` places, checks and marks as it does for a synchronous one.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from pycupel.adapters._summary import SUMMARY_MARK, Summary
 from pycupel.tokens.asynchronous import (
     AsyncTokenCounter,
     PrecountedCounter,
@@ -51,6 +57,45 @@ class _CountedOrRecorded:
 
 
 async def afit(
+    fit: Callable[..., R], messages: object, counter: AsyncTokenCounter, options: dict[str, Any]
+) -> R:
+    """``fit(messages, counter=..., **options)`` with the counts awaited from ``counter`` and
+    a ``summarize`` option's callback awaited once (see the module docs)."""
+    summary = Summary.start(
+        options.get("summarize"), options.get("on_summary_error", "raise"), options["budget"]
+    )
+    if summary is None:
+        return await _counted(fit, messages, counter, options)
+    recorded: list[list[Any]] = []
+
+    def record(dropped: list[Any], previous: str | None) -> str:
+        recorded.append(dropped)
+        return ""
+
+    first = await _counted(
+        fit, messages, counter, {**options, "summarize": record, "on_summary_error": "raise"}
+    )
+    if not recorded:
+        return first  # nothing dropped: no summary
+    marked = await summary.atext(recorded[-1], None)
+    text = None if marked is None else marked[len(SUMMARY_MARK) + 1 :]
+    return await _counted(
+        fit, messages, counter, {**options, "summarize": _given(summary.name, text)}
+    )
+
+
+def _given(name: str, text: str | None) -> Callable[[list[Any], str | None], str | None]:
+    """A summarizer returning a text obtained beforehand (``None``: it failed, skipped),
+    named as the callback it stands for, so that errors name that one."""
+
+    def given(dropped: list[Any], previous: str | None) -> str | None:
+        return text
+
+    given.__qualname__ = name
+    return given
+
+
+async def _counted(
     fit: Callable[..., R], messages: object, counter: AsyncTokenCounter, options: dict[str, Any]
 ) -> R:
     """``fit(messages, counter=..., **options)`` with the counts awaited from ``counter``."""

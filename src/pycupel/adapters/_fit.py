@@ -35,6 +35,7 @@ from pycupel.adapters._variants import (
     Editor,
     Shrink,
     Variant,
+    complete_pipeline_selection,
     pipeline_candidates,
     resolve_versions,
     select_with_variants,
@@ -45,6 +46,7 @@ from pycupel.errors import PinnedBudgetError, PipelineConfigError
 from pycupel.model import ContextBudget, ContextItem, compute_effective_budget
 from pycupel.pipeline import Pipeline
 from pycupel.scorers.base import Scorer
+from pycupel.slicers import OptimalSlice
 from pycupel.tokens import HeuristicCounter, TokenCounter
 
 if TYPE_CHECKING:
@@ -341,6 +343,22 @@ def fit_units(
                 deduplicate=deduplicate,
             )
             chosen, report = selection.units, selection.report
+        elif versions and not isinstance(getattr(pipeline, "slicer", None), OptimalSlice):
+            assert pipeline is not None  # built whenever there is no structure
+            # The policy selects whole units; placeholders and upgrades are fitted around.
+            result = pipeline.dry_run(
+                [unit.item for unit in candidates],
+                query=query if query is not None else default_query(candidates),
+            )
+            shrunk = complete_pipeline_selection(
+                candidates,
+                versions,
+                result.report,
+                budget=pipeline_budget,
+                shrink=shrink,  # type: ignore[arg-type]  # versions exist only with shrink
+                leads=leading_filter.applies if leading_filter is not None else None,
+            )
+            chosen, report, variants = shrunk.units, shrunk.report, shrunk.variants
         elif versions:
             assert pipeline is not None  # built whenever there is no structure
             # Every version is a candidate; OptimalSlice takes at most one of each unit.

@@ -14,8 +14,10 @@ the truncated version too.
 * **Choice.** :func:`select_with_variants` wraps the structure-aware selection: it runs on
   the whole budget first; then a placeholder is reserved for every tool result (newest
   first, within ``placeholder_share`` of the room), and of what the selection took the
-  recent tail and then the best-scored units are kept whole while they fit beside those
-  placeholders; every other tool result falls back to its placeholder; the room left
+  recent tail, then its strongest matches (:data:`STRONG_MATCH` of the best score: the
+  oldest placeholders give way to them), then the other best-scored units are kept whole
+  while they fit beside those placeholders; every other tool result falls back to its
+  placeholder; the room left
   upgrades units by value density (score per token, the structure's exponent) to the
   largest version that fits. At most one version of a unit is ever kept.
 * **Report.** A unit kept in a shorter version is reported included (reason ``Scored``, its
@@ -31,12 +33,11 @@ the truncated version too.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final, Generic, Literal, TypeVar
 
-from pycupel._checks import check_bool, check_float, check_int
 from pycupel.adapters._structure import Structure, StructuredChoice, choose_structured
 from pycupel.adapters._units import MessageUnit, ParsedMessage, message_tokens
 from pycupel.diagnostics import ExcludedItem, IncludedItem, SelectionReport
@@ -44,6 +45,7 @@ from pycupel.diagnostics.reasons import BudgetExceeded, Deduplicated, InclusionR
 from pycupel.errors import PipelineConfigError
 from pycupel.model import ContextBudget, ContextItem, compute_effective_budget
 from pycupel.scorers.base import Scorer
+from pycupel.shrink import Shrink
 from pycupel.tokens import TokenCounter
 from pycupel.tokens.base import checked_counts
 
@@ -55,6 +57,7 @@ __all__ = [
     "Shrink",
     "Variant",
     "VariantName",
+    "complete_pipeline_selection",
     "pipeline_candidates",
     "resolve_shrink",
     "resolve_versions",
@@ -72,6 +75,10 @@ VARIANT_KEY: Final = "cupel:variant-of"
 """The specification's metadata key for versions of one thing (read by OptimalSlice)."""
 VARIANT_NAME_KEY: Final = "variant"
 """Item metadata naming the version a shorter item stands for."""
+STRONG_MATCH: Final = 0.8
+"""Units the selection took that score at least this share of the best score are kept whole
+before the placeholders (the oldest placeholders give way): on tight budgets the
+placeholders of a long history would otherwise crowd out the very turns the question needs."""
 
 Replace = Callable[[str | None, str], str | None]
 """``replace(tool, text)``: the new text of a tool result (``tool`` is the tool's name, ``""``
@@ -94,66 +101,16 @@ class Editor(Generic[M]):
     parse: Callable[[Sequence[M]], list[ParsedMessage]]
 
 
-@dataclass(frozen=True, slots=True)
-class Shrink:
-    """How tool results (and long messages) may be shortened instead of dropped.
-
-    Attributes:
-        placeholders: an older tool result may be replaced by a placeholder naming the tool
-            and the tokens cleared; its call stays whole.
-        truncate: a long tool result or message may be kept as its head and tail around a
-            ``[... N tokens elided ...]`` marker.
-        keep_whole: the newest this many tool-result units are never shortened: kept whole
-            or, when the selection does not keep them, dropped (0: every tool result may be
-            shortened, the selection decides by value; the recent tail is whole anyway).
-        exclude_tools: names of tools whose results are never shortened.
-        truncate_to: tokens a truncation keeps (head and tail together); only texts of more
-            than twice this many tokens get a truncated version.
-        long_message: a plain message of more than this many tokens gets a truncated
-            version (0: never).
-        placeholder_share: the largest share of the room (after pinned units) the floors
-            (the kept-whole newest results and the placeholders) may take; placeholders
-            beyond it, the oldest, are not reserved.
-    """
-
-    placeholders: bool = True
-    truncate: bool = True
-    keep_whole: int = 0
-    exclude_tools: Collection[str] = frozenset()
-    truncate_to: int = 200
-    long_message: int = 2_000
-    placeholder_share: float = 0.9
-
-    def __post_init__(self) -> None:
-        err = PipelineConfigError
-        check_bool(err, "shrink.placeholders", self.placeholders)
-        check_bool(err, "shrink.truncate", self.truncate)
-        check_int(err, "shrink.keep_whole", self.keep_whole, minimum=0)
-        check_int(err, "shrink.truncate_to", self.truncate_to, minimum=1)
-        check_int(err, "shrink.long_message", self.long_message, minimum=0)
-        share = check_float(err, "shrink.placeholder_share", self.placeholder_share)
-        if not 0.0 <= share <= 1.0:
-            raise PipelineConfigError(
-                "shrink.placeholder_share", self.placeholder_share, "must be between 0 and 1"
-            )
-        names = self.exclude_tools
-        if isinstance(names, str) or not isinstance(names, Collection):
-            raise PipelineConfigError(
-                "shrink.exclude_tools", names, "must be a collection of tool names (strings)"
-            )
-        for name in names:
-            if not isinstance(name, str) or not name:
-                raise PipelineConfigError(
-                    "shrink.exclude_tools", names, f"must hold non-empty strings, not {name!r}"
-                )
-        object.__setattr__(self, "exclude_tools", frozenset(names))
-
-
-def resolve_shrink(shrink: object, *, default_on: bool) -> Shrink | None:
-    """The ``shrink=`` option: ``None`` follows ``default_on``, ``True``/``False`` switch the
-    default options on or off, a :class:`Shrink` is used as given."""
+def resolve_shrink(shrink: object, *, policy: object) -> Shrink | None:
+    """The ``shrink=`` option: ``None`` follows the policy (the default selection shrinks, a
+    :class:`~pycupel.policy.Policy` as its ``shrink`` says, a Pipeline does not);
+    ``True``/``False`` switch the default options on or off, a :class:`Shrink` is used as
+    given."""
     if shrink is None:
-        return Shrink() if default_on else None
+        if policy is None:
+            return Shrink()
+        carried = getattr(policy, "shrink", None)  # a Policy's; a Pipeline has none
+        return carried if isinstance(carried, Shrink) else None
     if isinstance(shrink, bool):
         return Shrink() if shrink else None
     if isinstance(shrink, Shrink):
@@ -401,8 +358,10 @@ def select_with_variants(
     2. the floors are reserved: a placeholder for every tool result that has one, newest
        first, within ``placeholder_share`` of the room;
     3. of what step 1 took, the recent tail is kept first (unbroken, the structure's share
-       of the room left by the floors), then the rest by score, best first, each while it
-       fits beside the floors still reserved (a unit kept whole gives its floor back);
+       of the room left by the floors), then the strongest matches (at least
+       :data:`STRONG_MATCH` of the best score; the oldest floors give way to them), then the
+       rest by score, best first, each while it fits beside the floors still reserved (a
+       unit kept whole gives its floor back);
     4. every unit step 3 did not keep falls back to its floor (or is left out);
     5. the room left upgrades units, best value per token first, to the largest version
        that fits.
@@ -423,18 +382,8 @@ def select_with_variants(
         structure=structure,
         deduplicate=deduplicate,
     )
-    items = [unit.item for unit in units]
-    pinned_tokens = sum(max(item.tokens, 0) for item in items if item.pinned)
-    room = compute_effective_budget(budget, pinned_tokens).target_tokens
-
-    floors: dict[int, Variant[M]] = {}
-    limit = int(room * shrink.placeholder_share)
-    reserved = 0
-    for position in sorted(versions, reverse=True):
-        floor = versions[position].placeholder
-        if floor is not None and reserved + floor.item.tokens <= limit:
-            floors[position] = floor
-            reserved += floor.item.tokens
+    room = _room(units, budget)
+    floors, reserved = _floors(versions, room, shrink)
     anchor = _anchor(units, floors, leads)
     tail_room = (
         structure.keep_recent
@@ -451,6 +400,76 @@ def select_with_variants(
         density=structure.density,
         anchor=anchor,
     )
+
+
+def complete_pipeline_selection(
+    units: Sequence[MessageUnit],
+    versions: Mapping[int, _Versions[M]],
+    report: SelectionReport,
+    *,
+    budget: ContextBudget,
+    shrink: Shrink,
+    leads: Callable[[MessageUnit], bool] | None = None,
+) -> VariantSelection[M]:
+    """Shorter versions for a policy's ordinary selection (its ``report`` of the whole
+    ``units``), for a slicer that does not choose between versions itself: the floors are
+    reserved as in :func:`select_with_variants`, the units the policy took are kept whole by
+    score while they fit beside them, every other tool result falls back to its placeholder,
+    and the room left upgrades units by value per token (there is no recent tail: the policy
+    decides what is recent)."""
+    room = _room(units, budget)
+    floors, _ = _floors(versions, room, shrink)
+    return _complete(
+        units,
+        versions,
+        floors,
+        _choice_of(units, report),
+        room=room,
+        tail_room=0,
+        density=Structure().density,
+        anchor=_anchor(units, floors, leads),
+    )
+
+
+def _choice_of(units: Sequence[MessageUnit], report: SelectionReport) -> StructuredChoice:
+    """A pipeline's report of ``units``' items as the choice :func:`_complete` starts from."""
+    position_of = {unit.item: position for position, unit in enumerate(units)}
+    chosen = [False] * len(units)
+    scores = [0.0] * len(units)
+    for entry in report.included:
+        position = position_of[entry.item]
+        chosen[position] = True
+        scores[position] = entry.score
+    kept_by_content = {entry.item.content: entry.item for entry in report.included}
+    duplicates: dict[int, ContextItem] = {}
+    for excluded in report.excluded:
+        position = position_of[excluded.item]
+        scores[position] = excluded.score
+        if isinstance(excluded.reason, Deduplicated):
+            duplicates[position] = kept_by_content.get(excluded.item.content, excluded.item)
+    return StructuredChoice(chosen=chosen, scores=scores, duplicates=duplicates, left=0)
+
+
+def _room(units: Sequence[MessageUnit], budget: ContextBudget) -> int:
+    """The budget's room for the unpinned units."""
+    pinned_tokens = sum(max(unit.item.tokens, 0) for unit in units if unit.item.pinned)
+    return compute_effective_budget(budget, pinned_tokens).target_tokens
+
+
+def _floors(
+    versions: Mapping[int, _Versions[M]], room: int, shrink: Shrink
+) -> tuple[dict[int, Variant[M]], int]:
+    """A placeholder reserved for every tool result that has one, newest first, within
+    ``placeholder_share`` of ``room``; and the tokens reserved."""
+    floors: dict[int, Variant[M]] = {}
+    limit = int(room * shrink.placeholder_share)
+    reserved = 0
+    for position in sorted(versions, reverse=True):
+        floor = versions[position].placeholder
+        if floor is not None and reserved + floor.item.tokens <= limit:
+            floors[position] = floor
+            reserved += floor.item.tokens
+    return floors, reserved
 
 
 def _anchor(
@@ -522,7 +541,22 @@ def _complete(
             break
         tail_used += tokens[position]
         after = position
-    for position in sorted(free, key=lambda p: (-scores[p], -p)):
+    ranked = sorted(free, key=lambda p: (-scores[p], -p))
+    # The strongest matches come before the placeholders: one that does not fit beside them
+    # takes the room of the oldest ones, so shrinking never costs what matters most.
+    bar = STRONG_MATCH * max((scores[p] for p in ranked), default=0.0)
+    for position in ranked:
+        if position in chosen or scores[position] < bar or bar <= 0.0:
+            continue
+        floor = floors.get(position)
+        extra = tokens[position] - (floor.item.tokens if floor is not None else 0)
+        for older in sorted(floors):
+            if used + extra <= room:
+                break
+            if older != position and older not in chosen:
+                used -= floors.pop(older).item.tokens
+        keep_whole(position)
+    for position in ranked:
         if position not in chosen:
             keep_whole(position)
     for position, floor in floors.items():

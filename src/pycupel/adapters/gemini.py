@@ -52,6 +52,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, cast
 
 from pycupel._checks import check_bool
+from pycupel.adapters._async import afit
 from pycupel.adapters._fit import (
     LeadingFilter,
     allows_unanswered,
@@ -120,6 +121,7 @@ __all__ = [
     "GeminiFitResult",
     "GeminiHistory",
     "Session",
+    "afit_messages",
     "count_tokens",
     "fit_messages",
     "from_messages",
@@ -345,7 +347,7 @@ def fit_messages(
         unanswered_tool_calls="drop" if repair else unanswered_tool_calls,
         query=query,
         structure=resolve_structure(policy, structure, keep_recent),
-        shrink=resolve_shrink(shrink, default_on=policy is None),
+        shrink=resolve_shrink(shrink, policy=policy),
         editor=_editor(units.overhead),
         counter=counter,
         leading_filter=(
@@ -795,3 +797,61 @@ def _media(
     if mime.startswith("video/"):  # 263 tokens per second, but no video length is read here
         return "[video]", overhead.media_cost("audio", at)
     return "[document]", document_tokens("gemini", payload, overhead, at)
+
+
+# --------------------------------------------------------------------------- async
+
+
+async def afit_messages(
+    messages: Sequence[GeminiContent],
+    *,
+    system_instruction: SystemInstruction | None = None,
+    budget: int | ContextBudget,
+    policy: Policy | Pipeline | None = None,
+    counter: AsyncTokenCounter,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+    overhead: MessageOverhead | None = None,
+    pin_system: bool = True,
+    pin_latest_user: bool = True,
+    timestamps: Sequence[datetime] | None = None,
+    deduplicate: bool = False,
+    unanswered_tool_calls: Literal["error", "drop"] = "error",
+    repair: bool = False,
+    query: str | None = None,
+    keep_recent: int | None = None,
+    structure: Structure | None = None,
+    shrink: Shrink | bool | None = None,
+    summarize: Summarize | None = None,
+    on_summary_error: OnSummaryError = "raise",
+    start_with_user: bool = True,
+    merge_consecutive: bool = False,
+) -> GeminiFitResult:
+    """:func:`fit_messages` with an asynchronous token counter (e.g. a wrapped count-tokens
+    endpoint): every distinct text is counted in one awaited ``count_batch`` call, and a
+    coroutine ``summarize`` callback is awaited (called once, with what the fit drops)."""
+    return await afit(
+        fit_messages,
+        messages,
+        counter,
+        {
+            "system_instruction": system_instruction,
+            "budget": budget,
+            "policy": policy,
+            "tools": tools,
+            "overhead": overhead,
+            "pin_system": pin_system,
+            "pin_latest_user": pin_latest_user,
+            "timestamps": timestamps,
+            "deduplicate": deduplicate,
+            "unanswered_tool_calls": unanswered_tool_calls,
+            "repair": repair,
+            "query": query,
+            "keep_recent": keep_recent,
+            "structure": structure,
+            "shrink": shrink,
+            "summarize": summarize,
+            "on_summary_error": on_summary_error,
+            "start_with_user": start_with_user,
+            "merge_consecutive": merge_consecutive,
+        },
+    )

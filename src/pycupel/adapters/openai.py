@@ -329,7 +329,7 @@ def fit_messages(
         unanswered_tool_calls="drop" if repair else unanswered_tool_calls,
         query=query,
         structure=resolve_structure(policy, structure, keep_recent),
-        shrink=resolve_shrink(shrink, default_on=policy is None),
+        shrink=resolve_shrink(shrink, policy=policy),
         editor=_editor(units.overhead),
         counter=counter,
     )
@@ -772,17 +772,26 @@ async def afit_messages(
     messages: Sequence[OpenAIMessage],
     *,
     budget: int | ContextBudget,
-    counter: AsyncTokenCounter,
     policy: Policy | Pipeline | None = None,
+    counter: AsyncTokenCounter,
+    tools: Sequence[Mapping[str, Any]] | None = None,
     overhead: MessageOverhead | None = None,
     pin_system: bool = True,
     pin_latest_user: bool = True,
     timestamps: Sequence[datetime] | None = None,
     deduplicate: bool = False,
     unanswered_tool_calls: Literal["error", "drop"] = "error",
+    repair: bool = False,
+    query: str | None = None,
+    keep_recent: int | None = None,
+    structure: Structure | None = None,
+    shrink: Shrink | bool | None = None,
+    summarize: Summarize | None = None,
+    on_summary_error: OnSummaryError = "raise",
 ) -> FitResult[OpenAIMessage]:
     """:func:`fit_messages` with an asynchronous token counter (e.g. a wrapped count-tokens
-    endpoint): every distinct text is counted in one awaited ``count_batch`` call."""
+    endpoint): every distinct text is counted in one awaited ``count_batch`` call, and a
+    coroutine ``summarize`` callback is awaited (called once, with what the fit drops)."""
     return await afit(
         fit_messages,
         messages,
@@ -790,11 +799,19 @@ async def afit_messages(
         {
             "budget": budget,
             "policy": policy,
+            "tools": tools,
             "overhead": overhead,
             "pin_system": pin_system,
             "pin_latest_user": pin_latest_user,
             "timestamps": timestamps,
             "deduplicate": deduplicate,
             "unanswered_tool_calls": unanswered_tool_calls,
+            "repair": repair,
+            "query": query,
+            "keep_recent": keep_recent,
+            "structure": structure,
+            "shrink": shrink,
+            "summarize": summarize,
+            "on_summary_error": on_summary_error,
         },
     )

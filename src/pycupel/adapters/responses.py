@@ -44,6 +44,7 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, cast
 
+from pycupel.adapters._async import afit
 from pycupel.adapters._fit import (
     allows_unanswered,
     fit_units,
@@ -112,6 +113,7 @@ __all__ = [
     "ResponsesFitResult",
     "ResponsesHistory",
     "Session",
+    "afit_messages",
     "count_tokens",
     "fit_messages",
     "from_messages",
@@ -353,7 +355,7 @@ def fit_messages(
         unanswered_tool_calls="drop" if repair else unanswered_tool_calls,
         query=query,
         structure=resolve_structure(policy, structure, keep_recent),
-        shrink=resolve_shrink(shrink, default_on=policy is None),
+        shrink=resolve_shrink(shrink, policy=policy),
         editor=_editor(units.overhead),
         counter=counter,
     )
@@ -796,3 +798,57 @@ def _file_label(part: Mapping[str, Any], at: str) -> str:
     for key in ("file_id", "file_url", "file_data"):
         expect_optional_str(SOURCE, f"{at}.{key}", part.get(key))
     return f"[file {filename}]" if filename else "[file]"
+
+
+# --------------------------------------------------------------------------- async
+
+
+async def afit_messages(
+    messages: ResponsesInput,
+    *,
+    instructions: str | None = None,
+    budget: int | ContextBudget,
+    policy: Policy | Pipeline | None = None,
+    counter: AsyncTokenCounter,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+    overhead: MessageOverhead | None = None,
+    pin_system: bool = True,
+    pin_latest_user: bool = True,
+    timestamps: Sequence[datetime] | None = None,
+    deduplicate: bool = False,
+    unanswered_tool_calls: Literal["error", "drop"] = "error",
+    repair: bool = False,
+    query: str | None = None,
+    keep_recent: int | None = None,
+    structure: Structure | None = None,
+    shrink: Shrink | bool | None = None,
+    summarize: Summarize | None = None,
+    on_summary_error: OnSummaryError = "raise",
+) -> ResponsesFitResult:
+    """:func:`fit_messages` with an asynchronous token counter (e.g. a wrapped count-tokens
+    endpoint): every distinct text is counted in one awaited ``count_batch`` call, and a
+    coroutine ``summarize`` callback is awaited (called once, with what the fit drops)."""
+    return await afit(
+        fit_messages,
+        messages,
+        counter,
+        {
+            "instructions": instructions,
+            "budget": budget,
+            "policy": policy,
+            "tools": tools,
+            "overhead": overhead,
+            "pin_system": pin_system,
+            "pin_latest_user": pin_latest_user,
+            "timestamps": timestamps,
+            "deduplicate": deduplicate,
+            "unanswered_tool_calls": unanswered_tool_calls,
+            "repair": repair,
+            "query": query,
+            "keep_recent": keep_recent,
+            "structure": structure,
+            "shrink": shrink,
+            "summarize": summarize,
+            "on_summary_error": on_summary_error,
+        },
+    )

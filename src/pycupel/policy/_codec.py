@@ -380,6 +380,7 @@ def _read_policy_fields(data: object, problems: Problems) -> dict[str, Any] | No
         "placer": values.get("placer", "chronological"),
         "deduplicate": values.get("deduplicate", True),
         "overflow_strategy": OverflowStrategy(values.get("overflow_strategy", "throw")),
+        "shrink": values.get("shrink"),
     }
 
 
@@ -395,7 +396,7 @@ def read_policy(data: object, source: str) -> Policy:
 def validate_policy(policy: Policy) -> None:
     """Validate (and normalise in place) a :class:`Policy` built in Python."""
     problems = Problems()
-    raw = {
+    raw: dict[str, Any] = {
         "name": policy.name,
         "description": policy.description,
         "scorers": policy.scorers,
@@ -404,6 +405,8 @@ def validate_policy(policy: Policy) -> None:
         "deduplicate": policy.deduplicate,
         "overflow_strategy": policy.overflow_strategy,
     }
+    if policy.shrink is not None:
+        raw["shrink"] = policy.shrink
     values = _read_policy_fields(raw, problems)
     if values is None:
         raise PolicyError("Policy", problems.items)
@@ -479,6 +482,7 @@ def dump_policy(policy: Policy) -> dict[str, Any]:
         "placer": policy.placer,
         "deduplicate": policy.deduplicate,
         "overflow_strategy": policy.overflow_strategy.value,
+        **({"shrink": by_name["shrink"].type.dump(policy.shrink)} if policy.shrink else {}),
     }
 
 

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from pycupel.model import ContextBudget, OverflowStrategy
 from pycupel.policy._values import FrozenMap
+from pycupel.shrink import Shrink
 
 if TYPE_CHECKING:
     from pycupel.pipeline import Pipeline
@@ -198,6 +199,10 @@ class Policy:
         placer: ``chronological`` (default) or ``u-shaped``.
         deduplicate: drop byte-identical duplicates (default True).
         overflow_strategy: ``throw`` (default), ``truncate`` or ``proceed``.
+        shrink: for chat histories, how tool results and long messages may be shortened
+            instead of dropped (a :class:`~pycupel.shrink.Shrink`; the file's ``shrink``
+            table); ``fit_messages`` and a ``Session`` given this policy use it when their
+            own ``shrink=`` is not given. ``None`` (the default): never shorten.
 
     Raises:
         PolicyError: listing every problem found, each with its path.
@@ -210,6 +215,7 @@ class Policy:
     placer: str = "chronological"
     deduplicate: bool = True
     overflow_strategy: OverflowStrategy = OverflowStrategy.THROW
+    shrink: Shrink | None = None
 
     def __post_init__(self) -> None:
         _codec.validate_policy(self)

@@ -360,6 +360,7 @@ from pycupel.policy.scorer_defs import (  # noqa: E402
     STEP_WINDOW,
     WEIGHT,
 )
+from pycupel.policy.shrink_defs import ShrinkTable  # noqa: E402
 from pycupel.policy.slicer_defs import COUNT_ENTRY, QUOTA_ENTRY, SLICERS  # noqa: E402
 
 POLICY_FIELDS: Final = (
@@ -384,6 +385,13 @@ POLICY_FIELDS: Final = (
         Choice({"throw": ("throw",), "truncate": ("truncate",), "proceed": ("proceed",)}),
         "When the selection exceeds target_tokens: throw, truncate or proceed.",
         default="throw",
+    ),
+    OptionDef(
+        "shrink",
+        ShrinkTable(),
+        "Chat histories: keep older tool results as placeholders and long ones truncated "
+        "instead of dropping them (absent = never shorten).",
+        default=None,
     ),
 )
 """The top-level keys of a policy file."""

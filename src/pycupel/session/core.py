@@ -229,7 +229,7 @@ class SessionCore(Generic[M]):
         self._learned: dict[int, float] = {}
         self._previous_summary: object = None
         # Shrinking and the running summary (None when not asked for).
-        self.shrink = resolve_session_shrink(shrink)
+        self.shrink = resolve_session_shrink(shrink, policy)
         summary = start_summary(summarize, on_summary_error, self.budget)
         editor = fmt.editor
         if (self.shrink is not None or summary is not None) and editor is None:

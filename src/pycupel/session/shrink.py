@@ -38,10 +38,16 @@ __all__ = ["ScaledCounter", "ShownVersions", "resolve_session_shrink", "scaled_e
 M = TypeVar("M")
 
 
-def resolve_session_shrink(shrink: object) -> Shrink | None:
-    """The ``shrink=`` option of a session: ``None``/``False`` off, ``True`` the default
-    :class:`~pycupel.adapters.Shrink`, a ``Shrink`` as given."""
-    if shrink is None or shrink is False:
+def resolve_session_shrink(shrink: object, policy: object) -> Shrink | None:
+    """The ``shrink=`` option of a session: ``None`` follows a given
+    :class:`~pycupel.policy.Policy`'s ``shrink`` (off without one: the shorter versions sit
+    in the stable prefix, where the recall zone cannot bring the whole result back),
+    ``False`` off, ``True`` the default :class:`~pycupel.adapters.Shrink`, a ``Shrink`` as
+    given."""
+    if shrink is None:
+        carried = getattr(policy, "shrink", None)  # a Policy's; a Pipeline has none
+        return carried if isinstance(carried, Shrink) else None
+    if shrink is False:
         return None
     if shrink is True:
         return Shrink()
