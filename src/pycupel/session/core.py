@@ -57,7 +57,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pycupel._checks import check_bool, check_float, check_int
 from pycupel.adapters._fit import LeadingFilter, fit_units, resolve_counter
-from pycupel.adapters._structure import Structure
+from pycupel.adapters._structure import Structure, session_headers
 from pycupel.adapters._units import MessageUnit, MessageUnits
 from pycupel.diagnostics import SelectionReport
 from pycupel.errors import PinnedBudgetError, SessionConfigError
@@ -227,6 +227,8 @@ class SessionCore(Generic[M]):
         self._recorded_turn = 0
         self._last_estimate: int | None = None
         self._learned: dict[int, float] = {}
+        # Each unit's session header position (for the recall zone), kept as units arrive.
+        self._headers: list[int] = []
         self._previous_summary: object = None
         # Shrinking and the running summary (None when not asked for).
         self.shrink = resolve_session_shrink(shrink)
@@ -407,6 +409,7 @@ class SessionCore(Generic[M]):
             self._recall = [u for u in self._recall if u < valid_below]
             self._tail = [u for u in self._tail if u < valid_below]
             self._learned = {u: t for u, t in self._learned.items() if u < valid_below}
+            del self._headers[valid_below:]
             self._reported_units = frozenset(u for u in self._reported_units if u < valid_below)
             if self._recall_query >= valid_below:
                 self._recall_query = -1
@@ -505,6 +508,15 @@ class SessionCore(Generic[M]):
                 self._summary.install(marked, pending)
         return selection
 
+    def _guarded_tokens(self) -> list[float]:
+        """:meth:`_guard` of every unit, in one pass."""
+        units = self._history.units
+        if self._shown is not None:
+            return [self._guard(u) for u in range(len(units))]
+        get = self._learned.get
+        upper = self._calibration.upper_ratio
+        return [get(u, unit.item.tokens * upper) for u, unit in enumerate(units)]
+
     def _restore_latest_turn(self) -> None:
         """After an edit: the latest user turn whole in the tail (a shortened history may
         end on a turn an earlier compaction dropped) and the zones in order around it; the
@@ -578,10 +590,15 @@ class SessionCore(Generic[M]):
         ]
         if all(in_window[u] for u in scored):
             return Recall([], crowded=False)
-        guard = self._guard
+        headers = self._headers
+        if len(headers) < len(units):
+            start = len(headers)
+            items = [unit.item for unit in units[start:]]
+            headers.extend(session_headers(items, headers[-1] if headers else -1, start))
         return select_recall(
             units,
-            tokens=[guard(u) for u in range(len(units))],
+            tokens=self._guarded_tokens(),
+            headers=headers,
             in_window=in_window,
             scored=scored,
             query=query,

@@ -23,7 +23,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pycupel.adapters._structure import Structure, session_headers, take_relevant, with_context
+from pycupel.adapters._structure import (
+    Structure,
+    TokenLookup,
+    session_headers,
+    take_relevant,
+    with_context,
+)
 from pycupel.adapters._units import MessageUnit
 from pycupel.scorers._lexical import IntArray, TermVocabulary
 from pycupel.scorers.base import Scorer, check_finite_scores, score_array_for
@@ -55,7 +61,7 @@ _NOTHING = Recall([], crowded=False)
 def select_recall(
     units: Sequence[MessageUnit],
     *,
-    tokens: Sequence[float],
+    tokens: TokenLookup,
     in_window: Sequence[bool],
     scored: Sequence[int],
     query: str,
@@ -63,6 +69,7 @@ def select_recall(
     terms: Sequence[IntArray],
     vocabulary: TermVocabulary,
     scorer: Scorer | None = None,
+    headers: Sequence[int] | None = None,
 ) -> Recall:
     """The units to recall within ``room`` tokens (see :class:`Recall`).
 
@@ -75,6 +82,7 @@ def select_recall(
         room: the tokens the zone may take.
         terms, vocabulary: the units' term ids (for the default relevance).
         scorer: the policy's scorer instead (scores the units' items for ``query``).
+        headers: :func:`session_headers` of the units, when the caller keeps them.
     """
     if not query or not scored:
         return _NOTHING
@@ -102,7 +110,10 @@ def select_recall(
     fixed = [in_window[u] or u not in eligible for u in range(len(units))]
     chosen = list(fixed)
     candidates = [u for u in scored if not chosen[u] and smoothed[u] >= floor]
-    headers = session_headers([unit.item for unit in units]) if structure.session_headers else None
+    if not structure.session_headers:
+        headers = None
+    elif headers is None:
+        headers = session_headers([unit.item for unit in units])
     if not candidates:
         return _NOTHING
     if room > 0:
