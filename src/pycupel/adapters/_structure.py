@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final, Protocol
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
@@ -222,14 +222,8 @@ def with_context(
     return result
 
 
-class TokenLookup(Protocol):
-    """Tokens by unit position (a list, or a lookup that computes them on demand)."""
-
-    def __getitem__(self, position: int, /) -> float: ...
-
-
 def take_relevant(
-    tokens: TokenLookup,
+    tokens: Sequence[float],
     chosen: list[bool],
     scores: Sequence[float],
     candidates: Sequence[int],

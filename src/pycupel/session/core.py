@@ -25,7 +25,8 @@ A request is three zones, in this order::
   before the latest turn (chronological inside the zone), within ``recall_share`` x budget
   and what the budget leaves beside the window (less :data:`RECALL_HEADROOM`): relevance
   never touches the cached prefix, and when the zone changes only it and the latest turn
-  are re-sent. While the zone is unchanged it stays in place and the tail grows after it.
+  are re-sent. A zone that already holds the best match for a new user message stays in
+  place, and the tail grows after it.
 * **Relevance pressure.** When the best match for a new user message does not fit the
   recall zone and the window is above the low watermark, the session compacts on that turn,
   for that message (``compact_for_recall``, on by default): the compaction due soon comes
@@ -470,6 +471,16 @@ class SessionCore(Generic[M]):
                 limit = self._recall_limit(overhead)
                 recall = self._select_recall(min(recall_cap, limit - window_tokens))
             recalled = recall.units
+            # A zone that already holds the best match for the new message stays in place
+            # (the request then extends the previous one): it changes only when it misses
+            # what matters most.
+            if (
+                not compacted
+                and sync.edited_at is None
+                and recall.best in self._recall
+                and window_tokens + self._tokens(self._recall) <= limit
+            ):
+                recalled = self._recall
             if recalled != self._recall or sync.edited_at is not None:
                 if self._recall and cache_break is None:
                     cache_break = "recall" if recalled else "recall-dropped"
