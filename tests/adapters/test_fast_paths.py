@@ -6,9 +6,14 @@ from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
+from adapter_histories import WordCounter, openai_history
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from pycupel.adapters import openai
+from pycupel.adapters import Shrink, Structure, openai
+from pycupel.adapters._fit import fit_units, fitted_messages, with_variants
 from pycupel.adapters._units import ParsedMessage, _message_timestamps, _UnitMaker
+from pycupel.errors import PinnedBudgetError
 from pycupel.model import ContextItem
 
 _FIELDS = ContextItem.__slots__  # every field of an item
@@ -97,3 +102,42 @@ def test_unit_items_equal_validated_items(timestamps: list[datetime] | None) -> 
             general.system_parameter,
         )
         assert (single.call_ids, single.unanswered_call_ids) == ((), ())
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    length=st.integers(min_value=2, max_value=120),
+    seed=st.integers(min_value=0, max_value=10_000),
+    share=st.floats(min_value=0.05, max_value=1.2),
+    long_results=st.booleans(),
+)
+def test_fitted_messages_equal_the_validating_route(
+    length: int, seed: int, share: float, long_results: bool
+) -> None:
+    # fit_messages lists the kept messages straight from the fit; to_messages over
+    # with_variants re-checks the selection and rebuilds the units: the same list.
+    history = openai_history(length, seed)
+    if long_results:
+        for message in history:
+            if message["role"] == "tool":
+                message["content"] = " ".join([message["content"]] * 30)
+    counter = WordCounter()
+    units = openai.from_messages(history, counter=counter)
+    budget = max(int(units.total_tokens * share), units.overhead.per_request + 64)
+    try:
+        fitted = fit_units(
+            units,
+            budget=budget,
+            policy=None,
+            deduplicate=False,
+            unanswered_tool_calls="error",
+            structure=Structure(),
+            shrink=Shrink(),
+            editor=openai._editor(units.overhead),
+            counter=counter,
+        )
+    except PinnedBudgetError:
+        return
+    expected = openai.to_messages(fitted.selected, with_variants(units, fitted))
+    assert fitted_messages(units, fitted) == expected
+    assert openai.fit_messages(history, budget=budget, counter=counter).messages == expected

@@ -7,7 +7,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pycupel.scorers._lexical import words_of
+from pycupel.scorers._lexical import Bm25Corpus, _stems, words_of
 
 # The general rule, written out: casefolded runs of Unicode letters and digits.
 WORD = re.compile(r"[^\W_]+")
@@ -40,3 +40,49 @@ def test_non_ascii_words() -> None:
     assert words_of("Straße İstanbul Ǆemal naïve_café 東京 x²") == general(
         "Straße İstanbul Ǆemal naïve_café 東京 x²"
     )
+
+
+# --------------------------------------------------------------------------- the corpus
+
+_VOCABULARY = ["apple", "Apples", "the", "a", "x", "build", "BUILT", "naïve", "Straße", "東京"]
+
+
+def _per_text_statistics(texts: list[str]) -> tuple[list[int], list[int], list[float], list[str]]:
+    """The corpus statistics as the one-split-per-text analysis gives them: each kept word's
+    term id and document, each document's length and the terms in id order."""
+    per_text = [words_of(text) for text in texts]
+    stems = _stems(per_text)
+    term_ids: dict[str, int] = {}
+    for stem in stems.values():
+        term_ids.setdefault(stem, len(term_ids))
+    ids: list[int] = []
+    docs: list[int] = []
+    for doc, words in enumerate(per_text):
+        for word in words:
+            if word in stems:
+                ids.append(term_ids[stems[word]])
+                docs.append(doc)
+    lengths = [float(docs.count(doc)) for doc in range(len(texts))]
+    return ids, docs, lengths, list(term_ids)
+
+
+_TEXTS = st.lists(
+    st.lists(
+        st.sampled_from(_VOCABULARY) | st.text(max_size=6),
+        max_size=8,
+    ).map(" ".join),
+    max_size=12,
+)
+
+
+@given(_TEXTS, st.booleans())
+def test_one_split_corpus_equals_one_split_per_text(texts: list[str], separator: bool) -> None:
+    if separator and texts:
+        texts = [*texts[:-1], texts[-1] + " \x01 apple"]  # the separator character in a text
+    corpus = Bm25Corpus(texts, k1=1.2, b=0.75)
+    ids, docs, lengths, terms = _per_text_statistics(texts)
+    assert corpus._ids.tolist() == ids
+    assert corpus._doc_of.tolist() == docs
+    assert corpus._lengths.tolist() == lengths
+    assert list(corpus._term_ids) == terms
+    assert corpus.size == len(texts)

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from pycupel.errors import TokenizerError
 from pycupel.tokens import HeuristicCounter, TokenCounter
+from pycupel.tokens.heuristic import _PIECE
 
 DATA = Path(__file__).parent / "data"
 SAMPLES = DATA / "samples"
@@ -187,3 +188,13 @@ def test_non_latin_estimate_sits_between_the_encodings() -> None:
         o200k = sum(reference["o200k_base"][key] for key in keys)
         cl100k = sum(reference["cl100k_base"][key] for key in keys)
         assert o200k * 0.95 <= estimate <= cl100k * 1.05, (category, estimate, o200k, cl100k)
+
+
+@given(st.text(max_size=300) | st.text(alphabet=st.characters(max_codepoint=127), max_size=300))
+def test_count_is_the_number_of_pieces_plus_astral_characters(text: str) -> None:
+    # The rule as the module documentation states it: one token per piece of the split,
+    # one more per character beyond U+FFFF.
+    pieces = _PIECE.findall(text)
+    assert "".join(pieces) == text
+    astral = sum(1 for character in text if ord(character) > 0xFFFF)
+    assert HeuristicCounter().count(text) == len(pieces) + astral

@@ -22,6 +22,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -43,6 +44,7 @@ from pycupel.diagnostics import ExcludedItem, Filtered, SelectionReport
 from pycupel.errors import PinnedBudgetError, PipelineConfigError
 from pycupel.model import ContextBudget, ContextItem, compute_effective_budget
 from pycupel.pipeline import Pipeline
+from pycupel.scorers.base import Scorer
 from pycupel.tokens import HeuristicCounter, TokenCounter
 
 if TYPE_CHECKING:
@@ -56,6 +58,7 @@ __all__ = [
     "allows_unanswered",
     "default_query",
     "fit_units",
+    "fitted_messages",
     "resolve_budget",
     "resolve_counter",
     "resolve_structure",
@@ -196,6 +199,22 @@ def with_variants(units: MessageUnits[M], fitted: Fitted) -> MessageUnits[M]:
     return dataclasses.replace(units, messages=tuple(messages))
 
 
+def fitted_messages(units: MessageUnits[M], fitted: Fitted) -> list[M]:
+    """The messages of ``fitted.units`` in conversation order, a shortened unit's as its
+    version gives them: ``to_messages(fitted.selected, with_variants(units, fitted))``
+    without checking again a selection this module built."""
+    messages = units.messages
+    variants = fitted.variants
+    result: list[M] = []
+    for unit in fitted.units:
+        variant = variants.get(unit) if variants else None
+        if variant is not None:
+            result.extend(variant.messages)
+        else:
+            result.extend(map(messages.__getitem__, unit.message_indices))
+    return result
+
+
 def _pipeline(
     policy: object, budget: ContextBudget, deduplicate: bool, *, structured: bool
 ) -> Pipeline:
@@ -225,6 +244,16 @@ def _pipeline(
         deduplicate=deduplicate,
         overflow_strategy=built.overflow_strategy,
     )
+
+
+@functools.cache
+def _conversation_scorer() -> Scorer:
+    """The scorer of :func:`pycupel.presets.conversation`, built once: scorers are
+    immutable and stateless, and every default fit scores with this one."""
+    from pycupel import presets  # noqa: PLC0415  (presets pull in every component)
+
+    budget = ContextBudget(max_tokens=1, target_tokens=1)  # the scorer does not read it
+    return presets.conversation().build(budget).scorer
 
 
 def fit_units(
@@ -261,9 +290,15 @@ def fit_units(
         )
     chosen_structure = structure
     pipeline_budget = resolve_budget(budget, units.overhead.per_request)
-    pipeline = _pipeline(
-        policy, pipeline_budget, deduplicate, structured=chosen_structure is not None
-    )
+    pipeline: Pipeline | None = None
+    if chosen_structure is not None and policy is None:
+        # The default selection reads only the conversation preset's scorer.
+        scorer = _conversation_scorer()
+    else:
+        pipeline = _pipeline(
+            policy, pipeline_budget, deduplicate, structured=chosen_structure is not None
+        )
+        scorer = pipeline.scorer
 
     filtered: list[ExcludedItem] = list(units.repairs)
     candidates: list[MessageUnit] = []
@@ -288,7 +323,7 @@ def fit_units(
                 candidates,
                 versions,
                 budget=pipeline_budget,
-                scorer=pipeline.scorer,
+                scorer=scorer,
                 query=query if query is not None else default_query(candidates),
                 structure=chosen_structure,
                 deduplicate=deduplicate,
@@ -300,13 +335,14 @@ def fit_units(
             selection = select_structured(
                 candidates,
                 budget=pipeline_budget,
-                scorer=pipeline.scorer,
+                scorer=scorer,
                 query=query if query is not None else default_query(candidates),
                 structure=chosen_structure,
                 deduplicate=deduplicate,
             )
             chosen, report = selection.units, selection.report
         elif versions:
+            assert pipeline is not None  # built whenever there is no structure
             # Every version is a candidate; OptimalSlice takes at most one of each unit.
             offered, origin = pipeline_candidates(candidates, versions)
             result = pipeline.dry_run(
@@ -315,6 +351,7 @@ def fit_units(
             shrunk = resolve_versions(candidates, origin, result.items, result.report)
             chosen, report, variants = shrunk.units, shrunk.report, shrunk.variants
         else:
+            assert pipeline is not None
             result = pipeline.dry_run(
                 [unit.item for unit in candidates],
                 query=query if query is not None else default_query(candidates),

@@ -46,7 +46,13 @@ from pycupel.errors import PinnedBudgetError, PipelineConfigError
 from pycupel.model import ContextBudget, ContextItem, compute_effective_budget
 from pycupel.scorers.base import Scorer, check_finite_scores, score_array_for
 
-__all__ = ["Structure", "StructuredSelection", "select_structured"]
+__all__ = [
+    "Structure",
+    "StructuredChoice",
+    "StructuredSelection",
+    "choose_structured",
+    "select_structured",
+]
 
 _DATED_HEADER: Final = re.compile(r"\s*\[[^\]\n]{0,80}\d[^\]\n]{0,80}\]")
 """A message that opens with a bracketed text holding a digit: ``[1:56 pm on 8 May, 2023]``."""
@@ -104,6 +110,24 @@ class StructuredSelection:
     report: SelectionReport
 
 
+@dataclass(frozen=True, slots=True)
+class StructuredChoice:
+    """What :func:`select_structured` decided, per position, before its report is built
+    (for callers that build their own report from it, as the shrinking selection does).
+
+    Attributes:
+        chosen: whether each unit is selected.
+        scores: each unit's score, as its report entry gives it (1.0 for a pinned unit).
+        duplicates: positions left out as duplicates -> the item kept in their place.
+        left: tokens of the room left unused.
+    """
+
+    chosen: list[bool]
+    scores: list[float]
+    duplicates: dict[int, ContextItem]
+    left: int
+
+
 def select_structured(
     units: Sequence[MessageUnit],
     *,
@@ -136,6 +160,29 @@ def select_structured(
     Raises:
         PinnedBudgetError: the pinned units alone exceed the budget's target.
     """
+    choice = choose_structured(
+        units,
+        budget=budget,
+        scorer=scorer,
+        query=query,
+        structure=structure,
+        deduplicate=deduplicate,
+    )
+    selected = tuple(unit for unit, kept in zip(units, choice.chosen, strict=True) if kept)
+    return StructuredSelection(selected, _report([unit.item for unit in units], choice))
+
+
+def choose_structured(
+    units: Sequence[MessageUnit],
+    *,
+    budget: ContextBudget,
+    scorer: Scorer,
+    query: str | None,
+    structure: Structure,
+    deduplicate: bool = False,
+) -> StructuredChoice:
+    """:func:`select_structured`'s decision, without the report (same arguments, same
+    errors)."""
     items = [unit.item for unit in units]
     pinned = [position for position, item in enumerate(items) if item.pinned]
     pinned_tokens = sum(max(items[p].tokens, 0) for p in pinned)
@@ -194,9 +241,10 @@ def select_structured(
             chosen[position] = True
             used += tokens[position]
 
-    selected = tuple(unit for unit, kept in zip(units, chosen, strict=True) if kept)
-    report = _report(items, chosen, score_list, room - used, duplicates)
-    return StructuredSelection(selected, report)
+    # A pinned unit's report entry scores 1.0.
+    for position in pinned:
+        score_list[position] = 1.0
+    return StructuredChoice(chosen, score_list, duplicates, room - used)
 
 
 def with_context(
@@ -304,16 +352,11 @@ def session_headers(items: Sequence[ContextItem], current: int = -1, start: int 
     return result
 
 
-def _report(
-    items: Sequence[ContextItem],
-    chosen: list[bool],
-    scores: list[float],
-    left: int,
-    duplicates: dict[int, ContextItem],
-) -> SelectionReport:
+def _report(items: Sequence[ContextItem], choice: StructuredChoice) -> SelectionReport:
+    chosen, scores, duplicates = choice.chosen, choice.scores, choice.duplicates
     included: list[IncludedItem] = []
     excluded: list[ExcludedItem] = []
-    available = max(left, 0)
+    available = max(choice.left, 0)
     # One reason per distinct token count: equal immutable values, built once each.
     over_budget: dict[int, BudgetExceeded] = {}
     for position, item in enumerate(items):

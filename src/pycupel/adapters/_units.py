@@ -25,8 +25,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime, timedelta
+from itertools import accumulate, repeat
 from types import MappingProxyType
-from typing import Generic, Literal, NamedTuple, TypeVar
+from typing import Generic, Literal, NamedTuple, TypeVar, cast
 
 from pycupel._checks import check_int
 from pycupel.adapters._format import fail
@@ -513,7 +514,8 @@ def _message_timestamps(timestamps: object, count: int) -> _Stamps:
         # Synthetic: strictly increasing seconds after the epoch, computed exactly.
         epoch, epoch_micros = utc_micros(SYNTHETIC_EPOCH)
         return _Stamps(
-            [epoch + _STEP * (index + 1) for index in range(count)],
+            # One second after another (exact datetime arithmetic, summed in C).
+            cast("list[datetime]", list(accumulate(repeat(_STEP, count), initial=epoch))[1:]),
             list(
                 range(epoch_micros + 1_000_000, epoch_micros + 1_000_000 * (count + 1), 1_000_000)
             ),

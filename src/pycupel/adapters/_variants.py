@@ -37,7 +37,7 @@ from types import MappingProxyType
 from typing import Final, Generic, Literal, TypeVar
 
 from pycupel._checks import check_bool, check_float, check_int
-from pycupel.adapters._structure import Structure, StructuredSelection, select_structured
+from pycupel.adapters._structure import Structure, StructuredChoice, choose_structured
 from pycupel.adapters._units import MessageUnit, ParsedMessage, message_tokens
 from pycupel.diagnostics import ExcludedItem, IncludedItem, SelectionReport
 from pycupel.diagnostics.reasons import BudgetExceeded, Deduplicated, InclusionReason
@@ -415,7 +415,7 @@ def select_with_variants(
     Raises:
         PinnedBudgetError: the pinned units alone exceed the budget.
     """
-    selection = select_structured(
+    choice = choose_structured(
         units,
         budget=budget,
         scorer=scorer,
@@ -445,7 +445,7 @@ def select_with_variants(
         units,
         versions,
         floors,
-        selection,
+        choice,
         room=room,
         tail_room=tail_room,
         density=structure.density,
@@ -479,33 +479,30 @@ def _complete(
     units: Sequence[MessageUnit],
     versions: Mapping[int, _Versions[M]],
     floors: Mapping[int, Variant[M]],
-    selection: StructuredSelection,
+    choice: StructuredChoice,
     *,
     room: int,
     tail_room: int,
     density: float,
     anchor: int | None,
 ) -> VariantSelection[M]:
+    # Plain lists by position: the passes below read one element at a time.
     items = [unit.item for unit in units]
-    position_of = {item: position for position, item in enumerate(items)}
-    report = selection.report
-    scores = {entry.item: entry.score for entry in report.included}
-    scores.update((entry.item, entry.score) for entry in report.excluded)
-    left_out = {
-        position_of[entry.item]
-        for entry in report.excluded
-        if not isinstance(entry.reason, BudgetExceeded)
-    }
-    taken = sorted(position_of[entry.item] for entry in report.included)
-    chosen: dict[int, Variant[M] | None] = {p: None for p in taken if items[p].pinned}
+    tokens = [item.tokens for item in items]
+    pinned = [item.pinned for item in items]
+    scores = choice.scores
+    left_out = choice.duplicates
+    # A duplicate brought in as a neighbour is reported excluded: it is not taken.
+    taken = [p for p, kept in enumerate(choice.chosen) if kept and p not in left_out]
+    chosen: dict[int, Variant[M] | None] = {p: None for p in taken if pinned[p]}
     floors = {p: floor for p, floor in floors.items() if p not in left_out}
-    used = sum(_tokens(items[p], floor) for p, floor in floors.items())
+    used = sum(floor.item.tokens for floor in floors.values())
 
     def keep_whole(position: int) -> bool:
         nonlocal used
-        extra = items[position].tokens
+        extra = tokens[position]
         if position in floors:
-            extra -= _tokens(items[position], floors[position])
+            extra -= floors[position].item.tokens
         if used + extra > room:
             return False
         chosen[position] = None
@@ -514,22 +511,22 @@ def _complete(
 
     if anchor is not None and anchor not in left_out:
         keep_whole(anchor)
-    free = [p for p in taken if not items[p].pinned]
+    free = [p for p in taken if not pinned[p]]
     tail_used = 0
     after = len(items)
     for position in reversed(free):
         # The tail is an unbroken run of the newest units (pinned ones may sit inside it).
-        if any(not items[q].pinned for q in range(position + 1, after)):
+        if not all(pinned[position + 1 : after]):
             break
-        if tail_used + items[position].tokens > tail_room or not keep_whole(position):
+        if tail_used + tokens[position] > tail_room or not keep_whole(position):
             break
-        tail_used += items[position].tokens
+        tail_used += tokens[position]
         after = position
-    for position in sorted(free, key=lambda p: (-scores.get(items[p], 0.0), -p)):
+    for position in sorted(free, key=lambda p: (-scores[p], -p)):
         if position not in chosen:
             keep_whole(position)
     for position, floor in floors.items():
-        if position not in chosen and position not in left_out:
+        if position not in chosen:
             chosen[position] = floor
 
     # The room left upgrades units, best value per token first, to the largest version that
@@ -538,11 +535,9 @@ def _complete(
     open_positions = [
         p
         for p in range(len(items))
-        if not items[p].pinned and p not in left_out and (p not in chosen or chosen[p] is not None)
+        if not pinned[p] and p not in left_out and (p not in chosen or chosen[p] is not None)
     ]
-    open_positions.sort(
-        key=lambda p: (-scores.get(items[p], 0.0) / max(items[p].tokens, 1) ** density, -p)
-    )
+    open_positions.sort(key=lambda p: (-scores[p] / max(tokens[p], 1) ** density, -p))
     for position in open_positions:
         current = _tokens(items[position], chosen[position]) if position in chosen else 0
         options: list[Variant[M] | None] = [None]
@@ -551,43 +546,43 @@ def _complete(
                 v for v in (versions[position].truncated, versions[position].placeholder) if v
             )
         for option in options:
-            tokens = _tokens(items[position], option)
-            if tokens <= current:
+            option_tokens = _tokens(items[position], option)
+            if option_tokens <= current:
                 break
-            if tokens - current <= slack:
+            if option_tokens - current <= slack:
                 chosen[position] = option
-                slack -= tokens - current
+                slack -= option_tokens - current
                 break
 
     included: list[IncludedItem] = []
-    given = {entry.item: entry for entry in report.included}
-    for position, item in enumerate(items):
-        if position not in chosen:
-            continue
-        variant = chosen[position]
-        score = scores.get(item, 0.0)
-        if variant is not None:
-            included.append(IncludedItem(variant.item, score, InclusionReason.SCORED))
-        elif item in given:
-            included.append(given[item])
-        else:
-            reason = InclusionReason.SCORED if item.tokens else InclusionReason.ZERO_TOKEN
-            included.append(IncludedItem(item, score, reason))
     excluded: list[ExcludedItem] = []
-    given_out = {entry.item: entry for entry in report.excluded}
+    available = max(slack, 0)
+    # One reason per distinct token count: equal immutable values, built once each.
+    over_budget: dict[int, BudgetExceeded] = {}
     for position, item in enumerate(items):
+        score = scores[position]
         if position in chosen:
-            continue
-        entry = given_out.get(item)
-        if entry is not None and not isinstance(entry.reason, BudgetExceeded):
-            excluded.append(entry)  # deduplicated: the reason stands
+            variant = chosen[position]
+            if variant is not None:
+                included.append(IncludedItem(variant.item, score, InclusionReason.SCORED))
+            elif pinned[position]:
+                included.append(IncludedItem(item, score, InclusionReason.PINNED))
+            elif item.tokens:
+                included.append(IncludedItem(item, score, InclusionReason.SCORED))
+            else:
+                included.append(IncludedItem(item, score, InclusionReason.ZERO_TOKEN))
+        elif position in left_out:
+            duplicate = Deduplicated(left_out[position].content)
+            excluded.append(ExcludedItem(item, score, duplicate))
         else:
-            exceeded = BudgetExceeded(item.tokens, max(slack, 0))
-            excluded.append(ExcludedItem(item, scores.get(item, 0.0), exceeded))
+            reason = over_budget.get(item.tokens)
+            if reason is None:
+                reason = over_budget[item.tokens] = BudgetExceeded(item.tokens, available)
+            excluded.append(ExcludedItem(item, score, reason))
     return VariantSelection(
         units=tuple(units[p] for p in sorted(chosen)),
         variants=MappingProxyType({units[p]: v for p, v in chosen.items() if v is not None}),
-        report=SelectionReport.build(events=report.events, included=included, excluded=excluded),
+        report=SelectionReport.build(events=(), included=included, excluded=excluded),
     )
 
 

@@ -41,9 +41,9 @@ from pycupel.adapters._fit import (
     FitResult,
     allows_unanswered,
     fit_units,
+    fitted_messages,
     resolve_counter,
     resolve_structure,
-    with_variants,
 )
 from pycupel.adapters._format import (
     MAX_MESSAGES,
@@ -254,7 +254,7 @@ def fit_messages(
         editor=_editor(units.overhead, _image_provider(image_pricing)),
         counter=counter,
     )
-    fitted_messages = to_messages(fitted.selected, with_variants(units, fitted))
+    kept = fitted_messages(units, fitted)
     if summary is not None:
         lc = _langchain()
         dropped = dropped_messages(units, fitted)
@@ -266,10 +266,10 @@ def fit_messages(
                 count_parsed(_parse([message], units.overhead, "openai"), resolved),
                 len(dropped),
             ):
-                fitted_messages = insert_after_system(
-                    fitted_messages, message, is_system=lambda m: isinstance(m, lc.SystemMessage)
+                kept = insert_after_system(
+                    kept, message, is_system=lambda m: isinstance(m, lc.SystemMessage)
                 )
-    return FitResult(fitted_messages, fitted.report)
+    return FitResult(kept, fitted.report)
 
 
 # --------------------------------------------------------------------------- sessions

@@ -34,9 +34,9 @@ from pycupel.adapters._fit import (
     FitResult,
     allows_unanswered,
     fit_units,
+    fitted_messages,
     resolve_counter,
     resolve_structure,
-    with_variants,
 )
 from pycupel.adapters._format import (
     MAX_MESSAGES,
@@ -333,7 +333,7 @@ def fit_messages(
         editor=_editor(units.overhead),
         counter=counter,
     )
-    fitted_messages = to_messages(fitted.selected, with_variants(units, fitted))
+    kept = fitted_messages(units, fitted)
     if summary is not None:
         dropped = dropped_messages(units, fitted)
         text = summary.text(dropped, None)
@@ -342,10 +342,10 @@ def fit_messages(
             count_parsed(_parse([message], units.overhead), resolve_counter(counter)),
             len(dropped),
         ):
-            fitted_messages = insert_after_system(
-                fitted_messages, message, is_system=lambda m: m["role"] in ("system", "developer")
+            kept = insert_after_system(
+                kept, message, is_system=lambda m: m["role"] in ("system", "developer")
             )
-    return FitResult(fitted_messages, fitted.report)
+    return FitResult(kept, fitted.report)
 
 
 # --------------------------------------------------------------------------- sessions

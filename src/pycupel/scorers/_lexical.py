@@ -22,7 +22,6 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Sequence
-from itertools import chain, repeat
 from typing import Any, Final
 
 import numpy as np
@@ -107,6 +106,66 @@ FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.intp]
 
 
+_SEPARATOR: Final = "\x01"
+_SEPARATOR_ID: Final = -2
+# _ASCII_WORDS, but the separator byte kept as a word of its own and every byte of a
+# multi-byte UTF-8 character kept (they only occur inside words already found by _WORD).
+_CORPUS_BYTES: Final = bytes(
+    code if chr(code).isalnum() or chr(code) == _SEPARATOR else 32 for code in range(128)
+) + bytes(range(128, 256))
+
+
+def _corpus_words(texts: Sequence[str]) -> tuple[IntArray, dict[str, int]]:
+    """The term id of every word of ``texts``, in order, and the term ids (stem -> id).
+
+    The texts are joined around a separator word and split once (a split per text costs
+    more than the split itself); an ASCII text is lowered and left to the byte translation
+    (the words :func:`words_of` finds), any other text is replaced by its :func:`words_of`
+    words. Each word is looked up once, numbered by first occurrence; the distinct words
+    are then stemmed and the numbers mapped to term ids in one array pass. A word's id is
+    its stem's term id, -1 for a stop word and :data:`_SEPARATOR_ID` for the separator
+    between two documents. Term ids number the stems in the order of their words, sorted
+    (the order :class:`Bm25Corpus` has always used: expansion breaks ties by term id).
+    """
+    parts = [text.lower() if text.isascii() else " ".join(words_of(text)) for text in texts]
+    joined = f" {_SEPARATOR} ".join(parts)
+    separator = _SEPARATOR.encode()
+    if joined.count(_SEPARATOR) != max(len(parts) - 1, 0):
+        # A text holding the separator character itself: fall back to one split per text.
+        words: list[bytes] = []
+        for position, text in enumerate(texts):
+            if position:
+                words.append(separator)
+            words.extend(word.encode() for word in words_of(text))
+    else:
+        words = joined.encode().translate(_CORPUS_BYTES).split()
+    numbers = _FirstSeen()
+    numbers[separator] = 0
+    first_seen = np.fromiter(map(numbers.__getitem__, words), dtype=np.intp, count=len(words))
+    distinct = [word.decode() for word in numbers]
+    stems = _stems([distinct[1:]])
+    term_ids: dict[str, int] = {}
+    for stem in stems.values():
+        term_ids.setdefault(stem, len(term_ids))
+    remap = np.fromiter(
+        (term_ids[stems[word]] if word in stems else -1 for word in distinct),
+        dtype=np.intp,
+        count=len(distinct),
+    )
+    remap[0] = _SEPARATOR_ID
+    return remap[first_seen], term_ids
+
+
+class _FirstSeen(dict[bytes, int]):
+    """Numbers keys by first occurrence: looking up a new key adds it."""
+
+    __slots__ = ()
+
+    def __missing__(self, key: bytes) -> int:
+        self[key] = number = len(self)
+        return number
+
+
 class TermVocabulary:
     """Term ids assigned as documents arrive, for a corpus that grows (a session's history).
 
@@ -151,18 +210,10 @@ class Bm25Corpus:
     def __init__(self, texts: Sequence[str], *, k1: float, b: float) -> None:
         self._k1 = k1
         self._b = b
-        per_doc = [words_of(text) for text in texts]
-        self._n = len(per_doc)
-        every: list[str] = list(chain.from_iterable(per_doc))
-        stems = _stems([every])
-        term_ids: dict[str, int] = {}
-        for stem in stems.values():
-            term_ids.setdefault(stem, len(term_ids))
-        word_ids = {word: term_ids[stem] for word, stem in stems.items()}
-        # Word -> term id in C (map over dict.get); stop words map to -1 and are dropped.
-        ids = np.fromiter(map(word_ids.get, every, repeat(-1)), dtype=np.intp, count=len(every))
-        counts = np.fromiter(map(len, per_doc), dtype=np.intp, count=self._n)
-        doc_of = np.repeat(np.arange(self._n, dtype=np.intp), counts)
+        self._n = len(texts)
+        ids, term_ids = _corpus_words(texts)
+        # Separators (-2) number the documents; stop words (-1) and separators are dropped.
+        doc_of = np.cumsum(ids == _SEPARATOR_ID)
         kept = ids >= 0
         self._ids: IntArray = ids[kept]
         self._doc_of: IntArray = doc_of[kept]
