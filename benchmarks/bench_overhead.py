@@ -15,10 +15,8 @@ runs in the same process, the two taking turns, on equal items; every row checks
 select the same contents in the same order, and ``before / now`` is the ratio of their median
 CPU times.
 
-The Rust reference crate's figures are the ones measured for the same pipeline and workload in
-the same kind of hot loop (see ``benchmarks/RESULTS.md``); the crate is built outside this
-repository. ``Rust / now`` is estimated as that table's ``Rust / before`` ratio times the
-``before / now`` ratio measured here.
+The Rust reference crate runs the same pipeline on the same items in ``bench_rust.py`` (the
+crate is built outside this repository), its hot loop taking turns with pycupel's.
 """
 
 from __future__ import annotations
@@ -39,11 +37,6 @@ from _harness import format_table, machine_summary, measure  # noqa: E402
 from bench_pipeline import build  # noqa: E402
 from pycupel.model import ContextItem  # noqa: E402
 from workload import make_items  # noqa: E402
-
-# Rust crate and pycupel as of 8877a61, hot loop, microseconds per call, measured side by side
-# (benchmarks/RESULTS.md).
-RUST_US = {1: 0.6, 10: 6.8, 30: 41.0, 100: 263.0, 1000: 25_000.0, 10000: 2_670_000.0}
-BEFORE_US = {1: 29.0, 10: 150.0, 30: 171.0, 100: 229.0, 1000: 1_100.0, 10000: 17_000.0}
 
 
 def _pipeline_of(package: ModuleType, items: list[ContextItem]) -> tuple[object, list[object]]:
@@ -117,14 +110,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             old = timings[1]
             speedup = old.cpu_ms / now.cpu_ms
             row += [f"{old.cpu_ms * per_call:,.1f}", f"{speedup:.2f}x"]
-            if size in RUST_US:
-                row.append(f"{RUST_US[size] / BEFORE_US[size] * speedup:.2f}x")
-            else:
-                row.append("")
         rows.append(row)
     header = ["items", "now median us", "min us", "CPU us"]
     if before is not None:
-        header += ["before CPU us", "before / now", "Rust / now (est.)"]
+        header += ["before CPU us", "before / now"]
     print(format_table(header, rows))
     return 0
 

@@ -8,21 +8,31 @@ table would exceed its memory cap is refused before it allocates anything; its r
 refusal and the size it would have needed.
 
     python benchmarks/bench_slicers.py [--sizes 100 1000 10000 50000] [--repeat 7]
+    python benchmarks/bench_slicers.py --before REV   # GreedySlice and KnapsackSlice(100) of
+                                                     # revision REV beside them
+
+With ``--before REV`` the greedy and knapsack(100) rows also time those slicers of pycupel as
+of git revision ``REV`` (``_before.py``) on equal items in the same process, the two taking
+turns, check that both select the same contents, and give ``before / now`` (median CPU time).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from types import ModuleType
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from _harness import format_table, machine_summary, measure_one, peak_mib
+from _before import load_before
+from _harness import Timing, format_table, machine_summary, measure, measure_one, peak_mib
 from pycupel.errors import TableTooLargeError
-from pycupel.model import ContextBudget, ContextKind, ScoredItem
+from pycupel.model import ContextBudget, ContextItem, ContextKind, ScoredItem
 from pycupel.slicers import (
     CountConstrainedKnapsackSlice,
     CountQuotaEntry,
@@ -67,6 +77,39 @@ def slicers() -> list[tuple[str, Slicer]]:
     ]
 
 
+BEFORE_ROWS = {
+    "GreedySlice": lambda slicers: slicers.GreedySlice(),
+    "KnapsackSlice(bucket_size=100)": lambda slicers: slicers.KnapsackSlice(100),
+}
+
+
+def _against(
+    before: ModuleType,
+    name: str,
+    call: Callable[[], SliceResult],
+    scored: list[ScoredItem],
+    repeat: int,
+) -> tuple[Timing, Timing]:
+    """Time ``call`` and the same slicer of ``before`` on equal items, taking turns."""
+    model = before.model  # type: ignore[attr-defined]
+    old_scored = [model.ScoredItem(_copy(model, entry.item), entry.score) for entry in scored]
+    total = sum(entry.item.tokens for entry in scored) // 4
+    old_budget = model.ContextBudget(max_tokens=total, target_tokens=total)
+    old_slicer = BEFORE_ROWS[name](before.slicers)  # type: ignore[attr-defined]
+    old_selected = [item.content for item in old_slicer.slice(old_scored, old_budget).selected]
+    now_selected = [item.content for item in call().selected]
+    assert sorted(old_selected) == sorted(now_selected), f"different selections: {name}"
+    now_timing, old_timing = measure(
+        [call, partial(old_slicer.slice, old_scored, old_budget)], repeat
+    )
+    return now_timing, old_timing
+
+
+def _copy(model: ModuleType, item: ContextItem) -> object:
+    fields = {**item._kwargs(), "kind": item.kind.value, "source": item.source.value}
+    return model.ContextItem(item.content, **fields)
+
+
 def run_slicer(slicer: Slicer, scored: list[ScoredItem], budget: ContextBudget) -> SliceResult:
     return slicer.slice(scored, budget)
 
@@ -76,11 +119,19 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1_000, 10_000, 50_000])
     parser.add_argument("--repeat", type=int, default=7, help="timed runs per measurement")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    parser.add_argument("--before", metavar="REV", help="also time two slicers of revision REV")
     args = parser.parse_args()
+    before = None
+    if args.before:
+        before = load_before(args.before)
+        for module in ("model", "slicers"):
+            importlib.import_module(f"{before.__name__}.{module}")
 
     print(f"{machine_summary()}; median of {args.repeat} runs after 1 warm-up")
     header = ["slicer", "items", "median ms", "min ms", "cpu ms", "peak MiB", "selected"]
     header += ["tokens", "target"]
+    if before is not None:
+        header += ["before cpu ms", "before / now"]
     rows: list[list[str]] = []
     for size in args.sizes:
         scored: list[ScoredItem] = make_scored(size, seed=args.seed)
@@ -99,19 +150,23 @@ def main() -> None:
                 continue
             result = call()
             tokens = sum(item.tokens for item in result.selected)
-            rows.append(
-                [
-                    name,
-                    f"{size:,}",
-                    f"{timing.median_ms:.2f}",
-                    f"{timing.min_ms:.2f}",
-                    f"{timing.cpu_ms:.2f}",
-                    f"{peak_mib(call):.2f}",
-                    f"{len(result.selected):,}",
-                    f"{tokens:,}",
-                    f"{budget.target_tokens:,}",
-                ]
-            )
+            row = [
+                name,
+                f"{size:,}",
+                f"{timing.median_ms:.2f}",
+                f"{timing.min_ms:.2f}",
+                f"{timing.cpu_ms:.2f}",
+                f"{peak_mib(call):.2f}",
+                f"{len(result.selected):,}",
+                f"{tokens:,}",
+                f"{budget.target_tokens:,}",
+            ]
+            if before is not None and name in BEFORE_ROWS:
+                now_timing, old_timing = _against(before, name, call, scored, args.repeat)
+                # The paired run's own times: both sides measured in the same rounds.
+                row[4] = f"{now_timing.cpu_ms:.2f}"
+                row += [f"{old_timing.cpu_ms:.2f}", f"{old_timing.cpu_ms / now_timing.cpu_ms:.2f}x"]
+            rows.append(row)
     print(format_table(header, rows))
 
 

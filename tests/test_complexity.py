@@ -23,12 +23,13 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 
+import numpy as np
 import pytest
 
 from pycupel.adapters._structure import Structure, select_structured
 from pycupel.adapters._units import MessageUnit
 from pycupel.diagnostics import NullTraceCollector
-from pycupel.model import ContextBudget, ContextItem, ContextKind
+from pycupel.model import ContextBudget, ContextItem, ContextKind, ScoredItem
 from pycupel.pipeline import Pipeline
 from pycupel.pipeline import pipeline as pipeline_module
 from pycupel.placers import ChronologicalPlacer, UShapedPlacer
@@ -44,6 +45,7 @@ from pycupel.scorers import (
 )
 from pycupel.scorers.base import SMALL_BATCH, BaseScorer, FloatArray, Scorer
 from pycupel.slicers import GreedySlice, KnapsackSlice, Slicer
+from pycupel.slicers import greedy as greedy_module
 
 KINDS = (
     ContextKind.MESSAGE,
@@ -213,6 +215,52 @@ def test_pipeline_reads_each_item_a_bounded_number_of_times(
     assert at_large["reads"] <= 2.2 * at_small["reads"], (at_small, at_large)
     assert at_large["eq"] <= len(large), at_large
     assert at_large["hash"] <= 4 * len(large), at_large
+
+
+@pytest.mark.parametrize("slicer", [GreedySlice(), KnapsackSlice(100)], ids=["greedy", "knapsack"])
+def test_slicing_reads_each_item_a_bounded_number_of_times(slicer: Slicer) -> None:
+    def scored(items: list[ContextItem]) -> list[ScoredItem]:
+        return [ScoredItem(item, (index % 97) / 97) for index, item in enumerate(items)]
+
+    small = scored(make_items(400, seed=9, cls=CountingItem))
+    large = scored(make_items(800, seed=10, cls=CountingItem))
+    at_small = counted(lambda: slicer.slice(small, budget_for([s.item for s in small])))
+    at_large = counted(lambda: slicer.slice(large, budget_for([s.item for s in large])))
+    assert at_small["reads"] <= 12 * len(small), at_small
+    assert at_large["reads"] <= 2.2 * at_small["reads"], (at_small, at_large)
+    assert at_large["eq"] <= len(large), at_large
+    assert at_large["hash"] <= 2 * len(large), at_large
+
+
+def test_greedy_array_fill_takes_a_bounded_number_of_array_rounds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Token counts that keep just missing the remaining budget would make round after round:
+    # the fill stops at _ROUNDS array passes and walks the rest item by item.
+    passes: list[int] = []
+    real_cumsum = np.cumsum
+
+    def counting_cumsum(values: Any) -> Any:
+        passes.append(len(values))
+        return real_cumsum(values)
+
+    # Visit order 2**29, 2**29 + 1, 2**28, 2**28 + 1, ...: each round takes one item and
+    # must skip the next, with every smaller item still fitting.
+    counts = [value for power in range(29, 0, -1) for value in (2**power, 2**power + 1)]
+    tokens = np.array(counts, dtype=np.int64)
+    scores = tokens.astype(np.float64)  # equal densities: visited in input order
+    target = 2**30
+    budget = ContextBudget(max_tokens=target, target_tokens=target)
+    monkeypatch.setattr(greedy_module.np, "cumsum", counting_cumsum, raising=False)
+    chosen = GreedySlice().select_positions(tokens, scores, budget)
+    assert len(passes) == greedy_module._ROUNDS
+    # The item-by-item visit of the specification selects the same positions.
+    remaining, expected = target, []
+    for position, tokens_needed in enumerate(counts):
+        if tokens_needed <= remaining:
+            expected.append(position)
+            remaining -= tokens_needed
+    assert chosen == expected
 
 
 class CountingScorer(BaseScorer):

@@ -92,6 +92,8 @@ def test_lazy_names_of_the_package_resolve_to_their_modules() -> None:
 
 
 def test_select_loads_neither_the_conformance_runner_nor_the_renderers() -> None:
+    # A small input is scored, sliced and reported on plain lists: numpy never loads, and
+    # the scorer and slicer packages load only the modules the pipeline names.
     modules = command_modules("select", str(EXAMPLE), "--budget", "1200")
     assert "pycupel.cli.select" in modules
     assert (
@@ -108,11 +110,30 @@ def test_select_loads_neither_the_conformance_runner_nor_the_renderers() -> None
             "pycupel.analytics",
             "pycupel.policy",
             "pycupel.presets",
+            "pycupel.adapters",
+            "pycupel.scorers.relevance",
+            "pycupel.slicers.knapsack",
+            "numpy",
             "scipy",
             "jsonschema",
         )
         == []
     )
+
+
+def test_select_loads_the_adapters_only_for_a_message_history(tmp_path: Path) -> None:
+    history = tmp_path / "history.json"
+    history.write_text(
+        json.dumps(
+            [
+                {"role": "system", "content": "Be brief."},
+                {"role": "user", "content": "What is the capital of France?"},
+            ]
+        ),
+        encoding="utf-8",
+    )
+    modules = command_modules("select", str(history), "--budget", "200", "--format", "openai")
+    assert "pycupel.adapters.openai" in modules
 
 
 def test_select_with_a_preset_loads_the_policy_package() -> None:

@@ -8,9 +8,13 @@ values, ascending.
 
 from __future__ import annotations
 
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING
 
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+else:
+    from pycupel._numpy import numpy as np
 __all__ = ["unique_ints"]
 
 

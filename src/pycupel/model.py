@@ -636,7 +636,13 @@ def compute_effective_budget(budget: ContextBudget, pinned_tokens: int) -> Conte
     if not isinstance(budget, ContextBudget):
         raise BudgetValidationError("budget", budget, "must be a ContextBudget")
     check_int(BudgetValidationError, "pinned_tokens", pinned_tokens, minimum=0)
-    reserved = budget.reserved_tokens
+    return effective_budget_of(budget, pinned_tokens)
+
+
+def effective_budget_of(budget: ContextBudget, pinned_tokens: int) -> ContextBudget:
+    """:func:`compute_effective_budget` for arguments already known valid (a pipeline run's
+    own budget and the pinned tokens it summed), without checking them again."""
+    reserved = budget.reserved_tokens if budget.reserved_slots else 0
     effective_max = max(0, budget.max_tokens - budget.output_reserve - pinned_tokens - reserved)
     effective_target = max(0, budget.target_tokens - pinned_tokens - reserved)
     effective_target = min(effective_target, effective_max)

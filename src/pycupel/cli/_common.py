@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 from rich.console import Console
 
-from pycupel.adapters._fit import default_query
 from pycupel.cli._input import FORMATS, Candidates
 from pycupel.errors import CupelError, InvalidValueError
 from pycupel.model import ContextBudget
@@ -293,6 +292,8 @@ def history_defaults(
 
         policy = presets.conversation()
     if query is None:
+        from pycupel.adapters._fit import default_query  # noqa: PLC0415 (histories only)
+
         query = default_query(units.units)
     return policy, query
 

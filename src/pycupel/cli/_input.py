@@ -46,18 +46,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from pycupel.adapters import MessageUnits
-from pycupel.adapters import anthropic as anthropic_adapter
-from pycupel.adapters import gemini as gemini_adapter
-from pycupel.adapters import openai as openai_adapter
-from pycupel.adapters import responses as responses_adapter
 from pycupel.errors import InputFormatError, MessageFormatError
 from pycupel.itemio import build_item, items_error, loads_json, near_misses, parse_items
 from pycupel.model import ContextItem
+
+if TYPE_CHECKING:
+    from pycupel.adapters import MessageUnits
 
 __all__ = ["FORMATS", "Candidates", "detect_format", "read_candidates"]
 
@@ -155,6 +153,12 @@ class Candidates:
         units = self.units
         if units is None:
             return {}
+        # The adapters load only for a history (an items file never needs them).
+        from pycupel.adapters import anthropic as anthropic_adapter  # noqa: PLC0415
+        from pycupel.adapters import gemini as gemini_adapter  # noqa: PLC0415
+        from pycupel.adapters import openai as openai_adapter  # noqa: PLC0415
+        from pycupel.adapters import responses as responses_adapter  # noqa: PLC0415
+
         fitted: dict[str, Any] = {}
         if self.format == "openai":
             fitted["messages"] = openai_adapter.to_messages(selected, units)
@@ -216,6 +220,12 @@ def read_candidates(path: str, format_name: str = "auto") -> Candidates:
             return _checked(_items_of(document, text, source), source)
         format_name = detected
     history, system = _history_parts(document, format_name, source)
+    # The adapters load only for a history (an items file never needs them).
+    from pycupel.adapters import anthropic as anthropic_adapter  # noqa: PLC0415
+    from pycupel.adapters import gemini as gemini_adapter  # noqa: PLC0415
+    from pycupel.adapters import openai as openai_adapter  # noqa: PLC0415
+    from pycupel.adapters import responses as responses_adapter  # noqa: PLC0415
+
     units: MessageUnits[Any]
     if format_name == "openai":
         units = openai_adapter.from_messages(history)

@@ -8,14 +8,14 @@ A report is built once per run from what the pipeline recorded in a
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-import numpy as np
-
+from pycupel._order import stable_argsort
 from pycupel.diagnostics.events import TraceEvent
 from pycupel.diagnostics.reasons import ExclusionReason, InclusionReason
 from pycupel.model import ContextItem
@@ -25,6 +25,11 @@ from pycupel.slicers.base import (
     SolverStats,
     TokenRequirementShortfall,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from pycupel._numpy import numpy as np
 
 __all__ = ["ExcludedItem", "IncludedItem", "SelectionReport"]
 
@@ -152,11 +157,21 @@ class SelectionReport:
         return wire.report_from_dict(wire.loads(text, source=source, **limits), source=source)
 
 
+_SMALL_REPORT = 256
+"""Up to this many exclusions the report sorts them without numpy."""
+
+
 def _sort_by_score(excluded: Sequence[ExcludedItem]) -> tuple[ExcludedItem, ...]:
     if len(excluded) < 2:
         return tuple(excluded)
-    scores = np.array([entry.score for entry in excluded], dtype=np.float64)
+    listed = [entry.score for entry in excluded]
+    if len(listed) <= _SMALL_REPORT and not any(map(math.isnan, listed)):
+        # A few scores, none NaN: Python's sort, stable with reverse=True, gives the same
+        # order without numpy.
+        ranked = sorted(range(len(listed)), key=listed.__getitem__, reverse=True)
+        return tuple(map(excluded.__getitem__, ranked))
+    scores = np.array(listed, dtype=np.float64)
     # Negating puts the highest score first; a stable sort keeps exclusion order on ties and
     # sorts NaN (which has no place in a descending order) after every number.
-    order = np.argsort(-scores, kind="stable")
+    order = stable_argsort(-scores)
     return tuple([excluded[index] for index in order.tolist()])

@@ -7,11 +7,15 @@ The earliest item wins a tie; survivors keep input order. On by default
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from pycupel.model import ContextItem
 from pycupel.pipeline.score import Scores
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from pycupel._numpy import numpy as np
 
 __all__ = ["deduplicate"]
 

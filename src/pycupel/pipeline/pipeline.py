@@ -312,6 +312,10 @@ def _check_sequence(items: object) -> tuple[ContextItem, ...]:
     disagree (an item appended mid-run is simply not part of this run). The elements are
     checked by Classify, in its single pass over the snapshot.
     """
+    if type(items) is list:
+        return tuple(items)
+    if type(items) is tuple:
+        return items
     if isinstance(items, str | bytes) or not isinstance(items, Sequence):
         raise PipelineConfigError(
             "items", items, "must be a sequence (list or tuple) of ContextItem"

@@ -27,7 +27,7 @@ from pycupel.pipeline.explain import (
 from pycupel.pipeline.place import overflow_limit, place
 from pycupel.pipeline.result import PipelineResult
 from pycupel.pipeline.score import score
-from pycupel.pipeline.slice import slice_sorted
+from pycupel.pipeline.slice import chosen_flags, slice_sorted
 from pycupel.pipeline.sort import scored_items, sort_by_score
 from pycupel.pipeline.trace import Trace
 from pycupel.placers import ColumnPlacer, Placer
@@ -106,7 +106,7 @@ def execute(  # noqa: PLR0917 (positional: the per-run entry of the hot path)
     # ---- 5. Slice
     if trace is not None:
         started = perf_counter()
-    slice_result, positions, is_chosen, selected_tokens, effective_target = slice_sorted(
+    slice_result, positions, selected_tokens, effective_target = slice_sorted(
         slicer,
         columnar_slicer,
         sorted_items,
@@ -126,7 +126,7 @@ def execute(  # noqa: PLR0917 (positional: the per-run entry of the hot path)
     if trace is not None:
         ended = perf_counter()
         if trace.decisions:
-            is_rejected = list(map(not_, is_chosen))
+            is_rejected = list(map(not_, chosen_flags(positions, len(sorted_items))))
             explain_slice(
                 trace,
                 list(compress(sorted_items, is_rejected)),

@@ -14,8 +14,7 @@ Both give bitwise identical scores, and the later stages accept either.
 from __future__ import annotations
 
 import math
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from pycupel.errors import NonFiniteScoreError, ScorerConfigError
 from pycupel.model import ContextItem
@@ -27,6 +26,11 @@ from pycupel.scorers.base import (
     is_builtin,
     score_array_for,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from pycupel._numpy import numpy as np
 
 __all__ = ["Scores", "score"]
 

@@ -11,19 +11,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from operator import attrgetter
+from typing import cast
 
 from pycupel._identity import by_id, identity_key
 from pycupel.errors import SlicerConfigError
-from pycupel.model import ContextBudget, ContextItem, ScoredItem, compute_effective_budget
+from pycupel.model import ContextBudget, ContextItem, ScoredItem, effective_budget_of
 from pycupel.pipeline.classify import check_no_repeats
 from pycupel.scorers.base import FloatArray
-from pycupel.slicers._common import ColumnSlicer, token_column
+from pycupel.slicers._common import ColumnSlicer, token_array
 from pycupel.slicers.base import Slicer, SliceResult
 
-__all__ = ["column_slicer", "slice_sorted"]
+__all__ = ["chosen_flags", "column_slicer", "slice_sorted"]
 
 _TOKENS = attrgetter("tokens")
 _COLUMN_SLICE: object = ColumnSlicer.slice
+# What a built-in columnar slicer reports beside its positions: nothing (ColumnSlicer.slice
+# returns a result with the selection alone).
+_COLUMNAR_FACTS = SliceResult(())
 
 
 def column_slicer(slicer: Slicer) -> ColumnSlicer | None:
@@ -45,43 +49,46 @@ def slice_sorted(  # noqa: PLR0917 (positional: called once per run on the hot p
     pinned_tokens: int,
     candidates: Sequence[ContextItem],
     plain: bool,
-) -> tuple[SliceResult, list[int], list[bool], int, int]:
+) -> tuple[SliceResult, list[int], int, int]:
     """Run the slicer on the sorted items.
 
     ``columnar`` is :func:`column_slicer` of ``slicer``; ``scored`` the sorted (item, score)
     pairs, needed only when it is None; ``sorted_array`` the sorted scores as an array, None
     for a small batch (the columns then stay lists). ``candidates`` and ``plain`` come from
-    Classify.
+    Classify; ``budget`` and ``pinned_tokens`` are the run's, already valid.
 
-    Returns ``(result, positions, is_chosen, selected_tokens, effective_target)``:
-    ``positions`` are where the selected items sit in the sorted list, in the slicer's output
-    order (the order the specification's Place stage merges them in); ``is_chosen`` flags each
-    sorted entry.
+    Returns ``(facts, positions, selected_tokens, effective_target)``: ``facts`` is the
+    slicer's result for what it reports beside the selection (shortfalls, cap exclusions,
+    statistics; a built-in columnar slicer reports none); ``positions`` are where the
+    selected items sit in the sorted list, in the slicer's output order (the order the
+    specification's Place stage merges them in).
 
     Raises:
         SlicerConfigError: the slicer returned something other than a selection of its input.
         PipelineConfigError: the run was given the same item object twice.
     """
-    effective = compute_effective_budget(budget, pinned_tokens)
-    positions: list[int] | None = None
+    effective = effective_budget_of(budget, pinned_tokens)
     if columnar is not None:
-        positions = []
+        # A built-in slicer's positions are distinct positions of its input by construction:
+        # nothing to check.
+        positions: list[int] = []
+        selected_tokens = 0
         if sorted_items and effective.target_tokens > 0:
             if sorted_array is None:
                 # A small batch: its columns stay lists.
                 counts = list(map(_TOKENS, sorted_items))
                 positions = columnar.select_positions_of_lists(counts, sorted_scores, effective)
+                selected_tokens = sum(map(counts.__getitem__, positions))
             else:
-                tokens = token_column(list(map(_TOKENS, sorted_items)))
+                tokens = token_array(sorted_items)
                 positions = columnar.select_positions(tokens, sorted_array, effective)
-        result = SliceResult(tuple(map(sorted_items.__getitem__, positions)))
-    else:
-        assert scored is not None
-        result = _custom_slice(slicer, scored, effective)
+                selected_tokens = int(tokens[positions].sum())
+        return _COLUMNAR_FACTS, positions, selected_tokens, effective.target_tokens
+    assert scored is not None
+    result = _custom_slice(slicer, scored, effective)
     selected = result.selected
     keys = identity_key(selected) if plain else by_id
     selected_keys = set(keys(selected))
-    selected_tokens = sum(map(_TOKENS, selected))
     if len(selected_keys) != len(selected):
         check_no_repeats(candidates)
         raise SlicerConfigError(
@@ -89,21 +96,27 @@ def slice_sorted(  # noqa: PLR0917 (positional: called once per run on the hot p
             f"{len(selected)} items, {len(selected_keys)} distinct",
             "must return each selected item once",
         )
-    # Which sorted entries were chosen, tested in C (no Python frame per item).
-    is_chosen = list(map(selected_keys.__contains__, keys(sorted_items)))
-    chosen_count = sum(is_chosen)
-    if chosen_count != len(selected_keys):
+    # Where each selected item sits in the sorted list, found by identity in C (no Python
+    # frame per item).
+    position_of = dict(zip(keys(sorted_items), range(len(sorted_items)), strict=True))
+    found = list(map(position_of.get, keys(selected)))
+    if None in found:
         check_no_repeats(candidates)
         raise SlicerConfigError(
             f"{type(slicer).__name__}.slice",
-            f"{len(selected_keys) - chosen_count} items not among its input",
+            f"{found.count(None)} items not among its input",
             "must return only items it was given",
         )
-    if positions is None:
-        # A custom slicer returned items: find them in the sorted list by identity.
-        position_of = dict(zip(keys(sorted_items), range(len(sorted_items)), strict=True))
-        positions = list(map(position_of.__getitem__, keys(selected)))
-    return result, positions, is_chosen, selected_tokens, effective.target_tokens
+    positions = cast("list[int]", found)
+    return result, positions, sum(map(_TOKENS, selected)), effective.target_tokens
+
+
+def chosen_flags(positions: list[int], count: int) -> list[bool]:
+    """For each of ``count`` sorted entries, whether it is at one of ``positions``."""
+    flags = [False] * count
+    for position in positions:
+        flags[position] = True
+    return flags
 
 
 def _custom_slice(

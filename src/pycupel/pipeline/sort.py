@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import repeat
 
-import numpy as np
-
+from pycupel._order import stable_argsort
 from pycupel.model import ContextItem, ScoredItem
 from pycupel.pipeline.score import Scores
 from pycupel.scorers.base import FloatArray
@@ -23,15 +22,15 @@ def sort_by_score(
     """``items`` and their ``scores`` (as a list, and as an array unless they came as a list),
     best score first."""
     if isinstance(scores, list):
-        # Python's sort is stable too; the scores are finite (Score refuses the others).
-        negated = [-value for value in scores]
-        order_list = sorted(range(len(negated)), key=negated.__getitem__)
+        # Python's sort stays stable with reverse=True (equal scores keep input order); the
+        # scores are finite (Score refuses the others).
+        order_list = sorted(range(len(scores)), key=scores.__getitem__, reverse=True)
         return (
             list(map(items.__getitem__, order_list)),
             list(map(scores.__getitem__, order_list)),
             None,
         )
-    order = np.argsort(-scores, kind="stable")
+    order = stable_argsort(-scores)
     sorted_array = scores[order]
     sorted_scores: list[float] = sorted_array.tolist()
     sorted_items = list(map(items.__getitem__, order.tolist()))

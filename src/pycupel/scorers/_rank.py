@@ -13,15 +13,17 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Sequence
 from itertools import compress, repeat
-from operator import is_not
-from typing import cast
+from operator import is_not, truediv
+from typing import TYPE_CHECKING, cast
 
-import numpy as np
-import numpy.typing as npt
-
+from pycupel._numpy import IntArray
 from pycupel.scorers.base import FloatArray
 
-IntArray = npt.NDArray[np.int64]
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+else:
+    from pycupel._numpy import numpy as np
 
 
 def rank_scores(keys: Sequence[int | None]) -> FloatArray:
@@ -87,20 +89,25 @@ def _ranks(values: IntArray) -> IntArray:
     return ranks
 
 
-def rank_score_list(keys: Sequence[int | None]) -> list[float]:
+def rank_score_list(keys: list[int | None]) -> list[float]:
     """:func:`rank_scores` as a list of floats, computed without numpy (for small batches).
 
     The same counts divided the same way (an int by an int, correctly rounded, as numpy
     divides int64 ranks by a Python int), so the scores are identical.
     """
-    present = [key for key in keys if key is not None]
+    present = [key for key in keys if key is not None] if None in keys else keys
     if not present:
         return [0.0] * len(keys)
     if len(present) == 1:
         return [0.0 if key is None else 1.0 for key in keys]
-    ordered = sorted(present)
-    denominator = len(present) - 1
-    return [0.0 if key is None else bisect_left(ordered, key) / denominator for key in keys]
+    ordered = sorted(present)  # type: ignore[type-var]  # no None left in present
+    denominator = len(ordered) - 1
+    # Each key's score at the first position it holds in sorted order (positions run
+    # backwards, so the first one is written last); no key scores 0.0. All C-level passes.
+    scores = map(truediv, range(denominator, -1, -1), repeat(denominator))
+    score_of: dict[int | None, float] = dict(zip(reversed(ordered), scores, strict=True))
+    score_of[None] = 0.0
+    return list(map(score_of.__getitem__, keys))
 
 
 def _rank_scores_python(values: list[int]) -> list[float]:

@@ -17,13 +17,16 @@ import inspect
 import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol, TypeGuard, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeGuard, runtime_checkable
 
-import numpy as np
-import numpy.typing as npt
-
+from pycupel._numpy import FloatArray
 from pycupel.errors import NonFiniteScoreError, ScorerConfigError
 from pycupel.model import ContextItem
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from pycupel._numpy import numpy as np
 
 __all__ = [
     "MAX_SCORER_NESTING",
@@ -44,7 +47,6 @@ __all__ = [
     "score_array_for",
 ]
 
-FloatArray = npt.NDArray[np.float64]
 
 SMALL_BATCH = 256
 """Up to this many items, the built-in scorers' ``score_all`` works on plain Python lists: at

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
-
-import numpy as np
+from functools import partial
+from typing import TYPE_CHECKING
 
 from pycupel._checks import check_float
 from pycupel.errors import ScorerConfigError
@@ -22,6 +22,11 @@ from pycupel.scorers.base import (
     score_array,
     score_array_for,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from pycupel._numpy import numpy as np
 
 __all__ = ["CompositeScorer", "find_cycle"]
 
@@ -44,11 +49,12 @@ class CompositeScorer(Immutable, BaseScorer):
             scorer graph (found by identity through ``children()``).
     """
 
-    __slots__ = ("_raw_weights", "_scorers", "_weights")
+    __slots__ = ("_list_children", "_raw_weights", "_scorers", "_weights")
 
     _scorers: tuple[Scorer, ...]
     _weights: tuple[float, ...]
     _raw_weights: tuple[float, ...]
+    _list_children: tuple[tuple[Callable[..., list[float]], bool, float], ...]
 
     def __init__(self, entries: Iterable[tuple[ScorerLike, float]]) -> None:
         given: object = entries
@@ -76,6 +82,14 @@ class CompositeScorer(Immutable, BaseScorer):
         object.__setattr__(self, "_scorers", tuple(scorers))
         object.__setattr__(self, "_raw_weights", tuple(raw_weights))
         object.__setattr__(self, "_weights", tuple(w / total for w in raw_weights))
+        object.__setattr__(
+            self,
+            "_list_children",
+            tuple(
+                (*_list_scoring(scorer), weight)
+                for scorer, weight in zip(scorers, self._weights, strict=True)
+            ),
+        )
         cycle = find_cycle(self)
         if cycle is not None:
             # The value names the node only: the repr of a scorer on a cycle would not end.
@@ -120,16 +134,11 @@ class CompositeScorer(Immutable, BaseScorer):
         if len(items) > SMALL_BATCH:
             scores: list[float] = self.score_array_for(items, query).tolist()
             return scores
-        # The vectorised form's arithmetic, element by element: 0.0 + s0*w0 + s1*w1 + ...
-        result = [0.0] * len(items)
-        for scorer, weight in zip(self._scorers, self._weights, strict=True):
-            if is_builtin(scorer):
-                child = scorer.score_all_for(items, query)
-            else:
-                # Other scorers' output is checked and converted as score_array_for does.
-                child = score_array_for(scorer, items, query).tolist()
-            result = [total + score * weight for total, score in zip(result, child, strict=True)]
-        return result
+        children = [
+            method(items, query) if takes_query else method(items)
+            for method, takes_query, _ in self._list_children
+        ]
+        return _weighted_sums(children, self._weights)
 
     def score(self, item: ContextItem, all_items: Sequence[ContextItem]) -> float:
         """The specification's per-item form: each child's own per-item score, weighted."""
@@ -148,6 +157,49 @@ class CompositeScorer(Immutable, BaseScorer):
             f"({s!r}, {w!r})" for s, w in zip(self._scorers, self._raw_weights, strict=True)
         )
         return f"CompositeScorer([{shown}])"
+
+
+def _weighted_sums(children: list[list[float]], weights: tuple[float, ...]) -> list[float]:
+    """The vectorised form's arithmetic element by element, ``0.0 + s0*w0 + s1*w1 + ...``
+    (evaluated left to right: bitwise the numpy result).
+
+    The usual numbers of children get one comprehension each (a comprehension's float
+    arithmetic is specialised by the interpreter; a pass per child costs more).
+    """
+    if len(children) == 4:
+        w0, w1, w2, w3 = weights
+        return [
+            0.0 + a * w0 + b * w1 + c * w2 + d * w3 for a, b, c, d in zip(*children, strict=True)
+        ]
+    if len(children) == 3:
+        w0, w1, w2 = weights
+        return [0.0 + a * w0 + b * w1 + c * w2 for a, b, c in zip(*children, strict=True)]
+    if len(children) == 2:
+        w0, w1 = weights
+        return [0.0 + a * w0 + b * w1 for a, b in zip(*children, strict=True)]
+    result = [0.0] * len(children[0])
+    for child, weight in zip(children, weights, strict=True):
+        result = [total + score * weight for total, score in zip(result, child, strict=True)]
+    return result
+
+
+def _list_scoring(scorer: Scorer) -> tuple[Callable[..., list[float]], bool]:
+    """How the small-batch path scores with ``scorer``: ``(method, takes_query)``.
+
+    Found once at construction (scorers are immutable): a built-in scorer that ignores the
+    query gives its ``score_all``, a query-aware one its ``score_all_for``; any other scorer's
+    output is checked and converted as :func:`score_array_for` does.
+    """
+    if is_builtin(scorer):
+        if type(scorer).score_array_for is BaseScorer.score_array_for:
+            return scorer.score_all, False
+        return scorer.score_all_for, True
+    return partial(_checked_list, scorer), True
+
+
+def _checked_list(scorer: Scorer, items: Sequence[ContextItem], query: str | None) -> list[float]:
+    scores: list[float] = score_array_for(scorer, items, query).tolist()
+    return scores
 
 
 def _child(index: int, scorer: object) -> Scorer:

@@ -29,15 +29,19 @@ from collections import Counter
 from collections.abc import Sequence
 from itertools import chain, combinations, count
 from operator import attrgetter
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING
 
 from pycupel._identity import identity_key
+from pycupel._numpy import IntArray
 from pycupel._unique import unique_ints
 from pycupel.model import ContextItem, ascii_fold
 from pycupel.scorers._immutable import Immutable
 from pycupel.scorers.base import SMALL_BATCH, BaseScorer, FloatArray
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from pycupel._numpy import numpy as np
 
 __all__ = ["FrequencyScorer"]
 
@@ -50,7 +54,6 @@ PAIR_LIMIT = 2_000_000
 PACKED_KEY_LIMIT = 2**62
 """``(position, tag)`` pairs are packed into one int64 key while ``N * tags`` stays below."""
 
-IntArray = npt.NDArray[np.int64]
 
 _TAGS = attrgetter("tags")
 
@@ -88,38 +91,41 @@ class FrequencyScorer(Immutable, BaseScorer):
             return super().score_all(items)
         if size <= 1:
             return [0.0] * size
-        # Small batches: one bit per position for each folded tag; an item's reach is the
-        # number of bits in the union of its tags' masks (itself included), as in score_array.
-        tag_lists = [item.tags for item in items]
-        distinct = dict.fromkeys(chain.from_iterable(tag_lists))
-        if not distinct:
+        # Small batches: one bit per position for each raw tag, then the masks of raw tags
+        # that fold alike merged; an item's reach is the number of bits in the union of its
+        # tags' masks (itself included), as in score_array.
+        tag_lists = list(map(_TAGS, items))
+        masks: dict[str, int] = {}
+        get = masks.get
+        bit = 1
+        for tags in tag_lists:
+            for tag in tags:
+                masks[tag] = get(tag, 0) | bit
+            bit <<= 1
+        if not masks:
             return [0.0] * size
         # ascii_fold is str.lower on ASCII text: each distinct tag folded once, in C.
-        if all(map(str.isascii, distinct)):
-            folded_of = dict(zip(distinct, map(str.lower, distinct), strict=True))
-        else:
-            folded_of = {tag: ascii_fold(tag) for tag in distinct}
-        masks: dict[str, int] = {}
-        for position, tags in enumerate(tag_lists):
-            bit = 1 << position
-            for tag in tags:
-                folded = folded_of[tag]
-                masks[folded] = masks.get(folded, 0) | bit
-        # Each raw tag's mask: the positions holding any tag that folds like it.
-        mask_of = {tag: masks[folded] for tag, folded in folded_of.items()}
+        raw = list(masks)
+        folded = list(map(str.lower if all(map(str.isascii, raw)) else ascii_fold, raw))
+        if len(set(folded)) != len(raw):
+            merged: dict[str, int] = {}
+            for tag, key in zip(raw, folded, strict=True):
+                merged[key] = merged.get(key, 0) | masks[tag]
+            masks = dict(zip(raw, map(merged.__getitem__, folded), strict=True))
         # Distinct objects (the usual case) each occur once; repeats count as "self".
         occurrences = 1 if len(set(map(id, items))) == size else _occurrences(items)
+        selves = [1] * size if isinstance(occurrences, int) else occurrences.tolist()
         denominator = size - 1
         scores: list[float] = []
-        for position, tags in enumerate(tag_lists):
+        append = scores.append
+        for tags, self_count in zip(tag_lists, selves, strict=True):
             if not tags:
-                scores.append(0.0)
+                append(0.0)
                 continue
             union = 0
             for tag in tags:
-                union |= mask_of[tag]
-            repeats = occurrences if isinstance(occurrences, int) else int(occurrences[position])
-            scores.append((union.bit_count() - repeats) / denominator)
+                union |= masks[tag]
+            append((union.bit_count() - self_count) / denominator)
         return scores
 
     def score(self, item: ContextItem, all_items: Sequence[ContextItem]) -> float:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from itertools import repeat
+from operator import attrgetter
 from types import MappingProxyType
-from typing import ClassVar
-
-import numpy as np
+from typing import TYPE_CHECKING, ClassVar
 
 from pycupel._checks import check_float
 from pycupel.errors import InvalidValueError, ScorerConfigError
@@ -14,7 +14,15 @@ from pycupel.model import ContextItem, ContextKind, KindLike
 from pycupel.scorers._immutable import Immutable
 from pycupel.scorers.base import FloatArray, ItemScorer
 
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from pycupel._numpy import numpy as np
+
 __all__ = ["KindScorer"]
+
+# The kind's folded name, read from its slot (the ``key`` property costs a Python call).
+_KIND_KEY = attrgetter("kind._key")
 
 
 class KindScorer(Immutable, ItemScorer):
@@ -69,14 +77,11 @@ class KindScorer(Immutable, ItemScorer):
         return self._by_key.get(item.kind.key, 0.0)
 
     def score_all(self, items: Sequence[ContextItem]) -> list[float]:
-        get = self._by_key.get
-        return [get(item.kind.key, 0.0) for item in items]
+        return list(map(self._by_key.get, map(_KIND_KEY, items), repeat(0.0)))
 
     def score_array(self, items: Sequence[ContextItem]) -> FloatArray:
-        get = self._by_key.get
-        return np.fromiter(
-            (get(item.kind.key, 0.0) for item in items), dtype=np.float64, count=len(items)
-        )
+        weights = map(self._by_key.get, map(_KIND_KEY, items), repeat(0.0))
+        return np.fromiter(weights, dtype=np.float64, count=len(items))
 
     def __reduce__(self) -> tuple[object, ...]:
         # Rebuilt through the validating constructor (the frozen slots cannot be set later).

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import attrgetter
 
 from pycupel.model import ContextItem
 from pycupel.scorers._immutable import Immutable
 from pycupel.scorers._rank import rank_score_list, rank_score_one, rank_scores
 from pycupel.scorers.base import SMALL_BATCH, BaseScorer, FloatArray
+
+_PRIORITY = attrgetter("priority")
 
 __all__ = ["PriorityScorer"]
 
@@ -24,10 +27,10 @@ class PriorityScorer(Immutable, BaseScorer):
     __slots__ = ()
 
     def score_array(self, items: Sequence[ContextItem]) -> FloatArray:
-        return rank_scores([item.priority for item in items])
+        return rank_scores(list(map(_PRIORITY, items)))
 
     def score_all(self, items: Sequence[ContextItem]) -> list[float]:
-        keys = [item.priority for item in items]
+        keys: list[int | None] = list(map(_PRIORITY, items))
         if len(keys) <= SMALL_BATCH:
             return rank_score_list(keys)
         scores: list[float] = rank_scores(keys).tolist()

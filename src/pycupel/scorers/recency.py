@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import attrgetter
 
 from pycupel.model import ContextItem
 from pycupel.scorers._immutable import Immutable
 from pycupel.scorers._rank import rank_score_list, rank_score_one, rank_scores
 from pycupel.scorers.base import SMALL_BATCH, BaseScorer, FloatArray
+
+_MICROS = attrgetter("timestamp_micros")
 
 __all__ = ["RecencyScorer"]
 
@@ -23,10 +26,10 @@ class RecencyScorer(Immutable, BaseScorer):
     __slots__ = ()
 
     def score_array(self, items: Sequence[ContextItem]) -> FloatArray:
-        return rank_scores([item.timestamp_micros for item in items])
+        return rank_scores(list(map(_MICROS, items)))
 
     def score_all(self, items: Sequence[ContextItem]) -> list[float]:
-        keys = [item.timestamp_micros for item in items]
+        keys: list[int | None] = list(map(_MICROS, items))
         if len(keys) <= SMALL_BATCH:
             return rank_score_list(keys)
         scores: list[float] = rank_scores(keys).tolist()

@@ -10,17 +10,21 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from operator import attrgetter, itemgetter
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
-import numpy as np
-import numpy.typing as npt
-
+from pycupel._numpy import FloatArray, IntArray
 from pycupel.errors import InvalidValueError, SliceInputError, SlicerConfigError
 from pycupel.model import ContextBudget, ContextItem, ContextKind, KindLike, ScoredItem
 from pycupel.slicers.base import Slicer, SliceResult
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from pycupel._numpy import numpy as np
 
 __all__ = [
     "TOKEN_TOTAL_LIMIT",
@@ -34,16 +38,16 @@ __all__ = [
     "config_kind",
     "negative_tokens_error",
     "score_desc_key",
+    "scored_columns",
     "scores_of",
+    "token_array",
     "tokens_of",
 ]
 
 _item_tokens = attrgetter("item.tokens")
+_tokens = attrgetter("tokens")
 _item = itemgetter(0)
 _score = itemgetter(1)
-
-IntArray = npt.NDArray[np.int64]
-FloatArray = npt.NDArray[np.float64]
 
 
 class Frozen:
@@ -96,11 +100,12 @@ class ColumnSlicer(ABC):
     def slice(self, items: Sequence[ScoredItem], budget: ContextBudget) -> SliceResult:
         """Select from ``items`` (score-sorted) within ``budget.target_tokens``."""
         checked = check_budget(budget)
-        items = check_scored_items(items)
-        if not items or checked.target_tokens <= 0:
+        context_items, scores = scored_columns(items)
+        if not context_items or checked.target_tokens <= 0:
             return SliceResult(())
-        positions = self.select_positions(tokens_of(items), scores_of(items), checked)
-        return SliceResult(tuple(map(_item, map(items.__getitem__, positions))))
+        tokens = token_array(context_items)
+        positions = self.select_positions(tokens, np.array(scores, dtype=np.float64), checked)
+        return SliceResult(tuple(map(context_items.__getitem__, positions)))
 
 
 def check_budget(budget: object) -> ContextBudget:
@@ -110,7 +115,14 @@ def check_budget(budget: object) -> ContextBudget:
     return budget
 
 
-_SCORE_TYPES = frozenset({float, int, np.float64})
+_PLAIN_SCORE_TYPES = frozenset({float, int})
+
+
+def _score_types() -> frozenset[type]:
+    """The exact score types the fast checks accept: float, int and, once numpy is loaded
+    (before that no score can be one), numpy's float64."""
+    numpy = sys.modules.get("numpy")
+    return _PLAIN_SCORE_TYPES if numpy is None else _PLAIN_SCORE_TYPES | {numpy.float64}
 
 
 class CheckedScoredItems(tuple[ScoredItem, ...]):
@@ -136,7 +148,7 @@ def check_scored_items(items: object) -> Sequence[ScoredItem]:
     if (
         set(map(type, items)) <= {ScoredItem}
         and set(map(type, map(_item, items))) <= {ContextItem}
-        and set(map(type, map(_score, items))) <= _SCORE_TYPES
+        and set(map(type, map(_score, items))) <= _score_types()
     ):
         return items
     entry: object
@@ -153,6 +165,27 @@ def check_scored_items(items: object) -> Sequence[ScoredItem]:
                 "must be a real number (int or float; text and Decimal are not converted)",
             )
     return items
+
+
+def scored_columns(items: object) -> tuple[Sequence[ContextItem], Sequence[float]]:
+    """The items and the scores of ``items`` (checked as :func:`check_scored_items` does),
+    as two columns.
+
+    The usual input (exact types throughout) is split and checked in C-level passes.
+    """
+    if type(items) is CheckedScoredItems or (
+        isinstance(items, list | tuple) and set(map(type, items)) <= {ScoredItem}
+    ):
+        if not items:
+            return (), ()
+        context_items, scores = zip(*items, strict=True)
+        if type(items) is CheckedScoredItems or (
+            set(map(type, context_items)) <= {ContextItem}
+            and set(map(type, scores)) <= _score_types()
+        ):
+            return context_items, scores
+    checked = check_scored_items(items)
+    return list(map(_item, checked)), list(map(_score, checked))
 
 
 def check_inner_slicer(field: str, inner: object) -> Slicer:
@@ -193,6 +226,23 @@ TOKEN_TOTAL_LIMIT = 2**62
 def tokens_of(items: Sequence[ScoredItem]) -> IntArray:
     """Token counts of ``items`` as an int64 array (see :func:`token_column`)."""
     return token_column(list(map(_item_tokens, items)))
+
+
+def token_array(items: Sequence[ContextItem]) -> IntArray:
+    """Token counts of ``items`` as an int64 array, checked as :func:`token_column` checks.
+
+    Read straight into the array; the exact check on Python integers runs only when the
+    array's minimum and maximum cannot rule out a negative count or a total at the limit.
+    """
+    try:
+        tokens = np.fromiter(map(_tokens, items), dtype=np.int64, count=len(items))
+    except OverflowError:  # a count beyond int64: the exact check names it
+        return token_column(list(map(_tokens, items)))
+    if tokens.size and (
+        int(tokens.min()) < 0 or int(tokens.max()) * tokens.size >= TOKEN_TOTAL_LIMIT
+    ):
+        return token_column(list(map(_tokens, items)))
+    return tokens
 
 
 def token_column(counts: list[int]) -> IntArray:

@@ -3,15 +3,24 @@
 from __future__ import annotations
 
 import sys
+from operator import truediv
+from typing import TYPE_CHECKING
 
-import numpy as np
-
+from pycupel._numpy import FloatArray, IntArray
+from pycupel._order import stable_argsort
 from pycupel.model import ContextBudget
-from pycupel.slicers._common import ColumnSlicer, FloatArray, IntArray, check_token_counts
+from pycupel.slicers._common import ColumnSlicer, check_token_counts
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    from pycupel._numpy import numpy as np
 
 __all__ = ["GreedySlice"]
 
 _MAX_FLOAT = sys.float_info.max
+_ROUNDS = 16
+"""Rounds of whole runs the array fill takes before it walks the rest item by item."""
 
 
 class GreedySlice(ColumnSlicer):
@@ -29,8 +38,9 @@ class GreedySlice(ColumnSlicer):
     The selection is returned in that visiting order. A NaN score gives a NaN density, which
     numpy's sort places after every number, so such an item is visited last.
 
-    Fast path: densities and the stable sort run in numpy; the fill loop stops as soon as the
-    remaining budget is smaller than every token count still ahead of it.
+    Fast path: densities, the stable sort and the fill run in numpy: the fill takes whole
+    runs of items whose running total fits, dropping at each round the items larger than
+    the remaining budget (they can never fit again).
     """
 
     __slots__ = ()
@@ -52,28 +62,36 @@ class GreedySlice(ColumnSlicer):
             density = scores / np.where(zero, 1, tokens)
         density[zero] = _MAX_FLOAT
         # Stable sort of the negated densities = density descending, index ascending on ties.
-        order = np.argsort(-density, kind="stable")
-        ordered_tokens = tokens[order]
-        # The leading run whose running total fits is taken wholesale; the walk starts after it.
-        cumulative = np.cumsum(ordered_tokens)
-        lead = int(np.searchsorted(cumulative, target, side="right"))
-        order_list: list[int] = order.tolist()
-        chosen = order_list[:lead]
-        if lead == len(order_list):
-            return chosen
-        remaining = target - (int(cumulative[lead - 1]) if lead else 0)
-        # suffix_min[p]: the smallest token count at or after position p. Once the remaining
-        # budget is below it, nothing further can fit and the walk can end early.
-        suffix_min = np.minimum.accumulate(ordered_tokens[lead:][::-1])[::-1]
-        token_list: list[int] = ordered_tokens[lead:].tolist()
-        suffix_list: list[int] = suffix_min.tolist()
-        append = chosen.append
-        for offset, count in enumerate(token_list):
-            if count <= remaining:
-                append(order_list[lead + offset])
-                remaining -= count
-            elif remaining < suffix_list[offset]:
+        order = stable_argsort(-density)
+        # The visit, in rounds of whole runs: of the items still ahead, only those no larger
+        # than the remaining budget can ever fit again (the budget only shrinks), so the others
+        # are dropped; the leading run of the rest whose running total fits is taken
+        # wholesale (each of its items fits when visited); the item after it does not fit and
+        # is skipped. The same items as visiting one by one, in the same order.
+        ahead = order
+        ahead_tokens = tokens[order]
+        remaining = target
+        taken: list[IntArray] = []
+        for _ in range(_ROUNDS):
+            fits = ahead_tokens <= remaining
+            if not fits.all():
+                ahead, ahead_tokens = ahead[fits], ahead_tokens[fits]
+            if not ahead_tokens.size:
                 break
+            cumulative = np.cumsum(ahead_tokens)
+            run = int(np.searchsorted(cumulative, remaining, side="right"))
+            taken.append(ahead[:run])
+            remaining -= int(cumulative[run - 1])
+            ahead, ahead_tokens = ahead[run + 1 :], ahead_tokens[run + 1 :]
+        chosen: list[int] = np.concatenate(taken).tolist() if taken else []
+        if ahead_tokens.size:
+            # Many rounds (token counts that keep just missing): finish one item at a time,
+            # so the work stays linear whatever the counts.
+            append = chosen.append
+            for position, count in zip(ahead.tolist(), ahead_tokens.tolist(), strict=True):
+                if count <= remaining:
+                    append(position)
+                    remaining -= count
         return chosen
 
     def select_positions_of_lists(
@@ -88,18 +106,23 @@ class GreedySlice(ColumnSlicer):
         if not tokens or target <= 0:
             return []
         check_token_counts(tokens)
-        # Negated densities: a zero-token item first (-MAX_FLOAT), as in the array form.
-        keys = [
-            -(score / count) if count else -_MAX_FLOAT
-            for count, score in zip(tokens, scores, strict=True)
-        ]
+        if 0 in tokens:
+            # A zero-token item's density is MAX_FLOAT, as in the array form.
+            densities = [
+                score / count if count else _MAX_FLOAT
+                for count, score in zip(tokens, scores, strict=True)
+            ]
+        else:
+            densities = list(map(truediv, scores, tokens))
         chosen: list[int] = []
+        append = chosen.append
         remaining = target
-        # A stable sort: density descending, position ascending on ties.
-        for position in sorted(range(len(keys)), key=keys.__getitem__):
+        # Python's sort stays stable with reverse=True: density descending, position
+        # ascending on ties (the array form's stable sort of the negated densities).
+        for position in sorted(range(len(densities)), key=densities.__getitem__, reverse=True):
             count = tokens[position]
             if count <= remaining:
-                chosen.append(position)
+                append(position)
                 remaining -= count
         return chosen
 

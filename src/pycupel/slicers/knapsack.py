@@ -27,9 +27,10 @@ import numpy as np
 import numpy.typing as npt
 
 from pycupel._checks import check_int
+from pycupel._numpy import FloatArray, IntArray
 from pycupel.errors import SliceInputError, SlicerConfigError, TableTooLargeError
 from pycupel.model import ContextBudget
-from pycupel.slicers._common import ColumnSlicer, FloatArray, Frozen, IntArray
+from pycupel.slicers._common import ColumnSlicer, Frozen
 
 __all__ = ["DEFAULT_MAX_TABLE_BYTES", "SCORE_SCALE", "KnapsackSlice"]
 
@@ -42,6 +43,8 @@ DEFAULT_MAX_TABLE_BYTES = 256 * 1024 * 1024
 # Sums of DP values must stay exactly representable in int64 (and in float64 before the cast).
 _VALUE_TOTAL_LIMIT = 2**62
 _INT32_LIMIT = 2**31 - 1
+_DENSE_TABLE_BYTES = 16 * 1024 * 1024
+"""Keep tables up to this size hold one byte per bit (no packing per candidate)."""
 
 
 class KnapsackSlice(Frozen, ColumnSlicer):
@@ -123,6 +126,7 @@ class KnapsackSlice(Frozen, ColumnSlicer):
         active: list[int] = []
         reaches: list[int] = []
         reach = 0
+        row_bits = 0
         row_bytes = 0
         for k, (dw, dv) in enumerate(zip(weights, value_list, strict=True)):
             if dw > capacity or dv == 0:
@@ -130,7 +134,9 @@ class KnapsackSlice(Frozen, ColumnSlicer):
             reach = min(capacity, reach + dw)
             active.append(k)
             reaches.append(reach)
-            row_bytes += (reach - dw + 1 + 7) // 8
+            span = reach - dw + 1
+            row_bits += span
+            row_bytes += (span + 7) // 8
         if not active:
             return []
 
@@ -138,14 +144,21 @@ class KnapsackSlice(Frozen, ColumnSlicer):
         dtype = np.int32 if total_value <= _INT32_LIMIT else np.int64
         cells = reach + 1
         itemsize = np.dtype(dtype).itemsize
-        table_bytes = row_bytes + cells * (2 * itemsize + 1)
+        working_bytes = cells * (2 * itemsize + 1)
+        table_bytes = row_bytes + working_bytes
         if table_bytes > self._max_table_bytes:
             raise TableTooLargeError(len(weights), capacity, table_bytes, self._max_table_bytes)
+        # A small table keeps one byte per bit, written in place by the comparison (no packing
+        # call per candidate); a large one is bit-packed row by row.
+        dense = row_bits <= _DENSE_TABLE_BYTES and row_bits + working_bytes <= self._max_table_bytes
 
         dp = np.zeros(cells, dtype=dtype)
         candidate = np.empty(cells, dtype=dtype)
         improved = np.empty(cells, dtype=np.bool_)
+        flat = np.empty(row_bits if dense else 0, dtype=np.bool_)
         rows: list[npt.NDArray[np.uint8]] = []
+        starts: list[int] = []
+        start = 0
         reach = 0
         for k, new_reach in zip(active, reaches, strict=True):
             dw = weights[k]
@@ -156,10 +169,15 @@ class KnapsackSlice(Frozen, ColumnSlicer):
             cand = candidate[:span]
             upper = dp[dw : new_reach + 1]
             np.add(dp[:span], value_list[k], out=cand)  # reads the previous row only
-            keep = improved[:span]
-            np.greater(cand, upper, out=keep)
+            if dense:
+                np.greater(cand, upper, out=flat[start : start + span])
+                starts.append(start)
+                start += span
+            else:
+                keep = improved[:span]
+                np.greater(cand, upper, out=keep)
+                rows.append(np.packbits(keep, bitorder="little"))
             np.maximum(upper, cand, out=upper)
-            rows.append(np.packbits(keep, bitorder="little"))
             reach = new_reach
 
         picks: list[int] = []
@@ -170,7 +188,13 @@ class KnapsackSlice(Frozen, ColumnSlicer):
             if remaining < dw:
                 continue
             offset = remaining - dw
-            if remaining > reaches[j] or (int(rows[j][offset >> 3]) >> (offset & 7)) & 1:
+            if remaining > reaches[j]:
+                kept = True
+            elif dense:
+                kept = bool(flat[starts[j] + offset])
+            else:
+                kept = bool((int(rows[j][offset >> 3]) >> (offset & 7)) & 1)
+            if kept:
                 picks.append(k)
                 remaining -= dw
         return picks
