@@ -1,6 +1,7 @@
 """Sessions against per-turn trimming: input cost with prompt caching, cache reads, recall.
 
     python benchmarks/sessions/bench_sessions.py [--budgets 4000,16000] [--locomo 10] [--agents 3]
+        [--recall-share 0.15]
 
 Every conversation is replayed turn by turn (each request is the whole history so far) with
 four strategies, all in the Anthropic Messages format with the adapter's default counter:
@@ -50,6 +51,7 @@ from data import Conversation, agent_history, load_locomo, locomo_path
 from _harness import format_table, machine_summary
 from pycupel.adapters import anthropic
 from pycupel.analytics import RenderedRequest, render_request, replay_cost
+from pycupel.session import DEFAULT_RECALL_SHARE
 
 PRICE = "claude-sonnet-4-5"
 STRATEGIES = ("session", "fit_messages", "sliding", "full-then-sliding")
@@ -116,9 +118,18 @@ def check(tally: Tally, name: str, request: Request, budget: int) -> RenderedReq
     return rendered
 
 
-def replay(conversation: Conversation, budget: int, tally: Tally, *, user_first: bool) -> None:
+def replay(
+    conversation: Conversation,
+    budget: int,
+    tally: Tally,
+    *,
+    user_first: bool,
+    recall_share: float = DEFAULT_RECALL_SHARE,
+) -> None:
     messages = conversation.messages
-    session = anthropic.Session(budget=budget, start_with_user=user_first)
+    session = anthropic.Session(
+        budget=budget, start_with_user=user_first, recall_share=recall_share
+    )
     sliding = Sliding(messages, budget, user_first=user_first)
     rendered: dict[str, list[RenderedRequest]] = {name: [] for name in STRATEGIES}
     for end in conversation.turns:
@@ -220,6 +231,12 @@ def main() -> None:
     parser.add_argument("--budgets", default="4000,16000")
     parser.add_argument("--locomo", type=int, default=10, help="LoCoMo conversations (0-10)")
     parser.add_argument("--agents", type=int, default=3, help="generated agent histories")
+    parser.add_argument(
+        "--recall-share",
+        type=float,
+        default=DEFAULT_RECALL_SHARE,
+        help="the session's recall_share (the largest share of the budget its recall takes)",
+    )
     args = parser.parse_args()
     budgets = [int(b) for b in args.budgets.split(",")]
     # Agent windows may open with a tool round (the current Messages API accepts a first
@@ -243,7 +260,13 @@ def main() -> None:
             tally = Tally()
             started = time.perf_counter()
             for conversation in conversations:
-                replay(conversation, budget, tally, user_first=user_first)
+                replay(
+                    conversation,
+                    budget,
+                    tally,
+                    user_first=user_first,
+                    recall_share=args.recall_share,
+                )
             sliding_cost, _, _ = cost(tally.requests["sliding"], baseline=True)
             for name in STRATEGIES:
                 total, prompt, read = cost(tally.requests[name], baseline=name != "session")
