@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import math
 import pickle
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone, tzinfo
 
 import pytest
 
@@ -388,3 +388,266 @@ def test_error_messages_name_field_value_rule() -> None:
     assert str(err) == "weights[2]: must be > 0, got -1"
     assert (err.field, err.value, err.rule) == ("weights[2]", -1, "must be > 0")
     assert pickle.loads(pickle.dumps(err)).field == "weights[2]"
+
+
+# --------------------------------------------------------------------------- what errors carry
+
+
+def test_item_errors_carry_the_rejected_value() -> None:
+    naive = datetime(2024, 1, 1)
+    far = datetime.max.replace(tzinfo=timezone(timedelta(hours=-1)))
+    cases: list[tuple[dict[str, object], str, object, str]] = [
+        ({"tags": "urgent"}, "tags", "urgent", "must be an iterable of strings (not a string)"),
+        ({"metadata": [1]}, "metadata", [1], "must be a mapping of str to any value"),
+        ({"timestamp": "2024"}, "timestamp", "2024", "must be a datetime"),
+        (
+            {"timestamp": naive},
+            "timestamp",
+            naive,
+            "must be timezone-aware (naive datetimes are ambiguous)",
+        ),
+        (
+            {"timestamp": far},
+            "timestamp",
+            far,
+            "must be representable in UTC (within year 1..9999)",
+        ),
+    ]
+    for kwargs, field, value, rule in cases:
+        with pytest.raises(ItemValidationError) as info:
+            ContextItem("x", tokens=1, **kwargs)  # type: ignore[arg-type]
+        assert (info.value.field, info.value.value, info.value.rule) == (field, value, rule)
+
+
+def test_a_tzinfo_with_a_bad_offset_is_named_with_the_timestamp() -> None:
+    class Broken(tzinfo):
+        def utcoffset(self, dt: datetime | None) -> timedelta:
+            return timedelta(days=2)
+
+    stamp = datetime(2024, 1, 1, tzinfo=Broken())
+    with pytest.raises(ItemValidationError) as info:
+        ContextItem("x", tokens=1, timestamp=stamp)
+    assert (info.value.field, info.value.value) == ("timestamp", stamp)
+    assert info.value.rule.startswith("must have a tzinfo whose utcoffset() is a timedelta")
+
+
+def test_timestamp_micros_are_exact_integers() -> None:
+    high = ContextItem("x", tokens=1, timestamp=datetime.max.replace(tzinfo=UTC))
+    one = ContextItem("y", tokens=1, timestamp=datetime(1970, 1, 1, 0, 0, 0, 1, tzinfo=UTC))
+    # beyond 2**53: a float division would round it
+    assert high.timestamp_micros == 253_402_300_799_999_999
+    assert type(high.timestamp_micros) is int
+    assert one.timestamp_micros == 1
+
+
+def test_every_field_given_is_stored() -> None:
+    stamp = datetime(2024, 1, 1, tzinfo=UTC)
+    item = ContextItem(
+        "x",
+        tokens=4,
+        kind="Document",
+        source="Rag",
+        priority=3,
+        tags=["a"],
+        metadata={"k": "v"},
+        timestamp=stamp,
+        future_relevance_hint=0.4,
+        pinned=True,
+        original_tokens=10,
+    )
+    assert (item.content, item.tokens, item.kind, item.source, item.priority) == (
+        "x",
+        4,
+        ContextKind.DOCUMENT,
+        ContextSource.RAG,
+        3,
+    )
+    assert (item.tags, dict(item.metadata), item.timestamp) == (("a",), {"k": "v"}, stamp)
+    assert (item.future_relevance_hint, item.pinned, item.original_tokens) == (0.4, True, 10)
+
+
+def test_replace_changes_content_and_names_an_unknown_field_with_its_value() -> None:
+    item = ContextItem("x", tokens=1, priority=2)
+    changed = item.replace(content="y")
+    assert (changed.content, changed.tokens, changed.priority) == ("y", 1, 2)
+    with pytest.raises(ItemValidationError) as info:
+        item.replace(colour="red")
+    assert (info.value.field, info.value.value, info.value.rule) == (
+        "colour",
+        "red",
+        "is not a ContextItem field",
+    )
+
+
+def test_a_prevalidated_item_equals_the_validated_one_field_by_field() -> None:
+    # The adapters' hot path builds items without re-checking; it must build the same item.
+    stamp = datetime(2024, 1, 1, 8, tzinfo=UTC)
+    checked = ContextItem(
+        "hello",
+        tokens=7,
+        kind="ToolOutput",
+        source="Tool",
+        tags=("t",),
+        metadata={"k": 1},
+        timestamp=stamp,
+        pinned=True,
+    )
+    fast = ContextItem._prevalidated(
+        "hello",
+        tokens=7,
+        kind=ContextKind.TOOL_OUTPUT,
+        source=ContextSource.TOOL,
+        tags=("t",),
+        metadata=checked.metadata,
+        timestamp=stamp,
+        timestamp_micros=checked.timestamp_micros,  # type: ignore[arg-type]
+        pinned=True,
+    )
+    fields = ContextItem.__slots__
+    assert [getattr(fast, name) for name in fields] == [getattr(checked, name) for name in fields]
+    assert repr(fast) == repr(checked)
+    assert pickle.loads(pickle.dumps(fast)).timestamp_micros == checked.timestamp_micros
+
+
+def test_immutability_errors_name_the_class_and_the_attribute() -> None:
+    item = ContextItem("x", tokens=1)
+    with pytest.raises(
+        AttributeError, match=r"^ContextItem is immutable; cannot delete 'content'$"
+    ):
+        del item.content  # type: ignore[misc]
+    budget = ContextBudget(max_tokens=1, target_tokens=1)
+    with pytest.raises(
+        AttributeError, match=r"^ContextBudget is immutable; cannot set 'max_tokens'$"
+    ):
+        budget.max_tokens = 2  # type: ignore[misc]
+
+
+# --------------------------------------------------------------------------- reprs
+
+
+def test_item_repr_shows_the_fields_that_differ_from_the_defaults() -> None:
+    assert repr(ContextItem("hi", tokens=3)) == "ContextItem('hi', tokens=3)"
+    full = ContextItem(
+        "hi",
+        tokens=3,
+        kind="Memory",
+        source="Rag",
+        priority=0,
+        tags=["a"],
+        timestamp=datetime(2024, 1, 1, tzinfo=UTC),
+        future_relevance_hint=0.5,
+        pinned=True,
+    )
+    assert repr(full) == (
+        "ContextItem('hi', tokens=3, kind='Memory', source='Rag', priority=0, tags=('a',), "
+        "timestamp=2024-01-01T00:00:00+00:00, future_relevance_hint=0.5, pinned=True)"
+    )
+
+
+def test_item_repr_clips_long_content_to_sixty_characters() -> None:
+    exact = "a" * 60
+    longer = "b" * 61
+    assert repr(ContextItem(exact, tokens=1)) == f"ContextItem({exact!r}, tokens=1)"
+    assert repr(ContextItem(longer, tokens=1)) == f"ContextItem({'b' * 57 + '...'!r}, tokens=1)"
+
+
+def test_budget_and_name_reprs() -> None:
+    assert repr(ContextBudget(max_tokens=9, target_tokens=5)) == (
+        "ContextBudget(max_tokens=9, target_tokens=5)"
+    )
+    full = ContextBudget(
+        max_tokens=9,
+        target_tokens=5,
+        output_reserve=2,
+        reserved_slots={"memory": 1},
+        estimation_safety_margin_percent=2.5,
+    )
+    assert repr(full) == (
+        "ContextBudget(max_tokens=9, target_tokens=5, output_reserve=2, "
+        "reserved_slots={'memory': 1}, estimation_safety_margin_percent=2.5)"
+    )
+    assert repr(ContextKind("Memory")) == "ContextKind('Memory')"
+    assert repr(ContextSource.RAG) == "ContextSource('Rag')"
+
+
+# --------------------------------------------------------------------------- budget errors
+
+
+def test_budget_errors_carry_the_field_value_and_rule() -> None:
+    cases: list[tuple[dict[str, object], str, object, str]] = [
+        ({"target_tokens": 11}, "target_tokens", 11, "must be <= max_tokens (10)"),
+        (
+            {"reserved_slots": [("Message", 1)]},
+            "reserved_slots",
+            [("Message", 1)],
+            "must be a mapping of kind to integer",
+        ),
+        (
+            {"reserved_slots": {" ": 1}},
+            "reserved_slots",
+            " ",
+            "must not be empty or whitespace-only",
+        ),
+        (
+            {"reserved_slots": {"Memory": 1, "MEMORY": 2}},
+            "reserved_slots",
+            "MEMORY",
+            "must not name the same kind twice (case-insensitive)",
+        ),
+    ]
+    for kwargs, field, value, rule in cases:
+        arguments: dict[str, object] = {"max_tokens": 10, "target_tokens": 5}
+        arguments.update(kwargs)
+        with pytest.raises(BudgetValidationError) as info:
+            ContextBudget(**arguments)  # type: ignore[arg-type]
+        assert (info.value.field, info.value.value, info.value.rule) == (field, value, rule)
+
+
+def test_budget_replace_names_an_unknown_field_with_its_value() -> None:
+    budget = ContextBudget(max_tokens=10, target_tokens=5)
+    with pytest.raises(BudgetValidationError) as info:
+        budget.replace(zeta=1, alpha=2)
+    assert (info.value.field, info.value.value, info.value.rule) == (
+        "alpha",
+        2,
+        "is not a ContextBudget field",
+    )
+
+
+def test_budgets_differing_only_in_reserved_slots_are_unequal() -> None:
+    plain = ContextBudget(max_tokens=10, target_tokens=5)
+    reserved = ContextBudget(max_tokens=10, target_tokens=5, reserved_slots={"Memory": 1})
+    assert plain != reserved
+    assert reserved != reserved.replace(reserved_slots={"Memory": 2})
+    assert reserved != reserved.replace(reserved_slots={"Message": 1})
+
+
+def test_effective_budget_names_a_non_budget() -> None:
+    with pytest.raises(BudgetValidationError) as info:
+        compute_effective_budget(None, 5)  # type: ignore[arg-type]
+    assert (info.value.field, info.value.value, info.value.rule) == (
+        "budget",
+        None,
+        "must be a ContextBudget",
+    )
+    with pytest.raises(BudgetValidationError) as info:
+        compute_effective_budget(100, 5)  # type: ignore[arg-type]
+    assert info.value.value == 100
+
+
+def test_a_safety_margin_under_one_percent_still_applies() -> None:
+    budget = ContextBudget(
+        max_tokens=1000, target_tokens=1000, estimation_safety_margin_percent=0.5
+    )
+    effective = compute_effective_budget(budget, 0)
+    assert (effective.max_tokens, effective.target_tokens) == (995, 995)
+
+
+def test_overflow_strategy_error_lists_the_choices() -> None:
+    with pytest.raises(PipelineConfigError) as info:
+        OverflowStrategy.parse("explode")
+    assert (info.value.field, info.value.value, info.value.rule) == (
+        "overflow_strategy",
+        "explode",
+        "must be one of: throw, truncate, proceed",
+    )

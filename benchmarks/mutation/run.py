@@ -55,7 +55,11 @@ PIPELINE_TESTS = [
 TARGETS: dict[str, list[str]] = {
     "model": ["tests/test_model.py", "tests/test_hostile_inputs.py"],
     "placers": ["tests/placers"],
-    "scorers/base": ["tests/scorers/test_common.py", "tests/test_hostile_inputs.py"],
+    "scorers/base": [
+        "tests/scorers/test_base.py",
+        "tests/scorers/test_common.py",
+        "tests/test_hostile_inputs.py",
+    ],
     "scorers/composite": ["tests/scorers/test_composite.py", "tests/test_hostile_inputs.py"],
     "scorers/scaled": ["tests/scorers/test_scaled.py"],
     "scorers/kind": ["tests/scorers/test_kind.py", "tests/scorers/test_item_scorer_forms.py"],

@@ -18,10 +18,11 @@ from pycupel.scorers import (
     PriorityScorer,
     RecencyScorer,
     ReflexiveScorer,
+    RelevanceScorer,
     ScaledScorer,
     find_cycle,
 )
-from pycupel.scorers.base import FloatArray, Scorer
+from pycupel.scorers.base import SMALL_BATCH, FloatArray, Scorer
 
 
 def make(content: str, month: int, priority: int, hint: float | None = None) -> ContextItem:
@@ -272,4 +273,137 @@ def test_repr() -> None:
     scorer = CompositeScorer([(RecencyScorer(), 3.0), (ScaledScorer(PriorityScorer()), 1)])
     assert repr(scorer) == (
         "CompositeScorer([(RecencyScorer(), 3.0), (ScaledScorer(PriorityScorer()), 1.0)])"
+    )
+
+
+def test_find_cycle_names_the_node_that_closes_it() -> None:
+    a, b = Holder(), Holder()
+    a.links.append(b)
+    b.links.append(a)
+    assert find_cycle(a) is a
+    assert find_cycle(b) is b
+    # a child shared by two entries is passed over, and the search goes on to the cycle
+    shared, loop = Holder(), Holder()
+    loop.links.append(loop)
+    root = Holder()
+    root.links.extend([shared, shared, loop])
+    assert find_cycle(root) is loop
+
+
+# --------------------------------------------------------------------------- both forms, query
+
+
+def by_tokens(item: ContextItem) -> float:
+    return item.tokens / 100
+
+
+ABSOLUTE = [(PriorityScorer(), 3.0), (ReflexiveScorer(), 1.0), (by_tokens, 4.0)]
+
+
+def expected_average(items: list[ContextItem]) -> list[float]:
+    """0.0 + s0*w0 + s1*w1 + s2*w2 with the normalised weights, item by item."""
+    weights = [3.0 / 8, 1.0 / 8, 4.0 / 8]
+    children = [
+        PriorityScorer().score_all(items),
+        ReflexiveScorer().score_all(items),
+        [by_tokens(item) for item in items],
+    ]
+    result = [0.0] * len(items)
+    for child, weight in zip(children, weights, strict=True):
+        result = [total + score * weight for total, score in zip(result, child, strict=True)]
+    return result
+
+
+def test_the_array_and_list_forms_give_the_weighted_average() -> None:
+    items = [
+        ContextItem(f"i{n}", tokens=n, priority=n % 4, future_relevance_hint=(n % 5) / 4)
+        for n in range(12)
+    ]
+    scorer = CompositeScorer(ABSOLUTE)
+    expected = expected_average(items)
+    assert scorer.score_all(items) == expected
+    assert scorer.score_array(items).tolist() == expected
+    assert scorer.score_array_for(items, "ignored").tolist() == expected
+
+
+def test_a_large_batch_gives_the_same_weighted_average() -> None:
+    items = [
+        ContextItem(f"i{n}", tokens=n % 50, priority=n % 7, future_relevance_hint=(n % 3) / 2)
+        for n in range(SMALL_BATCH + 5)
+    ]
+    assert CompositeScorer(ABSOLUTE).score_all(items) == expected_average(items)
+
+
+class QueryLength:
+    """A query-aware scorer outside pycupel: the query's length over 10."""
+
+    def score_all(self, items: Sequence[ContextItem]) -> list[float]:
+        return self.score_all_for(items, None)
+
+    def score_all_for(self, items: Sequence[ContextItem], query: str | None) -> list[float]:
+        return [len(query or "") / 10] * len(items)
+
+
+def test_the_query_reaches_every_child_on_both_forms() -> None:
+    items = [ContextItem(text, tokens=1) for text in ("apple pie", "pear tart", "apple")]
+    relevance = RelevanceScorer()
+    scorer = CompositeScorer([(relevance, 1.0), (QueryLength(), 1.0)])
+    for query in ("apple", "pear tart"):
+        direct = relevance.score_all_for(items, query)
+        expected = [0.5 * score + 0.5 * len(query) / 10 for score in direct]
+        assert scorer.score_all_for(items, query) == pytest.approx(expected, abs=1e-15)
+        assert scorer.score_array_for(items, query).tolist() == pytest.approx(expected, abs=1e-15)
+    assert scorer.score_all_for(items, "apple") != scorer.score_all_for(items, "pear tart")
+    many = [ContextItem(f"x{n}", tokens=1) for n in range(SMALL_BATCH + 1)]
+    assert CompositeScorer([(QueryLength(), 2.0)]).score_all_for(many, "four") == [0.4] * len(many)
+
+
+# --------------------------------------------------------------------------- what errors carry
+
+
+LONE = (PriorityScorer(),)  # an entry without its weight
+
+
+def test_construction_errors_carry_field_value_and_rule() -> None:
+    def two(item: ContextItem, other: ContextItem) -> float:
+        return 0.0
+
+    cases: list[tuple[object, str, object, str]] = [
+        (42, "entries", 42, "must be an iterable of (scorer, weight)"),
+        ("ab", "entries", "ab", "must be an iterable of (scorer, weight)"),
+        ([LONE], "entries[0]", LONE, "must be a (scorer, weight) pair"),
+        ([], "entries", [], "must contain at least one scorer entry"),
+        (
+            [(PriorityScorer(), 1e308), (ReflexiveScorer(), 1e308)],
+            "entries",
+            [1e308, 1e308],
+            "the sum of weights must be finite",
+        ),
+        ([(None, 1.0)], "entries[0].scorer", None, "must be a scorer, not None"),
+        (
+            [(42, 1.0)],
+            "entries[0].scorer",
+            42,
+            "must have a score_all(items) method or be a function item -> float",
+        ),
+    ]
+    for entries, field, value, rule in cases:
+        with pytest.raises(ScorerConfigError) as info:
+            CompositeScorer(entries)  # type: ignore[arg-type]
+        assert (info.value.field, info.value.value, info.value.rule) == (field, value, rule)
+    with pytest.raises(ScorerConfigError) as info:
+        CompositeScorer([(two, 1.0)])
+    assert (info.value.field, info.value.value) == ("entries[0].scorer", two)
+    assert info.value.rule.startswith("must be a function taking one positional argument")
+
+
+def test_a_cycle_is_named_by_its_node_without_its_repr() -> None:
+    loop = Holder()
+    loop.links.append(loop)
+    with pytest.raises(ScorerConfigError) as info:
+        CompositeScorer([(loop, 1.0)])
+    assert (info.value.field, info.value.value, info.value.rule) == (
+        "entries",
+        f"<Holder object at {id(loop):#x}>",
+        "must not form a cycle: a scorer appears in its own dependency graph",
     )

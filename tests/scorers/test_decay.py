@@ -4,7 +4,9 @@ and construction-time validation."""
 from __future__ import annotations
 
 import math
-from datetime import UTC, datetime, timedelta, timezone
+import pickle
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta, timezone, tzinfo
 
 import pytest
 
@@ -333,3 +335,154 @@ def test_reprs() -> None:
         "DecayScorer(clock=FixedClock(2025-01-01T12:00:00+00:00), "
         "curve=WindowDecay(max_age=datetime.timedelta(seconds=3600)), null_timestamp_score=0.5)"
     )
+
+
+# --------------------------------------------------------------------------- what errors carry
+
+
+class _NoOffset(tzinfo):
+    """A tzinfo that knows no offset: the datetime is effectively naive."""
+
+    def utcoffset(self, dt: datetime | None) -> timedelta | None:
+        return None
+
+
+class _BadOffset(tzinfo):
+    def utcoffset(self, dt: datetime | None) -> timedelta:
+        return "+01:00"  # type: ignore[return-value]
+
+
+NAIVE = datetime(2025, 1, 1)
+NO_OFFSET = datetime(2025, 1, 1, tzinfo=_NoOffset())
+NOT_A_CLOCK = 42
+NOT_A_CURVE = "exponential"
+BAD_WINDOWS = iter([(H, 0.5)])
+
+CONSTRUCTION_ERRORS: list[tuple[Callable[[], object], str, object, str]] = [
+    (lambda: FixedClock("2025"), "when", "2025", "must be a datetime"),  # type: ignore[arg-type]
+    (
+        lambda: FixedClock(NAIVE),
+        "when",
+        NAIVE,
+        "must be timezone-aware (naive datetimes are ambiguous)",
+    ),
+    (
+        lambda: FixedClock(NO_OFFSET),
+        "when",
+        NO_OFFSET,
+        "must be timezone-aware (naive datetimes are ambiguous)",
+    ),
+    (
+        lambda: ExponentialDecay(3600),  # type: ignore[arg-type]
+        "half_life",
+        3600,
+        "must be a datetime.timedelta",
+    ),
+    (lambda: WindowDecay(-H), "max_age", -H, "must be > 0"),
+    (
+        lambda: StepDecay(BAD_WINDOWS),  # type: ignore[arg-type]
+        "windows",
+        BAD_WINDOWS,
+        "must be a sequence of (max_age, score) pairs",
+    ),
+    (lambda: StepDecay([]), "windows", [], "must contain at least one window"),
+    (
+        lambda: StepDecay([(H, 0.5), (H,)]),  # type: ignore[list-item]
+        "windows[1]",
+        (H,),
+        "must be a (max_age, score) pair",
+    ),
+    (
+        lambda: StepDecay([(2 * H, 0.5), (H, 0.2)]),
+        "windows[1].max_age",
+        H,
+        "must be greater than windows[0].max_age (datetime.timedelta(seconds=7200)); "
+        "windows are ordered youngest to oldest",
+    ),
+    (
+        lambda: DecayScorer(NOT_A_CLOCK, WindowDecay(H)),  # type: ignore[arg-type]
+        "clock",
+        NOT_A_CLOCK,
+        "must have a now() method or be a function returning an aware datetime",
+    ),
+    (
+        lambda: DecayScorer(CLOCK, NOT_A_CURVE),  # type: ignore[arg-type]
+        "curve",
+        NOT_A_CURVE,
+        "must be a DecayCurve (ExponentialDecay, StepDecay, WindowDecay)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("build", "field", "value", "rule"), CONSTRUCTION_ERRORS)
+def test_construction_errors_carry_field_value_and_rule(
+    build: Callable[[], object], field: str, value: object, rule: str
+) -> None:
+    with pytest.raises(ScorerConfigError) as info:
+        build()
+    assert (info.value.field, info.value.value, info.value.rule) == (field, value, rule)
+
+
+@pytest.mark.parametrize("returned", [NAIVE, NO_OFFSET, "2025-01-01"])
+def test_a_clock_returning_no_aware_datetime_is_named_with_what_it_returned(
+    returned: object,
+) -> None:
+    scorer = DecayScorer(lambda: returned, WindowDecay(H))  # type: ignore[arg-type,return-value]
+    with pytest.raises(ScorerConfigError) as info:
+        scorer.score_all([aged(H)])
+    assert (info.value.field, info.value.value, info.value.rule) == (
+        "clock.now()",
+        returned,
+        "must return a timezone-aware datetime",
+    )
+
+
+def test_a_clock_with_a_broken_tzinfo_is_named_with_the_cause() -> None:
+    returned = datetime(2025, 1, 1, tzinfo=_BadOffset())
+    scorer = DecayScorer(lambda: returned, WindowDecay(H))
+    with pytest.raises(ScorerConfigError) as info:
+        scorer.score_all([aged(H)])
+    assert (info.value.field, info.value.value) == ("clock.now()", returned)
+    assert info.value.rule.startswith("must return a timezone-aware datetime (")
+
+
+# --------------------------------------------------------------------------- far ages, pickling
+
+
+def test_ages_beyond_float_precision_stay_exact_to_the_microsecond() -> None:
+    # 2**54 + 1 microseconds (about 570 years) is not a float: boundaries and ages must stay
+    # integers or the window edge moves.
+    boundary = timedelta(microseconds=2**54 + 1)
+    curve = StepDecay([(boundary, 1.0), (2 * boundary, 0.0)])
+    assert curve.score_age(boundary - timedelta(microseconds=1)) == 1.0
+    assert curve.score_age(boundary) == 0.0
+    window = WindowDecay(boundary)
+    assert window.score_age(boundary - timedelta(microseconds=1)) == 1.0
+
+
+def test_a_far_future_clock_ages_items_to_the_microsecond() -> None:
+    # Microseconds since 1970 at year 9999 exceed 2**53: the clock must not go through a float.
+    now = datetime(9999, 1, 1, 0, 0, 0, 1, tzinfo=UTC)
+    item = ContextItem("x", tokens=1, timestamp=now - timedelta(microseconds=1))
+    scorer = DecayScorer(FixedClock(now), WindowDecay(timedelta(microseconds=1)))
+    assert scorer.score_all([item]) == [0.0]
+    assert scorer.score(item, [item]) == 0.0
+
+
+def test_step_repr_lists_every_window() -> None:
+    assert repr(StepDecay([(H, 0.5), (2 * H, 0.25)])) == (
+        "StepDecay([(datetime.timedelta(seconds=3600), 0.5), "
+        "(datetime.timedelta(seconds=7200), 0.25)])"
+    )
+
+
+@pytest.mark.parametrize(
+    "curve",
+    [ExponentialDecay(H), WindowDecay(2 * H), StepDecay([(H, 0.9), (3 * H, 0.4)])],
+)
+def test_scorers_and_curves_survive_pickling(curve: DecayCurve) -> None:
+    scorer = DecayScorer(FixedClock(NOW), curve, null_timestamp_score=0.25)
+    clone = pickle.loads(pickle.dumps(scorer))
+    assert repr(clone) == repr(scorer)
+    items = [aged(age) for age in (None, timedelta(0), H, 2 * H, 5 * H)]
+    assert clone.score_all(items) == scorer.score_all(items)

@@ -3,8 +3,15 @@ and the large-tag-set paths."""
 
 from __future__ import annotations
 
+import random
+import string
+
+import numpy as np
+import pytest
+
 from pycupel.model import ContextItem
-from pycupel.scorers import FrequencyScorer
+from pycupel.scorers import FrequencyScorer, frequency
+from pycupel.scorers.base import SMALL_BATCH
 
 
 def tagged(*tags: str, content: str = "x") -> ContextItem:
@@ -113,3 +120,99 @@ def test_many_items_share_one_tag() -> None:
 
 def test_repr() -> None:
     assert repr(FrequencyScorer()) == "FrequencyScorer()"
+
+
+# --------------------------------------------------------------------------- every path alike
+
+
+def literal(items: list[ContextItem]) -> list[float]:
+    """The specification's loop: peers (not the same object) sharing a folded tag."""
+    if len(items) <= 1:
+        return [0.0] * len(items)
+    scores = []
+    for item in items:
+        mine = {tag.translate(FOLD) for tag in item.tags}
+        peers = sum(
+            1
+            for other in items
+            if other is not item and mine & {tag.translate(FOLD) for tag in other.tags}
+        )
+        scores.append(peers / (len(items) - 1))
+    return scores
+
+
+FOLD = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+VOCABULARY = ["a", "A", "b", "B", "c", "é", "É", "", "long-tag", *(f"t{n}" for n in range(12))]
+
+
+def random_lists() -> list[list[ContextItem]]:
+    rng = random.Random(19)
+    lists = []
+    for size in [*range(2, 12), 25, 40]:
+        items = [
+            tagged(*rng.choices(VOCABULARY, k=rng.choice([0, 1, 2, 3, 5, 9, 12])))
+            for _ in range(size)
+        ]
+        if size % 3 == 0:
+            items.append(items[0])  # the same object twice: both occurrences are "self"
+        lists.append(items)
+    return lists
+
+
+@pytest.mark.parametrize(
+    ("subset_limit", "pair_limit", "packed_limit"),
+    [
+        (frequency.SUBSET_TAG_LIMIT, frequency.PAIR_LIMIT, frequency.PACKED_KEY_LIMIT),
+        (0, frequency.PAIR_LIMIT, frequency.PACKED_KEY_LIMIT),  # every set "large": pairs
+        (2, 0, frequency.PACKED_KEY_LIMIT),  # sets over two tags: bitsets
+        (3, 3, 0),  # a few pairs, then bitsets; pairs sorted lexicographically
+    ],
+)
+def test_the_array_and_list_forms_match_the_literal_loop(
+    monkeypatch: pytest.MonkeyPatch, subset_limit: int, pair_limit: int, packed_limit: int
+) -> None:
+    monkeypatch.setattr(frequency, "SUBSET_TAG_LIMIT", subset_limit)
+    monkeypatch.setattr(frequency, "PAIR_LIMIT", pair_limit)
+    monkeypatch.setattr(frequency, "PACKED_KEY_LIMIT", packed_limit)
+    scorer = FrequencyScorer()
+    for items in random_lists():
+        expected = literal(items)
+        assert scorer.score_array(items).tolist() == expected
+        assert scorer.score_all(items) == expected
+        assert [scorer.score(item, items) for item in items] == expected
+
+
+def test_a_large_batch_scores_like_the_literal_loop() -> None:
+    rng = random.Random(7)
+    items = [tagged(*rng.sample(VOCABULARY, rng.randint(0, 3))) for _ in range(SMALL_BATCH + 3)]
+    items.append(items[5])
+    assert FrequencyScorer().score_all(items) == literal(items)
+
+
+def test_the_array_form_of_tiny_and_tagless_lists() -> None:
+    scorer = FrequencyScorer()
+    assert scorer.score_array([]).tolist() == []
+    assert scorer.score_array([tagged("a")]).tolist() == [0.0]
+    assert scorer.score_array([tagged(), tagged()]).tolist() == [0.0, 0.0]
+    assert scorer.score_array([tagged("a"), tagged("A"), tagged()]).dtype == np.float64
+
+
+def test_bitset_unions_of_long_and_short_posting_lists(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every set counted by bitsets; "common" and "half" hold 64 positions or more (packed
+    # bit masks), the rare tags fewer (shifted bits), and many sets mix both kinds.
+    monkeypatch.setattr(frequency, "SUBSET_TAG_LIMIT", 0)
+    monkeypatch.setattr(frequency, "PAIR_LIMIT", 0)
+    rng = random.Random(64)
+    items = [
+        tagged(
+            *(["common"] if n % 3 else []),
+            *(["half"] if n % 2 else []),
+            *rng.sample([f"rare{k}" for k in range(30)], rng.randint(0, 2)),
+        )
+        for n in range(150)
+    ]
+    assert FrequencyScorer().score_array(items).tolist() == literal(items)
+
+
+def test_a_small_batch_without_any_tag_scores_zero() -> None:
+    assert FrequencyScorer().score_all([tagged(), tagged(), tagged()]) == [0.0, 0.0, 0.0]

@@ -142,6 +142,14 @@ def test_total_score_is_the_exact_sum_not_rounded() -> None:
     assert tiny.stats.total_score == math.fsum([1e-9, 2e-9])  # not rounded to 6 digits
 
 
+def test_total_score_of_infinite_or_overflowing_scores_follows_ieee() -> None:
+    # math.fsum refuses these sums; the total is then IEEE addition's answer.
+    both = pack([("a", 1, math.inf), ("b", 1, -math.inf)], 10, Counter(), score=_score)
+    assert math.isnan(both.stats.total_score)
+    huge = pack([("a", 1, 1e308), ("b", 1, 1e308)], 10, Counter(), score=_score)
+    assert huge.stats.total_score == math.inf
+
+
 def test_scores_are_only_read_for_taken_records() -> None:
     read: list[str] = []
 
@@ -207,8 +215,9 @@ def test_bad_token_counts_are_rejected(count: object, message: str) -> None:
 
 
 def test_non_numeric_scores_are_rejected() -> None:
-    with pytest.raises(SliceInputError, match=r"score\(record\): must return a number"):
+    with pytest.raises(SliceInputError, match=r"score\(record\): must return a number") as info:
         pack(["a"], 10, lambda r: 1, score=lambda r: "high")  # type: ignore[arg-type,return-value]
+    assert info.value.value == "high"
 
 
 # --------------------------------------------------------------------------- PackerSlice

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pytest
 
@@ -19,6 +19,7 @@ from pycupel.slicers import (
     Slicer,
     SliceResult,
 )
+from pycupel.slicers.base import TokenRequirementShortfall
 
 from .helpers import budget, cap_records, scored, selected
 
@@ -293,3 +294,87 @@ def test_negative_tokens_are_rejected_with_the_input_position() -> None:
     items = [scored("a", 10, 0.9, "A"), scored("b", -5, 0.5, "B")]
     with pytest.raises(SliceInputError, match=r"items\[1\]\.item\.tokens"):
         QuotaSlice([]).slice(items, budget(100))
+
+
+# --------------------------------------------------------------------------- distribution edges
+
+
+def test_a_kind_held_at_its_require_takes_no_share_of_the_remainder() -> None:
+    # Memory's cap equals its require: its mass must not dilute the others' shares.
+    slicer = QuotaSlice([QuotaEntry("Memory", 20, 20)])
+    items = [scored("m", 100, 0.9, "Memory"), scored("x", 100, 0.5, "Message")]
+    assert list(slicer.kind_budgets(items, 100).values()) == [20, 80]
+
+
+def test_a_zero_mass_partition_gets_no_proportional_share() -> None:
+    zero = [scored("z1", 0, 0.9), scored("z2", 0, 0.1)]
+    assert QuotaSlice([]).kind_budgets(zero, 100) == {ContextKind.MESSAGE: 0}
+    assert QuotaSlice([QuotaEntry("Message", 5)]).kind_budgets(zero, 100) == {
+        ContextKind.MESSAGE: 5
+    }
+
+
+def test_a_one_token_target_and_a_one_token_mass_are_shared() -> None:
+    one = [scored("a", 1, 0.5)]
+    assert QuotaSlice([]).kind_budgets(one, 100) == {ContextKind.MESSAGE: 100}
+    assert QuotaSlice([]).kind_budgets(one, 1) == {ContextKind.MESSAGE: 1}
+    assert QuotaSlice([]).kind_budgets(one, 0) == {ContextKind.MESSAGE: 0}
+    assert selected(QuotaSlice([]).slice(one, budget(1))) == ["a"]
+
+
+def test_inner_token_shortfalls_are_passed_on() -> None:
+    shortfall = TokenRequirementShortfall(ContextKind.MEMORY, 50, 10)
+
+    class Short:
+        @property
+        def budget_monotonic(self) -> bool:
+            return False
+
+        def slice(self, items: Sequence[ScoredItem], budget: ContextBudget) -> SliceResult:
+            return SliceResult((items[0].item,), token_shortfalls=(shortfall,))
+
+    items = [scored("m", 10, 0.9, "Memory"), scored("x", 10, 0.5, "Message")]
+    result = QuotaSlice([], Short()).slice(items, budget(100))
+    assert selected(result) == ["m", "x"]
+    assert result.token_shortfalls == (shortfall, shortfall)
+
+
+# --------------------------------------------------------------------------- what errors carry
+
+
+def test_configuration_errors_carry_field_value_and_rule() -> None:
+    cases: list[tuple[Callable[[], object], str, object, str]] = [
+        (lambda: QuotaEntry("Memory", cap=-1), "cap", -1, "must be >= 0"),
+        (lambda: QuotaSlice(7), "quotas", 7, "must be an iterable of QuotaEntry"),  # type: ignore[arg-type]
+        (
+            lambda: QuotaSlice([QuotaEntry("Memory"), "Message"]),  # type: ignore[list-item]
+            "quotas[1]",
+            "Message",
+            "must be a QuotaEntry",
+        ),
+        (
+            lambda: QuotaSlice([]).kind_budgets([], -1),
+            "target_tokens",
+            -1,
+            "must be >= 0",
+        ),
+    ]
+    for build, field, value, rule in cases:
+        with pytest.raises(SlicerConfigError) as info:
+            build()
+        assert (info.value.field, info.value.value, info.value.rule) == (field, value, rule)
+
+
+def test_a_negative_token_count_is_named_with_its_value() -> None:
+    items = [scored("a", 10, 0.9, "A"), scored("b", -5, 0.5, "B")]
+    with pytest.raises(SliceInputError) as info:
+        QuotaSlice([]).slice(items, budget(100))
+    assert (info.value.field, info.value.value) == ("items[1].item.tokens", -5)
+
+
+def test_repr_lists_every_entry() -> None:
+    slicer = QuotaSlice([QuotaEntry("Memory", 10, 50), QuotaEntry("Message", cap=60)])
+    assert repr(slicer) == (
+        "QuotaSlice([QuotaEntry('Memory', require=10.0, cap=50.0), "
+        "QuotaEntry('Message', require=0.0, cap=60.0)], inner=GreedySlice())"
+    )
