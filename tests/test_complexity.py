@@ -10,6 +10,9 @@ Most checks count operations, which a loaded machine cannot disturb:
   once per scoring pass, not once per item;
 * a disabled collector builds no per-run diagnostic state at all.
 
+The structure-aware and shrinking selections of the chat adapters are counted the same way
+over units of counting items.
+
 One check times the real thing on plain items: twice the items must take less than three times
 as long (min of several runs, each side re-measured before a failure is reported), for the
 relative scorers, the composite and the greedy pipeline.
@@ -28,6 +31,7 @@ import pytest
 
 from pycupel.adapters._structure import Structure, select_structured
 from pycupel.adapters._units import MessageUnit
+from pycupel.adapters._variants import Shrink, Variant, _Versions, select_with_variants
 from pycupel.diagnostics import NullTraceCollector
 from pycupel.model import ContextBudget, ContextItem, ContextKind, ScoredItem
 from pycupel.pipeline import Pipeline
@@ -390,6 +394,45 @@ def test_structured_selection_reads_each_unit_a_bounded_number_of_times(deduplic
     assert at_large["reads"] <= 2.2 * at_small["reads"], (at_small, at_large)
     assert at_large["eq"] <= len(large), at_large
     assert at_large["hash"] <= 4 * len(large), at_large
+
+
+def versions_of(units: list[MessageUnit]) -> dict[int, _Versions[Any]]:
+    """Every third unit gets a placeholder and a truncation over counting items."""
+    versions: dict[int, _Versions[Any]] = {}
+    for position, unit in enumerate(units[:-1]):
+        if position % 3 == 0 and unit.item.tokens > 10:
+            versions[position] = _Versions(
+                truncated=Variant("truncated", unit.item.replace(tokens=8), ()),
+                placeholder=Variant("placeholder", unit.item.replace(tokens=4), ()),
+            )
+    return versions
+
+
+@pytest.mark.parametrize("deduplicate", [False, True])
+def test_shrinking_selection_reads_each_unit_a_bounded_number_of_times(deduplicate: bool) -> None:
+    def select(units: list[MessageUnit], versions: dict[int, _Versions[Any]]) -> None:
+        total = sum(unit.item.tokens for unit in units)
+        select_with_variants(
+            units,
+            versions,
+            budget=ContextBudget(max_tokens=total // 4, target_tokens=total // 4),
+            scorer=QUERY_AWARE["conversation"](),
+            query="summer camp by the lake",
+            structure=Structure(),
+            deduplicate=deduplicate,
+            shrink=Shrink(),
+        )
+
+    small = message_units(400, seed=11)
+    large = message_units(800, seed=12)
+    small_versions, large_versions = versions_of(small), versions_of(large)
+    at_small = counted(lambda: select(small, small_versions))
+    at_large = counted(lambda: select(large, large_versions))
+    # The passes read the units by position: no per-item dictionary (hashes) is needed.
+    assert at_small["reads"] <= 20 * len(small), at_small
+    assert at_large["reads"] <= 2.2 * at_small["reads"], (at_small, at_large)
+    assert at_large["eq"] <= len(large), at_large
+    assert at_large["hash"] <= len(large), at_large
 
 
 # --------------------------------------------------------------------------- timing

@@ -1,6 +1,7 @@
 """Quality benchmark: what a fitted history keeps of what the next answer needs.
 
     python benchmarks/quality/run.py [--every N] [--budgets 1000 2000 4000] [--agent-runs N]
+        [--methods NAME...] [--before REV]
 
 **LoCoMo** (see ``locomo.py`` for the data, its location and the fixed encoding): every
 question with evidence is appended to its conversation as the final user message and the
@@ -27,7 +28,8 @@ the message whole, or in a truncation's head or tail), for pycupel with and with
 tool-result placeholders and the same anchors (except BM25 and LlamaIndex, which cannot keep
 tool pairs valid), the share of the history's tool calls still in the window, and every
 fitted history's validity (re-parsed by the adapter: no orphaned result or unanswered call).
-Also the time of one fit of a ~600-turn LoCoMo conversation.
+Also the time of one fit of a ~600-turn LoCoMo conversation (with ``--before REV``, beside
+the same fit by pycupel as of git revision ``REV``, the calls taking turns).
 
 Needs the ``bench`` extra (``pip install -e ".[bench]"``).
 """
@@ -246,17 +248,45 @@ def _call_ids(messages: Sequence[Message]) -> set[str]:
     return {call["id"] for m in messages for call in m.get("tool_calls") or ()}
 
 
-def time_large_fit(repeat: int = 15) -> tuple[int, float, float]:
-    """(messages, median ms of one default fit, median ms of one chat-preset fit)."""
+def time_large_fit(
+    repeat: int = 15, before: Fit | None = None
+) -> tuple[int, float, float, float | None]:
+    """(messages, median ms of one default fit, of one chat-preset fit, and of one default fit
+    by ``before``, an earlier revision's, when given); the calls take turns."""
     conversation = max(locomo.conversations(), key=lambda c: len(c.messages))
     messages = [*conversation.messages, {"role": "user", "content": conversation.questions[0].text}]
-    timings: dict[str, list[float]] = {"default": [], "chat": []}
+    fits: list[tuple[str, Fit]] = [("default", fit_pycupel), ("chat", fit_chat_preset)]
+    if before is not None:
+        assert before(messages, 2_000) == fit_pycupel(messages, 2_000), "selections differ"
+        fits.append(("before", before))
+    timings: dict[str, list[float]] = {label: [] for label, _ in fits}
     for _ in range(repeat):
-        for label, fit in (("default", fit_pycupel), ("chat", fit_chat_preset)):
+        for label, fit in fits:
             started = time.perf_counter()
             fit(messages, 2_000)
             timings[label].append((time.perf_counter() - started) * 1000)
-    return len(messages), statistics.median(timings["default"]), statistics.median(timings["chat"])
+    return (
+        len(messages),
+        statistics.median(timings["default"]),
+        statistics.median(timings["chat"]),
+        statistics.median(timings["before"]) if before is not None else None,
+    )
+
+
+def before_fit(revision: str) -> Fit:
+    """``openai.fit_messages`` with defaults as of git revision ``revision``."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    import importlib
+
+    from _before import load_before
+
+    adapter = importlib.import_module(f"{load_before(revision).__name__}.adapters.openai")
+
+    def fit(messages: list[Message], budget: int) -> list[Message]:
+        kept: list[Message] = adapter.fit_messages(messages, budget=budget).messages
+        return kept
+
+    return fit
 
 
 def main() -> None:
@@ -266,6 +296,9 @@ def main() -> None:
     parser.add_argument("--agent-runs", type=int, default=50, help="0 skips agent histories")
     parser.add_argument(
         "--methods", nargs="+", default=list(LOCOMO_METHODS), choices=list(LOCOMO_METHODS)
+    )
+    parser.add_argument(
+        "--before", metavar="REV", help="also time the large fit at git revision REV"
     )
     args = parser.parse_args()
 
@@ -284,12 +317,18 @@ def main() -> None:
         ms = statistics.median(row[b][1] for b in args.budgets)
         print(f"| {name} | {cells} | {ms:.1f} |")
 
-    count, default_ms, chat_ms = time_large_fit()
+    before = before_fit(args.before) if args.before else None
+    count, default_ms, chat_ms, before_ms = time_large_fit(before=before)
     print(
         f"\nOne fit of a {count}-message LoCoMo conversation at 2,000 tokens: "
         f"defaults {default_ms:.1f} ms, chat preset {chat_ms:.1f} ms "
         f"(ratio {default_ms / chat_ms:.2f})"
     )
+    if before_ms is not None:
+        print(
+            f"Defaults at {args.before}: {before_ms:.1f} ms (before / now "
+            f"{before_ms / default_ms:.2f}x, the same messages kept)"
+        )
     if args.agent_runs <= 0:
         return
     print(f"\nAgent histories: 200 turns, budget 15% of the history, {args.agent_runs} per kind\n")
