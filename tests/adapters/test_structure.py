@@ -170,6 +170,29 @@ def test_deduplicate_keeps_the_newest_occurrence() -> None:
     assert [type(entry.reason) for entry in report.excluded] == [Deduplicated]
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    replies=st.lists(
+        st.sampled_from(["ok", "noted", "sure thing", "done"]), min_size=8, max_size=40
+    ),
+    asked=st.integers(min_value=0, max_value=39),
+    budget=st.integers(min_value=40, max_value=400),
+)
+def test_a_left_out_duplicate_is_never_brought_back_as_a_neighbour(
+    replies: list[str], asked: int, budget: int
+) -> None:
+    # Repeated short replies follow distinct questions: a relevant question brings its
+    # answer as a neighbour, and that answer may be a duplicate left out of the window.
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "s"}]
+    for turn, reply in enumerate(replies):
+        messages.append({"role": "user", "content": f"question {turn} about topic{turn}"})
+        messages.append({"role": "assistant", "content": reply})
+    messages.append({"role": "user", "content": f"topic{asked % len(replies)} again?"})
+    fitted, report = openai.fit_messages(messages, budget=budget, deduplicate=True, shrink=False)
+    sent = sorted(f"{m['role']}: {m['content']}" for m in fitted)
+    assert sent == sorted(entry.item.content for entry in report.included)
+
+
 def test_every_adapter_defaults_to_structure_aware_selection() -> None:
     from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 

@@ -31,7 +31,7 @@ relevance pass (:func:`take_relevant`).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -232,6 +232,7 @@ def choose_structured(
             room=room,
             structure=structure,
             headers=headers,
+            excluded=duplicates,
         )
     )
 
@@ -281,13 +282,15 @@ def take_relevant(
     structure: Structure,
     headers: Sequence[int] | None,
     alone: Sequence[bool] | None = None,
+    excluded: Container[int] = (),
 ) -> float:
     """The relevance pass: marks ``candidates`` in ``chosen`` by relevance per token, each
     with its neighbours and its session's header when they fit; returns the tokens used.
 
     ``tokens``, ``chosen``, ``scores`` and ``headers`` (see :func:`session_headers`) are
     indexed by unit position; only units with a positive score are taken for relevance.
-    A unit marked in ``alone`` neither brings nor is brought as a neighbour.
+    A unit marked in ``alone`` neither brings nor is brought as a neighbour; a position in
+    ``excluded`` (a left-out duplicate) is never brought.
     """
     density = structure.density
     # The key's arithmetic is the same in plain floats as in numpy float64 scalars.
@@ -312,7 +315,11 @@ def take_relevant(
         if headers is not None and headers[position] >= 0:
             extras.append(headers[position])
         for extra_position in extras:
-            if 0 <= extra_position < count and not chosen[extra_position]:
+            if (
+                0 <= extra_position < count
+                and not chosen[extra_position]
+                and extra_position not in excluded
+            ):
                 extra_tokens = tokens[extra_position]
                 if extra_tokens >= 0 and used + extra_tokens <= room:
                     chosen[extra_position] = True

@@ -103,7 +103,8 @@ def rank_score_list(keys: list[int | None]) -> list[float]:
     ordered = sorted(present)  # type: ignore[type-var]  # no None left in present
     denominator = len(ordered) - 1
     # Each key's score at the first position it holds in sorted order (positions run
-    # backwards, so the first one is written last); no key scores 0.0. All C-level passes.
+    # backwards, so the first one is written last); a missing key (None) scores 0.0. All
+    # C-level passes.
     scores = map(truediv, range(denominator, -1, -1), repeat(denominator))
     score_of: dict[int | None, float] = dict(zip(reversed(ordered), scores, strict=True))
     score_of[None] = 0.0
