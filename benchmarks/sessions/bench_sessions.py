@@ -1,7 +1,7 @@
 """Sessions against per-turn trimming: input cost with prompt caching, cache reads, recall.
 
     python benchmarks/sessions/bench_sessions.py [--budgets 4000,16000] [--locomo 10] [--agents 3]
-        [--shrink]
+        [--shrink] [--recall-share 0.15]
 
 Every conversation is replayed turn by turn (each request is the whole history so far) with
 four strategies, all in the Anthropic Messages format with the adapter's default counter:
@@ -60,6 +60,7 @@ from data import Conversation, agent_history, load_locomo, locomo_path
 from _harness import format_table, machine_summary
 from pycupel.adapters import anthropic
 from pycupel.analytics import RenderedRequest, render_request, replay_cost
+from pycupel.session import DEFAULT_RECALL_SHARE
 
 PRICE = "claude-sonnet-4-5"
 STRATEGIES = ("session", "fit_messages", "sliding", "full-then-sliding")
@@ -109,7 +110,11 @@ class Tally:
 
 
 def sessions(
-    budget: int, user_first: bool, tally: Tally, strategies: Sequence[str]
+    budget: int,
+    user_first: bool,
+    tally: Tally,
+    strategies: Sequence[str],
+    recall_share: float = DEFAULT_RECALL_SHARE,
 ) -> dict[str, anthropic.Session]:
     """The session strategies of this run, one fresh session each."""
 
@@ -123,7 +128,12 @@ def sessions(
         "session+summary": {"summarize": counted},
     }
     return {
-        name: anthropic.Session(budget=budget, start_with_user=user_first, **options[name])
+        name: anthropic.Session(
+            budget=budget,
+            start_with_user=user_first,
+            recall_share=recall_share,
+            **options[name],
+        )
         for name in strategies
         if name.startswith("session")
     }
@@ -200,9 +210,10 @@ def replay(
     *,
     user_first: bool,
     strategies: Sequence[str] = STRATEGIES,
+    recall_share: float = DEFAULT_RECALL_SHARE,
 ) -> None:
     messages = conversation.messages
-    fitted_sessions = sessions(budget, user_first, tally, strategies)
+    fitted_sessions = sessions(budget, user_first, tally, strategies, recall_share)
     sliding = Sliding(messages, budget, user_first=user_first)
     rendered: dict[str, list[RenderedRequest]] = {name: [] for name in strategies}
     for end in conversation.turns:
@@ -334,6 +345,12 @@ def main() -> None:
         help="add session+placeholders and session+summary, and the cache-break table",
     )
     parser.add_argument("--no-timing", action="store_true", help="skip the turn-time table")
+    parser.add_argument(
+        "--recall-share",
+        type=float,
+        default=DEFAULT_RECALL_SHARE,
+        help="the session's recall_share (the largest share of the budget its recall takes)",
+    )
     args = parser.parse_args()
     strategies = (STRATEGIES[0], *SHRINKING, *STRATEGIES[1:]) if args.shrink else STRATEGIES
     budgets = [int(b) for b in args.budgets.split(",")]
@@ -359,7 +376,14 @@ def main() -> None:
             tally = Tally()
             started = time.perf_counter()
             for conversation in conversations:
-                replay(conversation, budget, tally, user_first=user_first, strategies=strategies)
+                replay(
+                    conversation,
+                    budget,
+                    tally,
+                    user_first=user_first,
+                    strategies=strategies,
+                    recall_share=args.recall_share,
+                )
             sliding_cost, _, _ = cost(tally.requests["sliding"], baseline=True)
             for name in strategies:
                 own = name.startswith("session")

@@ -88,3 +88,31 @@ def test_recall_share_zero_disables_recall_and_its_pressure() -> None:
     assert not window.compacted
     assert window.report.recall_messages == ()
     assert fact not in window.messages
+
+
+def test_a_follow_up_whose_best_match_is_recalled_keeps_the_zone_in_place() -> None:
+    session = openai.Session(budget=1_500)
+    history: list[dict[str, Any]] = [
+        SYSTEM,
+        QUESTION,
+        ANSWER,
+        {"role": "user", "content": "The vet visit is booked for Friday at noon."},
+        {"role": "assistant", "content": "Noted: the vet on Friday."},
+    ]
+    for user, assistant in chat_turns(40, seed=11):
+        history += [user, assistant]
+    replay(session, history)
+    history.append({"role": "user", "content": "Which name did the new puppy get?"})
+    first = session.fit(history)
+    assert ANSWER in first.messages
+    history.append({"role": "assistant", "content": "Biscuit."})
+    history.append(
+        {"role": "user", "content": "The new puppy's name again, and when is the vet visit?"}
+    )
+    second = session.fit(history)
+    # The best match (the puppy exchange) is already recalled: the zone stays where it is
+    # and the request extends the previous one, though the vet visit would match too.
+    assert second.report.cache_break is None
+    assert second.messages[: len(first.messages)] == first.messages
+    assert second.cached_tokens >= first.tokens - 10
+    assert ANSWER in second.messages

@@ -341,16 +341,19 @@ def _duplicates(items: Sequence[ContextItem]) -> dict[int, ContextItem]:
     return found
 
 
-def session_headers(items: Sequence[ContextItem]) -> list[int]:
-    """For each unit, the position of the unit holding its session's dated header (or -1)."""
+def session_headers(items: Sequence[ContextItem], current: int = -1, start: int = 0) -> list[int]:
+    """For each unit, the position of the unit holding its session's dated header (or -1).
+
+    ``items`` may continue a list already scanned: ``start`` is the position of its first
+    item and ``current`` the header position in force before it.
+    """
     result: list[int] = []
-    current = -1
     match = _DATED_HEADER.match
-    for position, item in enumerate(items):
+    for position, item in enumerate(items, start):
         text = item.content
         # The rendered content starts with the role label: look right after "label: ".
-        start = text.find(": ")
-        if start >= 0 and match(text, start + 2):
+        found = text.find(": ")
+        if found >= 0 and match(text, found + 2):
             current = position
         result.append(current)
     return result

@@ -25,7 +25,8 @@ A request is three zones, in this order::
   before the latest turn (chronological inside the zone), within ``recall_share`` x budget
   and what the budget leaves beside the window (less :data:`RECALL_HEADROOM`): relevance
   never touches the cached prefix, and when the zone changes only it and the latest turn
-  are re-sent. While the zone is unchanged it stays in place and the tail grows after it.
+  are re-sent. A zone that already holds the best match for a new user message stays in
+  place, and the tail grows after it.
 * **Relevance pressure.** When the best match for a new user message does not fit the
   recall zone and the window is above the low watermark, the session compacts on that turn,
   for that message (``compact_for_recall``, on by default): the compaction due soon comes
@@ -57,7 +58,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pycupel._checks import check_bool, check_float, check_int
 from pycupel.adapters._fit import LeadingFilter, fit_units, resolve_counter
-from pycupel.adapters._structure import Structure
+from pycupel.adapters._structure import Structure, session_headers
 from pycupel.adapters._units import MessageUnit, MessageUnits
 from pycupel.diagnostics import SelectionReport
 from pycupel.errors import PinnedBudgetError, SessionConfigError
@@ -227,6 +228,8 @@ class SessionCore(Generic[M]):
         self._recorded_turn = 0
         self._last_estimate: int | None = None
         self._learned: dict[int, float] = {}
+        # Each unit's session header position (for the recall zone), kept as units arrive.
+        self._headers: list[int] = []
         self._previous_summary: object = None
         # Shrinking and the running summary (None when not asked for).
         self.shrink = resolve_session_shrink(shrink, policy)
@@ -407,6 +410,7 @@ class SessionCore(Generic[M]):
             self._recall = [u for u in self._recall if u < valid_below]
             self._tail = [u for u in self._tail if u < valid_below]
             self._learned = {u: t for u, t in self._learned.items() if u < valid_below}
+            del self._headers[valid_below:]
             self._reported_units = frozenset(u for u in self._reported_units if u < valid_below)
             if self._recall_query >= valid_below:
                 self._recall_query = -1
@@ -467,6 +471,16 @@ class SessionCore(Generic[M]):
                 limit = self._recall_limit(overhead)
                 recall = self._select_recall(min(recall_cap, limit - window_tokens))
             recalled = recall.units
+            # A zone that already holds the best match for the new message stays in place
+            # (the request then extends the previous one): it changes only when it misses
+            # what matters most.
+            if (
+                not compacted
+                and sync.edited_at is None
+                and recall.best in self._recall
+                and window_tokens + self._tokens(self._recall) <= limit
+            ):
+                recalled = self._recall
             if recalled != self._recall or sync.edited_at is not None:
                 if self._recall and cache_break is None:
                     cache_break = "recall" if recalled else "recall-dropped"
@@ -504,6 +518,15 @@ class SessionCore(Generic[M]):
                 marked = yield [messages[index] for index in pending]
                 self._summary.install(marked, pending)
         return selection
+
+    def _guarded_tokens(self) -> list[float]:
+        """:meth:`_guard` of every unit, in one pass."""
+        units = self._history.units
+        if self._shown is not None:
+            return [self._guard(u) for u in range(len(units))]
+        get = self._learned.get
+        upper = self._calibration.upper_ratio
+        return [get(u, unit.item.tokens * upper) for u, unit in enumerate(units)]
 
     def _restore_latest_turn(self) -> None:
         """After an edit: the latest user turn whole in the tail (a shortened history may
@@ -578,10 +601,15 @@ class SessionCore(Generic[M]):
         ]
         if all(in_window[u] for u in scored):
             return Recall([], crowded=False)
-        guard = self._guard
+        headers = self._headers
+        if len(headers) < len(units):
+            start = len(headers)
+            items = [unit.item for unit in units[start:]]
+            headers.extend(session_headers(items, headers[-1] if headers else -1, start))
         return select_recall(
             units,
-            tokens=[guard(u) for u in range(len(units))],
+            tokens=self._guarded_tokens(),
+            headers=headers,
             in_window=in_window,
             scored=scored,
             query=query,

@@ -23,7 +23,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pycupel.adapters._structure import Structure, session_headers, take_relevant, with_context
+from pycupel.adapters._structure import (
+    Structure,
+    session_headers,
+    take_relevant,
+    with_context,
+)
 from pycupel.adapters._units import MessageUnit
 from pycupel.scorers._lexical import IntArray, TermVocabulary
 from pycupel.scorers.base import Scorer, check_finite_scores, score_array_for
@@ -35,6 +40,8 @@ RELATIVE_THRESHOLD = 0.3
 """Units are recalled for their relevance when they score at least this share of the best."""
 RECALL_STRUCTURE = Structure(keep_recent=0)
 """Context share, density, neighbours and headers: the defaults of ``fit_messages``."""
+_RANKED = 128
+"""At most this many candidates (the best by relevance per token) enter the relevance pass."""
 _RELEVANCE = RelevanceScorer(expansion=0.3)
 """The conversation preset's relevance (immutable, so one instance serves all sessions)."""
 
@@ -47,6 +54,7 @@ class Recall:
 
     units: list[int]
     crowded: bool
+    best: int = -1
 
 
 _NOTHING = Recall([], crowded=False)
@@ -63,6 +71,7 @@ def select_recall(
     terms: Sequence[IntArray],
     vocabulary: TermVocabulary,
     scorer: Scorer | None = None,
+    headers: Sequence[int] | None = None,
 ) -> Recall:
     """The units to recall within ``room`` tokens (see :class:`Recall`).
 
@@ -75,6 +84,7 @@ def select_recall(
         room: the tokens the zone may take.
         terms, vocabulary: the units' term ids (for the default relevance).
         scorer: the policy's scorer instead (scores the units' items for ``query``).
+        headers: :func:`session_headers` of the units, when the caller keeps them.
     """
     if not query or not scored:
         return _NOTHING
@@ -95,30 +105,41 @@ def select_recall(
     alone = [bool(unit.call_ids) for unit in units]
     flags = np.asarray(alone, dtype=np.bool_)
     linked = ~(flags[:-1] | flags[1:])
-    smoothed: list[float] = with_context(scores, structure.context, linked).tolist()
-    floor = RELATIVE_THRESHOLD * best
+    smoothed_array = with_context(scores, structure.context, linked)
     # Units outside the corpus (the system prompt, the latest user turn) are never recalled.
-    eligible = set(scored)
-    fixed = [in_window[u] or u not in eligible for u in range(len(units))]
-    chosen = list(fixed)
-    candidates = [u for u in scored if not chosen[u] and smoothed[u] >= floor]
-    headers = session_headers([unit.item for unit in units]) if structure.session_headers else None
-    if not candidates:
+    fixed_array = np.ones(len(units), dtype=np.bool_)
+    fixed_array[list(scored)] = False
+    fixed_array |= np.asarray(in_window, dtype=np.bool_)
+    found = np.flatnonzero(~fixed_array & (smoothed_array >= RELATIVE_THRESHOLD * best))
+    if not found.size:
         return _NOTHING
+    values = smoothed_array[found]
+    strongest = int(found[np.flatnonzero(values == values.max())[-1]])
+    if found.size > _RANKED:
+        # Only the best by relevance per token can fit a zone a share of the budget large.
+        sizes = np.asarray(tokens, dtype=np.float64)[found]
+        key = -values / np.maximum(sizes, 1.0) ** structure.density
+        found = np.sort(found[np.argsort(key, kind="stable")[:_RANKED]])
+    if not structure.session_headers:
+        headers = None
+    elif headers is None:
+        headers = session_headers([unit.item for unit in units])
+    fixed: list[bool] = fixed_array.tolist()
+    chosen = list(fixed)
     if room > 0:
         take_relevant(
             tokens,
             chosen,
-            smoothed,
-            candidates,
+            smoothed_array.tolist(),
+            found.tolist(),
             used=0.0,
             room=room,
             structure=structure,
             headers=headers,
             alone=alone,
         )
-    strongest = max(candidates, key=lambda u: (smoothed[u], u))
     return Recall(
         [u for u in range(len(units)) if chosen[u] and not fixed[u]],
         crowded=not chosen[strongest] and tokens[strongest] > room,
+        best=strongest,
     )
