@@ -74,80 +74,100 @@ class Adapter:
     check: Callable[[Any], None]
 
 
-def openai_turns(
-    script: Sequence[Event], rng: random.Random, with_system: bool
-) -> tuple[object, list[Turn]]:
-    history: list[Any] = [{"role": "system", "content": "You keep notes."}] if with_system else []
-    history.append({"role": "user", "content": "Start: " + words(rng, 5)})
+ToolRound = Callable[[int, str, list[tuple[str, str]]], list[Any]]
+"""``(event number, text, [(argument, result), ...]) -> the round's messages`` of a format."""
+
+
+def grow(
+    script: Sequence[Event],
+    rng: random.Random,
+    history: list[Any],
+    *,
+    user: Callable[[str], Any],
+    assistant: Callable[[str], Any],
+    tool_round: ToolRound,
+) -> list[Turn]:
+    """The turns of ``script`` in one format, each history grown from the previous one."""
     latest = history[-1]
     turns = [Turn(list(history), latest)]
     for number, event in enumerate(script):
         if event[0] == "user":
-            latest = {"role": "user", "content": words(rng, event[1])}
+            latest = user(words(rng, event[1]))
             history.append(latest)
         elif event[0] == "assistant":
-            history.append({"role": "assistant", "content": words(rng, event[1])})
+            history.append(assistant(words(rng, event[1])))
         else:
             _, text, calls = event
-            ids = [f"call_{number}_{k}" for k in range(len(calls))]
-            history.append(
-                {
-                    "role": "assistant",
-                    "content": words(rng, text) or None,
-                    "tool_calls": [
-                        {
-                            "id": call_id,
-                            "type": "function",
-                            "function": {
-                                "name": "search",
-                                "arguments": f'{{"q": "{words(rng, argument)}"}}',
-                            },
-                        }
-                        for call_id, (argument, _) in zip(ids, calls, strict=True)
-                    ],
-                }
-            )
-            for call_id, (_, result) in zip(ids, calls, strict=True):
-                history.append(
-                    {"role": "tool", "tool_call_id": call_id, "content": words(rng, result)}
-                )
+            text_words = words(rng, text)
+            arguments = [words(rng, argument) for argument, _ in calls]
+            results = [words(rng, result) for _, result in calls]
+            history += tool_round(number, text_words, list(zip(arguments, results, strict=True)))
         turns.append(Turn(list(history), latest))
+    return turns
+
+
+def openai_turns(
+    script: Sequence[Event], rng: random.Random, with_system: bool
+) -> tuple[object, list[Turn]]:
+    def tool_round(number: int, text: str, calls: list[tuple[str, str]]) -> list[Any]:
+        ids = [f"call_{number}_{k}" for k in range(len(calls))]
+        call = {
+            "role": "assistant",
+            "content": text or None,
+            "tool_calls": [
+                {
+                    "id": call_id,
+                    "type": "function",
+                    "function": {"name": "search", "arguments": f'{{"q": "{argument}"}}'},
+                }
+                for call_id, (argument, _) in zip(ids, calls, strict=True)
+            ],
+        }
+        results = [
+            {"role": "tool", "tool_call_id": call_id, "content": result}
+            for call_id, (_, result) in zip(ids, calls, strict=True)
+        ]
+        return [call, *results]
+
+    history: list[Any] = [{"role": "system", "content": "You keep notes."}] if with_system else []
+    history.append({"role": "user", "content": "Start: " + words(rng, 5)})
+    turns = grow(
+        script,
+        rng,
+        history,
+        user=lambda text: {"role": "user", "content": text},
+        assistant=lambda text: {"role": "assistant", "content": text},
+        tool_round=tool_round,
+    )
     return None, turns
 
 
 def anthropic_turns(
     script: Sequence[Event], rng: random.Random, with_system: bool
 ) -> tuple[object, list[Turn]]:
-    system = "You keep notes." if with_system else None
+    def tool_round(number: int, text: str, calls: list[tuple[str, str]]) -> list[Any]:
+        ids = [f"toolu_{number}_{k}" for k in range(len(calls))]
+        blocks: list[Any] = [{"type": "text", "text": text}] if text else []
+        blocks += [
+            {"type": "tool_use", "id": call_id, "name": "search", "input": {"q": argument}}
+            for call_id, (argument, _) in zip(ids, calls, strict=True)
+        ]
+        answers = [
+            {"type": "tool_result", "tool_use_id": call_id, "content": result}
+            for call_id, (_, result) in zip(ids, calls, strict=True)
+        ]
+        return [{"role": "assistant", "content": blocks}, {"role": "user", "content": answers}]
+
     history: list[Any] = [{"role": "user", "content": "Start: " + words(rng, 5)}]
-    latest = history[-1]
-    turns = [Turn(list(history), latest)]
-    for number, event in enumerate(script):
-        if event[0] == "user":
-            latest = {"role": "user", "content": words(rng, event[1])}
-            history.append(latest)
-        elif event[0] == "assistant":
-            history.append({"role": "assistant", "content": words(rng, event[1])})
-        else:
-            _, text, calls = event
-            ids = [f"toolu_{number}_{k}" for k in range(len(calls))]
-            blocks: list[Any] = [{"type": "text", "text": words(rng, text)}] if text else []
-            blocks += [
-                {"type": "tool_use", "id": call_id, "name": "search", "input": {"q": words(rng, a)}}
-                for call_id, (a, _) in zip(ids, calls, strict=True)
-            ]
-            history.append({"role": "assistant", "content": blocks})
-            history.append(
-                {
-                    "role": "user",
-                    "content": [
-                        {"type": "tool_result", "tool_use_id": call_id, "content": words(rng, r)}
-                        for call_id, (_, r) in zip(ids, calls, strict=True)
-                    ],
-                }
-            )
-        turns.append(Turn(list(history), latest))
-    return system, turns
+    turns = grow(
+        script,
+        rng,
+        history,
+        user=lambda text: {"role": "user", "content": text},
+        assistant=lambda text: {"role": "assistant", "content": text},
+        tool_round=tool_round,
+    )
+    return ("You keep notes." if with_system else None), turns
 
 
 def langchain_turns(
@@ -184,79 +204,64 @@ def langchain_turns(
 def responses_turns(
     script: Sequence[Event], rng: random.Random, with_system: bool
 ) -> tuple[object, list[Turn]]:
-    system = "You keep notes." if with_system else None
+    def tool_round(number: int, text: str, calls: list[tuple[str, str]]) -> list[Any]:
+        ids = [f"fc_{number}_{k}" for k in range(len(calls))]
+        items: list[Any] = []
+        if text:  # a reasoning item travels with the call after it
+            items.append({"type": "reasoning", "summary": [{"type": "summary_text", "text": text}]})
+        items += [
+            {
+                "type": "function_call",
+                "call_id": call_id,
+                "name": "search",
+                "arguments": f'{{"q": "{argument}"}}',
+            }
+            for call_id, (argument, _) in zip(ids, calls, strict=True)
+        ]
+        items += [
+            {"type": "function_call_output", "call_id": call_id, "output": result}
+            for call_id, (_, result) in zip(ids, calls, strict=True)
+        ]
+        return items
+
     history: list[Any] = [{"role": "user", "content": "Start: " + words(rng, 5)}]
-    latest = history[-1]
-    turns = [Turn(list(history), latest)]
-    for number, event in enumerate(script):
-        if event[0] == "user":
-            latest = {"role": "user", "content": words(rng, event[1])}
-            history.append(latest)
-        elif event[0] == "assistant":
-            history.append({"role": "assistant", "content": words(rng, event[1])})
-        else:
-            _, text, calls = event
-            ids = [f"fc_{number}_{k}" for k in range(len(calls))]
-            if text:  # a reasoning item travels with the call after it
-                summary = [{"type": "summary_text", "text": words(rng, text)}]
-                history.append({"type": "reasoning", "summary": summary})
-            for call_id, (argument, _) in zip(ids, calls, strict=True):
-                arguments = f'{{"q": "{words(rng, argument)}"}}'
-                history.append(
-                    {
-                        "type": "function_call",
-                        "call_id": call_id,
-                        "name": "search",
-                        "arguments": arguments,
-                    }
-                )
-            for call_id, (_, result) in zip(ids, calls, strict=True):
-                history.append(
-                    {
-                        "type": "function_call_output",
-                        "call_id": call_id,
-                        "output": words(rng, result),
-                    }
-                )
-        turns.append(Turn(list(history), latest))
-    return system, turns
+    turns = grow(
+        script,
+        rng,
+        history,
+        user=lambda text: {"role": "user", "content": text},
+        assistant=lambda text: {"role": "assistant", "content": text},
+        tool_round=tool_round,
+    )
+    return ("You keep notes." if with_system else None), turns
 
 
 def gemini_turns(
     script: Sequence[Event], rng: random.Random, with_system: bool
 ) -> tuple[object, list[Turn]]:
-    system = "You keep notes." if with_system else None
+    def tool_round(number: int, text: str, calls: list[tuple[str, str]]) -> list[Any]:
+        ids = [f"fn_{number}_{k}" for k in range(len(calls))]
+        parts: list[Any] = [{"text": text}] if text else []
+        parts += [
+            {"functionCall": {"name": "search", "args": {"q": argument}, "id": call_id}}
+            for call_id, (argument, _) in zip(ids, calls, strict=True)
+        ]
+        answers = [
+            {"functionResponse": {"name": "search", "response": {"result": result}, "id": call_id}}
+            for call_id, (_, result) in zip(ids, calls, strict=True)
+        ]
+        return [{"role": "model", "parts": parts}, {"role": "user", "parts": answers}]
+
     history: list[Any] = [{"role": "user", "parts": [{"text": "Start: " + words(rng, 5)}]}]
-    latest = history[-1]
-    turns = [Turn(list(history), latest)]
-    for number, event in enumerate(script):
-        if event[0] == "user":
-            latest = {"role": "user", "parts": [{"text": words(rng, event[1])}]}
-            history.append(latest)
-        elif event[0] == "assistant":
-            history.append({"role": "model", "parts": [{"text": words(rng, event[1])}]})
-        else:
-            _, text, calls = event
-            ids = [f"fn_{number}_{k}" for k in range(len(calls))]
-            parts: list[Any] = [{"text": words(rng, text)}] if text else []
-            parts += [
-                {"functionCall": {"name": "search", "args": {"q": words(rng, a)}, "id": call_id}}
-                for call_id, (a, _) in zip(ids, calls, strict=True)
-            ]
-            history.append({"role": "model", "parts": parts})
-            answers = [
-                {
-                    "functionResponse": {
-                        "name": "search",
-                        "response": {"result": words(rng, r)},
-                        "id": call_id,
-                    }
-                }
-                for call_id, (_, r) in zip(ids, calls, strict=True)
-            ]
-            history.append({"role": "user", "parts": answers})
-        turns.append(Turn(list(history), latest))
-    return system, turns
+    turns = grow(
+        script,
+        rng,
+        history,
+        user=lambda text: {"role": "user", "parts": [{"text": text}]},
+        assistant=lambda text: {"role": "model", "parts": [{"text": text}]},
+        tool_round=tool_round,
+    )
+    return ("You keep notes." if with_system else None), turns
 
 
 def check_responses(window: Any) -> None:
