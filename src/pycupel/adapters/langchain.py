@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from types import MappingProxyType, ModuleType
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, Unpack, cast
 
 from pycupel.adapters._async import afit
 from pycupel.adapters._fit import (
@@ -64,6 +64,7 @@ from pycupel.adapters._media import (
     image_tokens,
 )
 from pycupel.adapters._media_length import audio_tokens, document_tokens
+from pycupel.adapters._options import FitOptions as _FitOptions
 from pycupel.adapters._repair import group_units
 from pycupel.adapters._structure import Structure
 from pycupel.adapters._summary import (
@@ -110,6 +111,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_OVERHEAD",
+    "FitOptions",
     "FitResult",
     "Session",
     "afit_messages",
@@ -729,52 +731,22 @@ def _optional(value: object, at: str) -> str | None:
 # --------------------------------------------------------------------------- async
 
 
+class FitOptions(_FitOptions, total=False):
+    """:func:`fit_messages`' keyword options (all but ``counter``), which
+    :func:`afit_messages` takes and passes on."""
+
+    tools: Sequence[Any] | None
+    image_pricing: ImageProvider
+
+
 async def afit_messages(
     messages: Sequence[BaseMessage],
     *,
-    budget: int | ContextBudget,
-    policy: Policy | Pipeline | None = None,
     counter: AsyncTokenCounter,
-    tools: Sequence[Any] | None = None,
-    overhead: MessageOverhead | None = None,
-    image_pricing: ImageProvider = "openai",
-    pin_system: bool = True,
-    pin_latest_user: bool = True,
-    timestamps: Sequence[datetime] | None = None,
-    deduplicate: bool = False,
-    unanswered_tool_calls: Literal["error", "drop"] = "error",
-    repair: bool = False,
-    query: str | None = None,
-    keep_recent: int | None = None,
-    structure: Structure | None = None,
-    shrink: Shrink | bool | None = None,
-    summarize: Summarize | None = None,
-    on_summary_error: OnSummaryError = "raise",
+    **options: Unpack[FitOptions],
 ) -> FitResult[BaseMessage]:
     """:func:`fit_messages` with an asynchronous token counter (e.g. a wrapped count-tokens
     endpoint): every distinct text is counted in one awaited ``count_batch`` call, and a
-    coroutine ``summarize`` callback is awaited (called once, with what the fit drops)."""
-    return await afit(
-        fit_messages,
-        messages,
-        counter,
-        {
-            "budget": budget,
-            "policy": policy,
-            "tools": tools,
-            "overhead": overhead,
-            "image_pricing": image_pricing,
-            "pin_system": pin_system,
-            "pin_latest_user": pin_latest_user,
-            "timestamps": timestamps,
-            "deduplicate": deduplicate,
-            "unanswered_tool_calls": unanswered_tool_calls,
-            "repair": repair,
-            "query": query,
-            "keep_recent": keep_recent,
-            "structure": structure,
-            "shrink": shrink,
-            "summarize": summarize,
-            "on_summary_error": on_summary_error,
-        },
-    )
+    coroutine ``summarize`` callback is awaited (called once, with what the fit drops).
+    Takes every option of :func:`fit_messages` (see :class:`FitOptions`)."""
+    return await afit(fit_messages, messages, counter, options)
