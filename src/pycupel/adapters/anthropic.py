@@ -96,15 +96,12 @@ from pycupel.errors import PipelineConfigError
 from pycupel.model import ContextBudget, ContextItem
 from pycupel.pipeline import Pipeline
 from pycupel.session import (
-    DEFAULT_COMPACT_AT,
-    DEFAULT_COMPACT_TO,
-    DEFAULT_GRID,
-    DEFAULT_RECALL_SHARE,
     CoreWindow,
     MessageFormat,
     ParseState,
     ProviderUsage,
     SessionCore,
+    SessionOptions,
     SessionWindow,
 )
 from pycupel.session.history import snapshot_json
@@ -402,20 +399,10 @@ class Session:
         self,
         *,
         budget: int,
-        policy: Policy | Pipeline | None = None,
-        counter: TokenCounter | None = None,
         overhead: MessageOverhead | None = None,
-        compact_at: float = DEFAULT_COMPACT_AT,
-        compact_to: float = DEFAULT_COMPACT_TO,
-        grid: int = DEFAULT_GRID,
-        recall_share: float = DEFAULT_RECALL_SHARE,
-        compact_for_recall: bool = True,
-        pin_system: bool = True,
-        shrink: Shrink | bool | None = None,
-        summarize: Summarize | None = None,
-        on_summary_error: OnSummaryError = "raise",
         cache_ttl: CacheTTL | None = "5m",
         start_with_user: bool = True,
+        **options: Unpack[SessionOptions],
     ) -> None:
         check_bool(PipelineConfigError, "start_with_user", start_with_user)
         if cache_ttl not in ("5m", "1h", None):
@@ -448,17 +435,7 @@ class Session:
                 summary_message=_summary_message,
             ),
             budget=budget,
-            policy=policy,
-            counter=counter,
-            compact_at=compact_at,
-            compact_to=compact_to,
-            grid=grid,
-            recall_share=recall_share,
-            compact_for_recall=compact_for_recall,
-            pin_system=pin_system,
-            shrink=shrink,
-            summarize=summarize,
-            on_summary_error=on_summary_error,
+            **options,
         )
 
     def fit(
