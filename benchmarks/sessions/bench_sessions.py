@@ -1,7 +1,7 @@
 """Sessions against per-turn trimming: input cost with prompt caching, cache reads, recall.
 
     python benchmarks/sessions/bench_sessions.py [--budgets 4000,16000] [--locomo 10] [--agents 3]
-        [--shrink] [--recall-share 0.15]
+        [--shrink] [--phases] [--recall-share 0.15]
 
 Every conversation is replayed turn by turn (each request is the whole history so far) with
 four strategies, all in the Anthropic Messages format with the adapter's default counter:
@@ -30,8 +30,19 @@ relative to the sliding window's over the same conversations.
 
 Evidence recall: after the replay, every question of the conversation is appended as the final
 user message and each strategy fits that history; recall is the share of the question's
-evidence messages kept, averaged over questions. Every request of every strategy is checked:
-within the budget (as the adapter counts it) and valid (tool calls paired).
+evidence messages kept, averaged over questions. Each such question replaces the one before
+(an edit of the last message), which makes a session decide its recall zone afresh. ``recall
+in a row`` asks the questions as a user would, one after another on a fresh replay of the
+conversation, each answered by a short assistant message before the next: a session then
+serves each question from the zone it kept or moved, and compacts as the history grows.
+Every request of every strategy is checked: within the budget (as the adapter counts it) and
+valid (tool calls paired).
+
+With ``--phases``, a third table splits each strategy's cost at the first turn whose whole
+history exceeds the budget: before it, every strategy that keeps what fits sends the same
+append-only requests (so its cost is about sliding's by construction); after it, the
+strategies differ. The ``fitting share`` column is the part of sliding's total cost spent
+before that turn: no strategy that sends the whole history while it fits can go below it.
 
 Data: LoCoMo (``../shared/locomo/locomo10.zip``, read in place) and generated agent histories
 of 340 tool rounds (about 690 messages) with planted facts; see ``data.py``. Timing: one
@@ -59,7 +70,7 @@ from data import Conversation, agent_history, load_locomo, locomo_path
 
 from _harness import format_table, machine_summary
 from pycupel.adapters import anthropic
-from pycupel.analytics import RenderedRequest, render_request, replay_cost
+from pycupel.analytics import CostReport, RenderedRequest, render_request, replay_cost
 from pycupel.session import DEFAULT_RECALL_SHARE
 
 PRICE = "claude-sonnet-4-5"
@@ -96,6 +107,9 @@ class Tally:
     recall: dict[str, list[float]] = dataclasses.field(
         default_factory=lambda: {name: [] for name in ALL}
     )
+    in_a_row: dict[str, list[float]] = dataclasses.field(
+        default_factory=lambda: {name: [] for name in ALL}
+    )
     compactions: dict[str, int] = dataclasses.field(default_factory=lambda: dict.fromkeys(ALL, 0))
     invalid: dict[str, int] = dataclasses.field(default_factory=lambda: dict.fromkeys(ALL, 0))
     # Per session strategy: measured breaks, at compactions, reported otherwise, unexplained.
@@ -103,6 +117,8 @@ class Tally:
         default_factory=lambda: {name: [0, 0, 0, 0] for name in ALL}
     )
     summaries: int = 0
+    # Per conversation: the number of leading turns whose whole history fits the budget.
+    fitting: list[int] = dataclasses.field(default_factory=list)
     # Per strategy: tool calls of the history visible in the final windows, and all of them.
     visible: dict[str, list[int]] = dataclasses.field(
         default_factory=lambda: {name: [0, 0] for name in ALL}
@@ -241,6 +257,12 @@ def replay(
         )
     for name in strategies:
         tally.requests[name].append(rendered[name])
+    fitting = 0
+    for end in conversation.turns:
+        if render_request(messages[:end], format="anthropic").total_tokens > budget:
+            break
+        fitting += 1
+    tally.fitting.append(fitting)
 
     identity = {id(message): position for position, message in enumerate(messages)}
     by_text = {json.dumps(m["content"], sort_keys=True): m for m in messages}
@@ -261,6 +283,39 @@ def replay(
             tally.visible[name][1] += len(_tool_uses(history))
             hits = sum(1 for position in question.evidence if position in kept)
             tally.recall[name].append(hits / len(question.evidence))
+
+    # The same questions asked in a row, the sessions fresh and replayed to the end again.
+    for name, each in sessions(budget, user_first, Tally(), strategies, recall_share).items():
+        for end in conversation.turns:
+            _record(each, each.fit(messages[:end]))
+        fitters[name] = _recording(each)
+    row = list(messages)
+    if row[-1]["role"] == "user":
+        row.append({"role": "assistant", "content": ROW_ANSWER})
+    for question in conversation.questions:
+        row.append({"role": "user", "content": question.text})
+        for name, fitter in fitters.items():
+            window = fitter(row)
+            check(tally, name, (None, window), budget)
+            kept = {identity.get(id(_original(m, by_text)), -1) for m in window}
+            hits = sum(1 for position in question.evidence if position in kept)
+            tally.in_a_row[name].append(hits / len(question.evidence))
+        row.append({"role": "assistant", "content": ROW_ANSWER})
+
+
+ROW_ANSWER = "Let me think about that."
+"""The assistant's reply between questions asked in a row (the same for every strategy)."""
+
+
+def _record(session: anthropic.Session, window: Any) -> Any:
+    """Record the provider's count of the window's request, as the replay does."""
+    rendered = render_request(window.messages, format="anthropic", system=window.system)
+    session.record_usage({"input_tokens": rendered.total_tokens, "cache_read_input_tokens": 0})
+    return window
+
+
+def _recording(session: anthropic.Session) -> Callable[[list[Any]], list[Any]]:
+    return lambda history: _record(session, session.fit(history)).messages
 
 
 def _tool_uses(messages: Sequence[Any]) -> set[str]:
@@ -311,8 +366,25 @@ def time_turns(budget: int) -> tuple[float, float, int]:
     return statistics.median(session_ms), statistics.median(fit_ms), len(session_ms)
 
 
+def _ratio(part: float, whole: float) -> str:
+    return f"{part / whole:.3f}" if whole else "-"
+
+
 def _share(counts: list[int]) -> str:
     return f"{counts[0] / counts[1]:.2f}" if counts[1] else "-"
+
+
+def priced(conversation: list[RenderedRequest], *, baseline: bool) -> CostReport:
+    """The conversation's cost report (a baseline: the cheaper of no caching and a
+    breakpoint at the end of every request)."""
+    plain = replay_cost(conversation, price=PRICE)
+    if not baseline:
+        return plain
+    marked = replay_cost(
+        [dataclasses.replace(r, breakpoints=(len(r.blocks),)) for r in conversation],
+        price=PRICE,
+    )
+    return min(plain, marked, key=lambda report: report.total_cost_usd)
 
 
 def cost(requests: list[list[RenderedRequest]], *, baseline: bool) -> tuple[float, int, int]:
@@ -320,18 +392,23 @@ def cost(requests: list[list[RenderedRequest]], *, baseline: bool) -> tuple[floa
     prompt = 0
     read = 0
     for conversation in requests:
-        plain = replay_cost(conversation, price=PRICE)
-        best = plain
-        if baseline:
-            marked = replay_cost(
-                [dataclasses.replace(r, breakpoints=(len(r.blocks),)) for r in conversation],
-                price=PRICE,
-            )
-            best = min(plain, marked, key=lambda report: report.total_cost_usd)
+        best = priced(conversation, baseline=baseline)
         total += best.total_cost_usd
         prompt += best.prompt_tokens
         read += best.cache_read_tokens
     return total, prompt, read
+
+
+def phase_costs(
+    requests: list[list[RenderedRequest]], fitting: list[int], *, baseline: bool
+) -> tuple[float, float]:
+    """The cost of the turns whose whole history fits the budget, and of the turns after."""
+    before = after = 0.0
+    for conversation, leading in zip(requests, fitting, strict=True):
+        turns = priced(conversation, baseline=baseline).turns
+        before += sum(turn.cost_usd for turn in turns[:leading])
+        after += sum(turn.cost_usd for turn in turns[leading:])
+    return before, after
 
 
 def main() -> None:
@@ -345,6 +422,11 @@ def main() -> None:
         help="add session+placeholders and session+summary, and the cache-break table",
     )
     parser.add_argument("--no-timing", action="store_true", help="skip the turn-time table")
+    parser.add_argument(
+        "--phases",
+        action="store_true",
+        help="split the cost at the first turn whose whole history exceeds the budget",
+    )
     parser.add_argument(
         "--recall-share",
         type=float,
@@ -369,6 +451,7 @@ def main() -> None:
     rows = []
     timing = []
     break_rows = []
+    phase_rows = []
     for dataset, conversations, user_first in datasets:
         turns = sum(len(c.turns) for c in conversations)
         questions = sum(len(c.questions) for c in conversations)
@@ -385,10 +468,12 @@ def main() -> None:
                     recall_share=args.recall_share,
                 )
             sliding_cost, _, _ = cost(tally.requests["sliding"], baseline=True)
+            sliding_phases = phase_costs(tally.requests["sliding"], tally.fitting, baseline=True)
             for name in strategies:
                 own = name.startswith("session")
                 total, prompt, read = cost(tally.requests[name], baseline=not own)
                 recall = statistics.fmean(tally.recall[name]) if tally.recall[name] else 0.0
+                row_recall = statistics.fmean(tally.in_a_row[name]) if tally.in_a_row[name] else 0.0
                 rows.append(
                     [
                         f"{dataset} @ {budget:,}",
@@ -397,9 +482,25 @@ def main() -> None:
                         f"{read / prompt:.0%}" if prompt else "-",
                         str(tally.compactions[name]) if own else "-",
                         f"{recall:.3f}",
+                        f"{row_recall:.3f}",
                         str(tally.invalid[name]),
                     ]
                 )
+                if args.phases:
+                    before, after = phase_costs(
+                        tally.requests[name], tally.fitting, baseline=not own
+                    )
+                    phase_rows.append(
+                        [
+                            f"{dataset} @ {budget:,}",
+                            name,
+                            f"{sum(tally.fitting)} / {turns}",
+                            _ratio(before, sliding_phases[0]),
+                            _ratio(after, sliding_phases[1]),
+                            f"{sliding_phases[0] / sliding_cost:.3f}",
+                            f"{total / sliding_cost:.3f}",
+                        ]
+                    )
                 if own and args.shrink:
                     requests = [r for c in tally.requests[name] for r in c]
                     measured, at_compaction, reported, unexplained = tally.breaks[name]
@@ -444,6 +545,7 @@ def main() -> None:
                 "cache reads",
                 "compactions",
                 "recall at end",
+                "recall in a row",
                 "invalid or over",
             ],
             rows,
@@ -466,6 +568,22 @@ def main() -> None:
                     "tool calls visible",
                 ],
                 break_rows,
+            )
+        )
+    if phase_rows:
+        print()
+        print(
+            format_table(
+                [
+                    "replay",
+                    "strategy",
+                    "turns fitting",
+                    "cost / sliding, fitting",
+                    "cost / sliding, after",
+                    "fitting share",
+                    "cost / sliding",
+                ],
+                phase_rows,
             )
         )
     if timing:
