@@ -18,7 +18,7 @@ the documents currently added, in ascending number.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -110,6 +110,10 @@ class Bm25Index:
                 del postings[term]
         self._total -= int(self._lengths[document])
         self._lengths[document] = 0.0
+
+    def count_in(self, documents: Iterable[int]) -> int:
+        """How many of ``documents`` are in the index."""
+        return sum(map(self._documents.__contains__, documents))
 
     def document_frequency(self, term: int) -> int:
         """The number of documents holding ``term``."""
