@@ -484,3 +484,34 @@ def test_twice_the_items_take_less_than_three_times_as_long(
         if ratio < 3.0:
             return
     pytest.fail(f"{name}: 2x the items took {min(ratios):.2f}x as long ({ratios})")
+
+
+@pytest.mark.parametrize("placer", [UShapedPlacer(), ChronologicalPlacer()], ids=type)
+def test_fused_run_reads_each_item_a_bounded_number_of_times(
+    placer: UShapedPlacer | ChronologicalPlacer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A small untraced run with built-in parts takes the fused run (pipeline/fused.py).
+    results: list[object] = []
+    real = pipeline_module.run_fused
+
+    def recording(*args: Any) -> object:
+        results.append(real(*args))
+        return results[-1]
+
+    monkeypatch.setattr(pipeline_module, "run_fused", recording)
+
+    def run(items: list[ContextItem]) -> None:
+        Pipeline(budget=budget_for(items), scorer=pipeline_scorer(), placer=placer).run(items)
+
+    small = make_items(SMALL_BATCH // 2, seed=11, cls=CountingItem)
+    large = make_items(SMALL_BATCH, seed=12, cls=CountingItem)
+    at_small = counted(lambda: run(small))
+    at_large = counted(lambda: run(large))
+    assert len(results) == 2
+    assert None not in results  # both runs were fused
+    # Each field the parts need, read once per item (and pinned/tokens twice): far fewer
+    # reads than the staged run's 60 per item.
+    assert at_small["reads"] <= 12 * len(small), at_small
+    assert at_large["reads"] <= 2.2 * at_small["reads"], (at_small, at_large)
+    assert at_large["eq"] <= len(large), at_large
+    assert at_large["hash"] <= len(large), at_large

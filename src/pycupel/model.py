@@ -642,6 +642,21 @@ def compute_effective_budget(budget: ContextBudget, pinned_tokens: int) -> Conte
 def effective_budget_of(budget: ContextBudget, pinned_tokens: int) -> ContextBudget:
     """:func:`compute_effective_budget` for arguments already known valid (a pipeline run's
     own budget and the pinned tokens it summed), without checking them again."""
+    effective_max, effective_target = effective_limits(budget, pinned_tokens)
+    # Valid by construction (0 <= target <= max, no reserve, slots or margin): built through
+    # the slots' own setters, as every run computes one.
+    effective = object.__new__(ContextBudget)
+    _set_max_tokens(effective, effective_max)
+    _set_target_tokens(effective, effective_target)
+    _set_output_reserve(effective, 0)
+    _set_reserved_slots(effective, _NO_SLOTS)
+    _set_margin(effective, 0.0)
+    return effective
+
+
+def effective_limits(budget: ContextBudget, pinned_tokens: int) -> tuple[int, int]:
+    """``(max_tokens, target_tokens)`` of :func:`effective_budget_of`, as two integers (for a
+    run that needs no budget object)."""
     reserved = budget.reserved_tokens if budget.reserved_slots else 0
     effective_max = max(0, budget.max_tokens - budget.output_reserve - pinned_tokens - reserved)
     effective_target = max(0, budget.target_tokens - pinned_tokens - reserved)
@@ -652,15 +667,7 @@ def effective_budget_of(budget: ContextBudget, pinned_tokens: int) -> ContextBud
         effective_max = math.floor(effective_max * multiplier)
         effective_target = math.floor(effective_target * multiplier)
         effective_target = min(effective_target, effective_max)
-    # Valid by construction (0 <= target <= max, no reserve, slots or margin): built through
-    # the slots' own setters, as every run computes one.
-    effective = object.__new__(ContextBudget)
-    _set_max_tokens(effective, effective_max)
-    _set_target_tokens(effective, effective_target)
-    _set_output_reserve(effective, 0)
-    _set_reserved_slots(effective, _NO_SLOTS)
-    _set_margin(effective, 0.0)
-    return effective
+    return effective_max, effective_target
 
 
 _NO_SLOTS: Mapping[ContextKind, int] = MappingProxyType({})

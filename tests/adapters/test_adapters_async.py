@@ -194,3 +194,36 @@ def test_async_fit_reports_a_failing_summarizer_by_its_name_or_skips_it() -> Non
     )
     assert fitted == expected
     assert not any(str(m.get("content")).startswith("[Summary") for m in fitted)
+
+
+@pytest.mark.parametrize("name", ["openai", "anthropic", "responses", "gemini", "langchain"])
+def test_async_fit_options_are_exactly_the_fit_options(name: str) -> None:
+    """``afit_messages`` takes its options through the adapter's ``FitOptions``: a keyword
+    added to ``fit_messages`` and not to ``FitOptions`` (or the reverse) fails here."""
+    import importlib
+    import inspect
+
+    adapter = importlib.import_module(f"pycupel.adapters.{name}")
+    fit_keywords = {
+        parameter.name
+        for parameter in inspect.signature(adapter.fit_messages).parameters.values()
+        if parameter.kind is inspect.Parameter.KEYWORD_ONLY
+    } - {"counter"}
+    options = adapter.FitOptions
+    assert set(options.__required_keys__) | set(options.__optional_keys__) == fit_keywords
+    assert set(options.__required_keys__) == {
+        parameter.name
+        for parameter in inspect.signature(adapter.fit_messages).parameters.values()
+        if parameter.kind is inspect.Parameter.KEYWORD_ONLY
+        and parameter.default is inspect.Parameter.empty
+    }
+
+
+def test_async_fit_rejects_a_missing_or_unknown_keyword_before_counting() -> None:
+    counter = AsyncWordCounter()
+    history = [{"role": "user", "content": "hello"}]
+    with pytest.raises(TypeError, match="budget"):
+        asyncio.run(openai.afit_messages(history, counter=counter))  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="bugdet"):
+        asyncio.run(openai.afit_messages(history, budget=100, bugdet=5, counter=counter))  # type: ignore[call-arg]
+    assert counter.calls == []

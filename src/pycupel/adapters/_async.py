@@ -17,6 +17,7 @@ counter), which ``fit_messages`` places, checks and marks as it does for a synch
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -57,10 +58,13 @@ class _CountedOrRecorded:
 
 
 async def afit(
-    fit: Callable[..., R], messages: object, counter: AsyncTokenCounter, options: dict[str, Any]
+    fit: Callable[..., R], messages: object, counter: AsyncTokenCounter, options: Mapping[str, Any]
 ) -> R:
     """``fit(messages, counter=..., **options)`` with the counts awaited from ``counter`` and
     a ``summarize`` option's callback awaited once (see the module docs)."""
+    # A missing or unknown keyword fails here, as the call to ``fit`` itself would, before
+    # anything is counted or awaited.
+    inspect.signature(fit).bind(messages, counter=counter, **options)
     summary = Summary.start(
         options.get("summarize"), options.get("on_summary_error", "raise"), options["budget"]
     )
@@ -96,7 +100,7 @@ def _given(name: str, text: str | None) -> Callable[[list[Any], str | None], str
 
 
 async def _counted(
-    fit: Callable[..., R], messages: object, counter: AsyncTokenCounter, options: dict[str, Any]
+    fit: Callable[..., R], messages: object, counter: AsyncTokenCounter, options: Mapping[str, Any]
 ) -> R:
     """``fit(messages, counter=..., **options)`` with the counts awaited from ``counter``."""
     recorder = RecordingCounter()

@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from types import MappingProxyType, ModuleType
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, Unpack, cast
 
 from pycupel.adapters._async import afit
 from pycupel.adapters._fit import (
@@ -64,6 +64,7 @@ from pycupel.adapters._media import (
     image_tokens,
 )
 from pycupel.adapters._media_length import audio_tokens, document_tokens
+from pycupel.adapters._options import FitOptions as _FitOptions
 from pycupel.adapters._repair import group_units
 from pycupel.adapters._structure import Structure
 from pycupel.adapters._summary import (
@@ -89,14 +90,11 @@ from pycupel.errors import AdapterUnavailableError, PipelineConfigError
 from pycupel.model import ContextBudget, ContextItem
 from pycupel.pipeline import Pipeline
 from pycupel.session import (
-    DEFAULT_COMPACT_AT,
-    DEFAULT_COMPACT_TO,
-    DEFAULT_GRID,
-    DEFAULT_RECALL_SHARE,
     MessageFormat,
     ParseState,
     ProviderUsage,
     SessionCore,
+    SessionOptions,
     SessionWindow,
 )
 from pycupel.session.history import snapshot_json
@@ -110,6 +108,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_OVERHEAD",
+    "FitOptions",
     "FitResult",
     "Session",
     "afit_messages",
@@ -291,18 +290,8 @@ class Session:
         self,
         *,
         budget: int,
-        policy: Policy | Pipeline | None = None,
-        counter: TokenCounter | None = None,
         overhead: MessageOverhead | None = None,
-        compact_at: float = DEFAULT_COMPACT_AT,
-        compact_to: float = DEFAULT_COMPACT_TO,
-        grid: int = DEFAULT_GRID,
-        recall_share: float = DEFAULT_RECALL_SHARE,
-        compact_for_recall: bool = True,
-        pin_system: bool = True,
-        shrink: Shrink | bool | None = None,
-        summarize: Summarize | None = None,
-        on_summary_error: OnSummaryError = "raise",
+        **options: Unpack[SessionOptions],
     ) -> None:
         chosen = overhead if overhead is not None else DEFAULT_OVERHEAD
         lc = _langchain()
@@ -322,17 +311,7 @@ class Session:
                 summary_message=lc.HumanMessage,
             ),
             budget=budget,
-            policy=policy,
-            counter=counter,
-            compact_at=compact_at,
-            compact_to=compact_to,
-            grid=grid,
-            recall_share=recall_share,
-            compact_for_recall=compact_for_recall,
-            pin_system=pin_system,
-            shrink=shrink,
-            summarize=summarize,
-            on_summary_error=on_summary_error,
+            **options,
         )
 
     def fit(self, messages: Sequence[BaseMessage]) -> SessionWindow[BaseMessage]:
@@ -729,52 +708,22 @@ def _optional(value: object, at: str) -> str | None:
 # --------------------------------------------------------------------------- async
 
 
+class FitOptions(_FitOptions, total=False):
+    """:func:`fit_messages`' keyword options (all but ``counter``), which
+    :func:`afit_messages` takes and passes on."""
+
+    tools: Sequence[Any] | None
+    image_pricing: ImageProvider
+
+
 async def afit_messages(
     messages: Sequence[BaseMessage],
     *,
-    budget: int | ContextBudget,
-    policy: Policy | Pipeline | None = None,
     counter: AsyncTokenCounter,
-    tools: Sequence[Any] | None = None,
-    overhead: MessageOverhead | None = None,
-    image_pricing: ImageProvider = "openai",
-    pin_system: bool = True,
-    pin_latest_user: bool = True,
-    timestamps: Sequence[datetime] | None = None,
-    deduplicate: bool = False,
-    unanswered_tool_calls: Literal["error", "drop"] = "error",
-    repair: bool = False,
-    query: str | None = None,
-    keep_recent: int | None = None,
-    structure: Structure | None = None,
-    shrink: Shrink | bool | None = None,
-    summarize: Summarize | None = None,
-    on_summary_error: OnSummaryError = "raise",
+    **options: Unpack[FitOptions],
 ) -> FitResult[BaseMessage]:
     """:func:`fit_messages` with an asynchronous token counter (e.g. a wrapped count-tokens
     endpoint): every distinct text is counted in one awaited ``count_batch`` call, and a
-    coroutine ``summarize`` callback is awaited (called once, with what the fit drops)."""
-    return await afit(
-        fit_messages,
-        messages,
-        counter,
-        {
-            "budget": budget,
-            "policy": policy,
-            "tools": tools,
-            "overhead": overhead,
-            "image_pricing": image_pricing,
-            "pin_system": pin_system,
-            "pin_latest_user": pin_latest_user,
-            "timestamps": timestamps,
-            "deduplicate": deduplicate,
-            "unanswered_tool_calls": unanswered_tool_calls,
-            "repair": repair,
-            "query": query,
-            "keep_recent": keep_recent,
-            "structure": structure,
-            "shrink": shrink,
-            "summarize": summarize,
-            "on_summary_error": on_summary_error,
-        },
-    )
+    coroutine ``summarize`` callback is awaited (called once, with what the fit drops).
+    Takes every option of :func:`fit_messages` (see :class:`FitOptions`)."""
+    return await afit(fit_messages, messages, counter, options)

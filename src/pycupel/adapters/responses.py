@@ -42,7 +42,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Unpack, cast
 
 from pycupel.adapters._async import afit
 from pycupel.adapters._fit import (
@@ -65,6 +65,7 @@ from pycupel.adapters._format import (
 )
 from pycupel.adapters._media import data_url_bytes, image_tokens
 from pycupel.adapters._media_length import audio_tokens, document_tokens
+from pycupel.adapters._options import FitOptions as _FitOptions
 from pycupel.adapters._repair import group_units
 from pycupel.adapters._structure import Structure
 from pycupel.adapters._summary import (
@@ -90,15 +91,12 @@ from pycupel.diagnostics import SelectionReport
 from pycupel.model import ContextBudget, ContextItem
 from pycupel.pipeline import Pipeline
 from pycupel.session import (
-    DEFAULT_COMPACT_AT,
-    DEFAULT_COMPACT_TO,
-    DEFAULT_GRID,
-    DEFAULT_RECALL_SHARE,
     CoreWindow,
     MessageFormat,
     ParseState,
     ProviderUsage,
     SessionCore,
+    SessionOptions,
     SessionWindow,
 )
 from pycupel.session.history import snapshot_json
@@ -110,6 +108,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_OVERHEAD",
+    "FitOptions",
     "ResponsesFitResult",
     "ResponsesHistory",
     "Session",
@@ -396,18 +395,8 @@ class Session:
         self,
         *,
         budget: int,
-        policy: Policy | Pipeline | None = None,
-        counter: TokenCounter | None = None,
         overhead: MessageOverhead | None = None,
-        compact_at: float = DEFAULT_COMPACT_AT,
-        compact_to: float = DEFAULT_COMPACT_TO,
-        grid: int = DEFAULT_GRID,
-        recall_share: float = DEFAULT_RECALL_SHARE,
-        compact_for_recall: bool = True,
-        pin_system: bool = True,
-        shrink: Shrink | bool | None = None,
-        summarize: Summarize | None = None,
-        on_summary_error: OnSummaryError = "raise",
+        **options: Unpack[SessionOptions],
     ) -> None:
         chosen = overhead if overhead is not None else DEFAULT_OVERHEAD
 
@@ -429,17 +418,7 @@ class Session:
                 summary_message=_summary_message,
             ),
             budget=budget,
-            policy=policy,
-            counter=counter,
-            compact_at=compact_at,
-            compact_to=compact_to,
-            grid=grid,
-            recall_share=recall_share,
-            compact_for_recall=compact_for_recall,
-            pin_system=pin_system,
-            shrink=shrink,
-            summarize=summarize,
-            on_summary_error=on_summary_error,
+            **options,
         )
 
     def fit(
@@ -803,52 +782,22 @@ def _file_label(part: Mapping[str, Any], at: str) -> str:
 # --------------------------------------------------------------------------- async
 
 
+class FitOptions(_FitOptions, total=False):
+    """:func:`fit_messages`' keyword options (all but ``counter``), which
+    :func:`afit_messages` takes and passes on."""
+
+    tools: Sequence[Mapping[str, Any]] | None
+    instructions: str | None
+
+
 async def afit_messages(
     messages: ResponsesInput,
     *,
-    instructions: str | None = None,
-    budget: int | ContextBudget,
-    policy: Policy | Pipeline | None = None,
     counter: AsyncTokenCounter,
-    tools: Sequence[Mapping[str, Any]] | None = None,
-    overhead: MessageOverhead | None = None,
-    pin_system: bool = True,
-    pin_latest_user: bool = True,
-    timestamps: Sequence[datetime] | None = None,
-    deduplicate: bool = False,
-    unanswered_tool_calls: Literal["error", "drop"] = "error",
-    repair: bool = False,
-    query: str | None = None,
-    keep_recent: int | None = None,
-    structure: Structure | None = None,
-    shrink: Shrink | bool | None = None,
-    summarize: Summarize | None = None,
-    on_summary_error: OnSummaryError = "raise",
+    **options: Unpack[FitOptions],
 ) -> ResponsesFitResult:
     """:func:`fit_messages` with an asynchronous token counter (e.g. a wrapped count-tokens
     endpoint): every distinct text is counted in one awaited ``count_batch`` call, and a
-    coroutine ``summarize`` callback is awaited (called once, with what the fit drops)."""
-    return await afit(
-        fit_messages,
-        messages,
-        counter,
-        {
-            "instructions": instructions,
-            "budget": budget,
-            "policy": policy,
-            "tools": tools,
-            "overhead": overhead,
-            "pin_system": pin_system,
-            "pin_latest_user": pin_latest_user,
-            "timestamps": timestamps,
-            "deduplicate": deduplicate,
-            "unanswered_tool_calls": unanswered_tool_calls,
-            "repair": repair,
-            "query": query,
-            "keep_recent": keep_recent,
-            "structure": structure,
-            "shrink": shrink,
-            "summarize": summarize,
-            "on_summary_error": on_summary_error,
-        },
-    )
+    coroutine ``summarize`` callback is awaited (called once, with what the fit drops).
+    Takes every option of :func:`fit_messages` (see :class:`FitOptions`)."""
+    return await afit(fit_messages, messages, counter, options)

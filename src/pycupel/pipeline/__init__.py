@@ -13,7 +13,8 @@ docstring:
 ======================  ===============================================================
 
 Around them: ``pipeline`` (the :class:`Pipeline` class: configuration and the ``run`` and
-``dry_run`` entry points), ``run`` (the run loop that chains the stages), ``result``
+``dry_run`` entry points), ``run`` (the run loop that chains the stages), ``fused`` (the same
+stages in one pass, for a small run without diagnostics), ``result``
 (:class:`PipelineResult`, :class:`DryRunResult`), ``trace`` (a traced run's events) and
 ``explain`` (the reason for every exclusion and inclusion).
 

@@ -18,6 +18,7 @@ from pycupel.diagnostics.collector import (
 )
 from pycupel.errors import PipelineConfigError, ScorerConfigError
 from pycupel.model import ContextBudget, ContextItem, OverflowStrategy
+from pycupel.pipeline.fused import run_fused
 from pycupel.pipeline.place import column_placer
 from pycupel.pipeline.result import DryRunResult, PipelineResult
 from pycupel.pipeline.run import execute
@@ -25,7 +26,7 @@ from pycupel.pipeline.run_async import read_all, stream_run
 from pycupel.pipeline.slice import column_slicer
 from pycupel.pipeline.trace import Trace
 from pycupel.placers import ColumnPlacer, Placer
-from pycupel.scorers.base import Scorer, as_scorer
+from pycupel.scorers.base import SMALL_BATCH, BaseScorer, Scorer, as_scorer, is_builtin
 from pycupel.slicers import GreedySlice
 from pycupel.slicers._common import ColumnSlicer
 from pycupel.slicers.base import Slicer
@@ -56,6 +57,7 @@ class Pipeline:
         "_column_placer",
         "_column_slicer",
         "_deduplicate",
+        "_fused",
         "_overflow_strategy",
         "_placer",
         "_scorer",
@@ -72,6 +74,9 @@ class Pipeline:
     # then hands them plain columns instead of (item, score) pairs).
     _column_slicer: ColumnSlicer | None
     _column_placer: ColumnPlacer | None
+    # (scorer, slicer, placer) when all three are built-in ones the fused run handles (a
+    # small untraced run then takes it), else None.
+    _fused: tuple[BaseScorer, ColumnSlicer, ColumnPlacer] | None
 
     def __init__(
         self,
@@ -112,8 +117,20 @@ class Pipeline:
         setter(self, "_placer", placer)
         setter(self, "_deduplicate", deduplicate)
         setter(self, "_overflow_strategy", strategy)
-        setter(self, "_column_slicer", column_slicer(slicer))
-        setter(self, "_column_placer", column_placer(placer))
+        columnar_slicer = column_slicer(slicer)
+        columnar_placer = column_placer(placer)
+        setter(self, "_column_slicer", columnar_slicer)
+        setter(self, "_column_placer", columnar_placer)
+        fused = None
+        if (
+            is_builtin(checked_scorer)
+            and columnar_slicer is not None
+            and columnar_placer is not None
+            and _builtin(columnar_slicer)
+            and _builtin(columnar_placer)
+        ):
+            fused = (checked_scorer, columnar_slicer, columnar_placer)
+        setter(self, "_fused", fused)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"Pipeline is immutable; cannot set {name!r}")
@@ -187,6 +204,20 @@ class Pipeline:
         trace: Trace | None = None
         if collector is not None and _collector_enabled(collector):
             trace = Trace(collector)
+        elif self._fused is not None and len(candidates) <= SMALL_BATCH:
+            scorer, slicer, placer = self._fused
+            result = run_fused(
+                candidates,
+                run_budget,
+                scorer,
+                slicer,
+                placer,
+                self._deduplicate,
+                self._overflow_strategy,
+                query,
+            )
+            if result is not None:
+                return result
         return execute(
             candidates,
             run_budget,
@@ -281,6 +312,12 @@ def _with_report(result: PipelineResult, collector: DiagnosticTraceCollector) ->
         solver=result.solver,
         report=collector.build_report(),
     )
+
+
+def _builtin(part: object) -> bool:
+    """Whether ``part`` is an instance of one of pycupel's own slicer or placer classes (a
+    subclass defined elsewhere may change what its columnar methods compute)."""
+    return type(part).__module__.startswith(("pycupel.slicers.", "pycupel.placers"))
 
 
 def _collector_enabled(collector: object) -> bool:

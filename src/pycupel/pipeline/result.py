@@ -14,7 +14,7 @@ from pycupel.slicers.base import (
     TokenRequirementShortfall,
 )
 
-__all__ = ["DryRunResult", "PipelineResult"]
+__all__ = ["DryRunResult", "PipelineResult", "new_result"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,3 +46,37 @@ class DryRunResult(PipelineResult):
     """A run's result plus its item-level :class:`~pycupel.diagnostics.SelectionReport`."""
 
     report: SelectionReport
+
+
+_result_fields = tuple(
+    getattr(PipelineResult, name).__set__
+    for name in (
+        "items",
+        "total_tokens",
+        "overflow",
+        "shortfalls",
+        "token_shortfalls",
+        "packing",
+        "solver",
+    )
+)
+
+
+def new_result(
+    items: tuple[ContextItem, ...], total_tokens: int, overflow: OverflowEvent | None
+) -> PipelineResult:
+    """A :class:`PipelineResult` with no shortfalls or statistics (a slicer that reports
+    none), built through the slots' own setters: the frozen dataclass's ``__init__`` sets each
+    field by name through ``object.__setattr__``, a measurable share of a small run."""
+    result = object.__new__(PipelineResult)
+    set_items, set_total, set_overflow, set_shortfalls, set_tokens, set_packing, set_solver = (
+        _result_fields
+    )
+    set_items(result, items)
+    set_total(result, total_tokens)
+    set_overflow(result, overflow)
+    set_shortfalls(result, ())
+    set_tokens(result, ())
+    set_packing(result, None)
+    set_solver(result, None)
+    return result

@@ -20,6 +20,7 @@ from pycupel.errors import NonFiniteScoreError, ScorerConfigError
 from pycupel.model import ContextItem
 from pycupel.scorers.base import (
     SMALL_BATCH,
+    BaseScorer,
     FloatArray,
     Scorer,
     check_finite_scores,
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 else:
     from pycupel._numpy import numpy as np
 
-__all__ = ["Scores", "score"]
+__all__ = ["Scores", "checked_score_list", "score"]
 
 Scores = FloatArray | list[float]
 """A run's scores: a list of floats for a small batch, a float64 array otherwise."""
@@ -45,19 +46,7 @@ def score(scorer: Scorer, items: tuple[ContextItem, ...], query: str | None = No
         # The specification: an empty scoreable list is never passed to the scorer.
         return np.empty(0, dtype=np.float64)
     if len(items) <= SMALL_BATCH and is_builtin(scorer):
-        listed = scorer.score_all_for(items, query)
-        if len(listed) != len(items):
-            raise ScorerConfigError(
-                f"{type(scorer).__name__}.score_all",
-                f"{len(listed)} scores",
-                f"must return exactly one score per item ({len(items)})",
-            )
-        if not all(map(math.isfinite, listed)):
-            index = next(i for i, value in enumerate(listed) if not math.isfinite(value))
-            raise NonFiniteScoreError(
-                type(scorer).__name__, index, float(listed[index]), items[index].content
-            )
-        return listed
+        return checked_score_list(scorer, items, query)
     scores = np.asarray(score_array_for(scorer, items, query), dtype=np.float64)
     if scores.shape != (len(items),):
         raise ScorerConfigError(
@@ -67,3 +56,23 @@ def score(scorer: Scorer, items: tuple[ContextItem, ...], query: str | None = No
         )
     check_finite_scores(scorer, items, scores)
     return scores
+
+
+def checked_score_list(
+    scorer: BaseScorer, items: tuple[ContextItem, ...], query: str | None
+) -> list[float]:
+    """The list path of :func:`score`: a built-in ``scorer``'s scores of a small batch of
+    ``items`` (at least one), checked as the array path checks them."""
+    listed = scorer.score_all_for(items, query)
+    if len(listed) != len(items):
+        raise ScorerConfigError(
+            f"{type(scorer).__name__}.score_all",
+            f"{len(listed)} scores",
+            f"must return exactly one score per item ({len(items)})",
+        )
+    if not all(map(math.isfinite, listed)):
+        index = next(i for i, value in enumerate(listed) if not math.isfinite(value))
+        raise NonFiniteScoreError(
+            type(scorer).__name__, index, float(listed[index]), items[index].content
+        )
+    return listed

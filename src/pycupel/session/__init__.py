@@ -24,6 +24,7 @@ from pycupel.session.core import (
     SessionCore,
 )
 from pycupel.session.history import MessageFormat, ParseState
+from pycupel.session.options import SessionOptions
 from pycupel.session.usage import ProviderUsage, read_usage
 from pycupel.session.window import CacheBreak, SessionReport, SessionWindow
 
@@ -39,6 +40,7 @@ __all__ = [
     "ParseState",
     "ProviderUsage",
     "SessionCore",
+    "SessionOptions",
     "SessionReport",
     "SessionWindow",
     "read_usage",

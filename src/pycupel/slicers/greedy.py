@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 from operator import truediv
 from typing import TYPE_CHECKING
 
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
 else:
     from pycupel._numpy import numpy as np
 
-__all__ = ["GreedySlice"]
+__all__ = ["GreedySlice", "fill_lists"]
 
 _MAX_FLOAT = sys.float_info.max
 _ROUNDS = 16
@@ -106,25 +107,38 @@ class GreedySlice(ColumnSlicer):
         if not tokens or target <= 0:
             return []
         check_token_counts(tokens)
-        if 0 in tokens:
-            # A zero-token item's density is MAX_FLOAT, as in the array form.
-            densities = [
-                score / count if count else _MAX_FLOAT
-                for count, score in zip(tokens, scores, strict=True)
-            ]
-        else:
-            densities = list(map(truediv, scores, tokens))
-        chosen: list[int] = []
-        append = chosen.append
-        remaining = target
-        # Python's sort stays stable with reverse=True: density descending, position
-        # ascending on ties (the array form's stable sort of the negated densities).
-        for position in sorted(range(len(densities)), key=densities.__getitem__, reverse=True):
-            count = tokens[position]
-            if count <= remaining:
-                append(position)
-                remaining -= count
-        return chosen
+        return fill_lists(range(len(tokens)), tokens, scores, target)[0]
 
     def __repr__(self) -> str:
         return "GreedySlice()"
+
+
+def fill_lists(
+    order: Iterable[int], tokens: list[int], scores: list[float], target: int
+) -> tuple[list[int], int]:
+    """The greedy fill on lists: ``(chosen positions in visiting order, their tokens)``.
+
+    ``order`` lists the candidate positions of ``tokens`` and ``scores`` score-sorted (best
+    first); their densities (``score / tokens``, MAX_FLOAT for a zero count) are visited in
+    a stable descending sort of ``order``, so equal densities keep that order. The counts
+    must have passed :func:`~pycupel.slicers._common.check_token_counts` and the scores be
+    free of NaN (a Python sort, unlike numpy's, has no place for them).
+    """
+    if 0 in tokens:
+        densities = [
+            score / count if count else _MAX_FLOAT
+            for count, score in zip(tokens, scores, strict=True)
+        ]
+    else:
+        densities = list(map(truediv, scores, tokens))
+    chosen: list[int] = []
+    append = chosen.append
+    remaining = target
+    # Python's sort stays stable with reverse=True: density descending, ``order`` on ties
+    # (the array form's stable sort of the negated densities).
+    for position in sorted(order, key=densities.__getitem__, reverse=True):
+        count = tokens[position]
+        if count <= remaining:
+            append(position)
+            remaining -= count
+    return chosen, target - remaining

@@ -1,0 +1,154 @@
+"""The fused run: the six stages in one pass of plain lists, for a small untraced run.
+
+A run without diagnostics on at most :data:`~pycupel.scorers.base.SMALL_BATCH` candidates, with
+a built-in scorer, a built-in columnar slicer and a built-in columnar placer, spends most of
+its time between the stages (stage calls, intermediate tuples and budget objects) rather than
+in them. :func:`run_fused` does the same work on lists of positions: the candidates' columns
+are read once, survivors, sorted order and selection stay positions into them, and the
+effective budget is two integers; :class:`~pycupel.slicers.GreedySlice` fills straight from
+those positions (:func:`~pycupel.slicers.greedy.fill_lists`, its own list form).
+
+It computes exactly what the staged run (:func:`~pycupel.pipeline.run.execute`) computes: the
+same scores (the same scorer call), the same stable sorts, the same selection, the same
+placement, the same errors in the same order; ``tests/properties/test_fused_run.py`` runs both on
+generated inputs. Whatever it does not handle itself (a candidate that is not a ContextItem, a
+negative token count, a pinned item over the budget, one pinned object given twice, an
+overflow) it leaves to the staged run, before scoring or by handing over the stage, so those
+rules live in one place.
+"""
+
+from __future__ import annotations
+
+from operator import attrgetter
+from typing import TYPE_CHECKING
+
+from pycupel.model import (
+    ContextBudget,
+    ContextItem,
+    OverflowStrategy,
+    effective_budget_of,
+    effective_limits,
+)
+from pycupel.pipeline.classify import check_no_repeats
+from pycupel.pipeline.deduplicate import deduplicate
+from pycupel.pipeline.place import PINNED_SCORE, overflow_limit, place
+from pycupel.pipeline.result import PipelineResult, new_result
+from pycupel.pipeline.score import checked_score_list
+from pycupel.slicers._common import check_token_counts
+from pycupel.slicers.greedy import GreedySlice, fill_lists
+
+if TYPE_CHECKING:
+    from pycupel.placers import ColumnPlacer
+    from pycupel.scorers.base import BaseScorer
+    from pycupel.slicers._common import ColumnSlicer
+
+__all__ = ["run_fused"]
+
+_TOKENS = attrgetter("tokens")
+_PINNED = attrgetter("pinned")
+_CONTENT = attrgetter("content")
+_NO_SHORTFALLS: tuple[()] = ()
+
+
+def run_fused(  # noqa: PLR0917 (one pass on purpose)
+    candidates: tuple[ContextItem, ...],
+    budget: ContextBudget,
+    scorer: BaseScorer,
+    slicer: ColumnSlicer,
+    placer: ColumnPlacer,
+    deduplicate_contents: bool,
+    overflow_strategy: OverflowStrategy,
+    query: str | None,
+) -> PipelineResult | None:
+    """The run's result, or None when the staged run must take ``candidates`` (see above).
+
+    ``candidates`` is the run's snapshot, at most ``SMALL_BATCH`` long; ``scorer`` a built-in
+    scorer; ``slicer`` and ``placer`` the pipeline's columnar slicer and placer.
+    """
+    if not candidates:
+        return None
+    # ---- Classify: every candidate a ContextItem (a subclass too) with a count >= 0.
+    for cls in set(map(type, candidates)):
+        if cls is not ContextItem and not issubclass(cls, ContextItem):
+            return None
+    all_tokens = list(map(_TOKENS, candidates))
+    if min(all_tokens) < 0:
+        return None
+    pinned: list[ContextItem] = []
+    pinned_tokens = 0
+    if any(map(_PINNED, candidates)):
+        flags = list(map(_PINNED, candidates))
+        pinned = [item for item, flag in zip(candidates, flags, strict=True) if flag]
+        pinned_tokens = sum(map(_TOKENS, pinned))
+        repeated = len(set(map(id, pinned))) != len(pinned)
+        if repeated or pinned_tokens > budget.max_tokens - budget.output_reserve:
+            return None
+        items = tuple([item for item, flag in zip(candidates, flags, strict=True) if not flag])
+        tokens = [count for count, flag in zip(all_tokens, flags, strict=True) if not flag]
+    else:
+        items = candidates
+        tokens = all_tokens
+
+    # ---- Score
+    scores: list[float] = []
+    if items:
+        scores = checked_score_list(scorer, items, query)
+
+    # ---- Deduplicate
+    if deduplicate_contents and len(items) > 1:
+        contents = list(map(_CONTENT, items))
+        if len(set(contents)) != len(contents):
+            survivors, kept_scores, _ = deduplicate(items, scores)
+            check_no_repeats(candidates)
+            items = tuple(survivors)
+            scores = kept_scores  # type: ignore[assignment]  # a list in, a list out
+            tokens = list(map(_TOKENS, items))
+    elif not deduplicate_contents:
+        check_no_repeats(candidates)
+
+    # ---- Sort: score descending, input order on ties (Python's sort is stable in reverse).
+    count = len(items)
+    order = sorted(range(count), key=scores.__getitem__, reverse=True)
+
+    # ---- Slice, on the effective target; ``chosen`` are positions in ``items``.
+    effective_target = effective_limits(budget, pinned_tokens)[1]
+    chosen: list[int] = []
+    selected_tokens = 0
+    if count and effective_target > 0:
+        if type(slicer) is GreedySlice:
+            check_token_counts(tokens)  # GreedySlice's own check (only the total can fail)
+            chosen, selected_tokens = fill_lists(order, tokens, scores, effective_target)
+        else:
+            sorted_tokens = list(map(tokens.__getitem__, order))
+            positions = slicer.select_positions_of_lists(
+                sorted_tokens,
+                list(map(scores.__getitem__, order)),
+                effective_budget_of(budget, pinned_tokens),
+            )
+            chosen = list(map(order.__getitem__, positions))
+            selected_tokens = sum(map(sorted_tokens.__getitem__, positions))
+
+    # ---- Place
+    chosen_items = list(map(items.__getitem__, chosen))
+    chosen_scores = list(map(scores.__getitem__, chosen))
+    merged_tokens = pinned_tokens + selected_tokens
+    if merged_tokens > overflow_limit(budget):
+        # The overflow strategy's rules, from the staged Place.
+        placed, total_tokens, overflow, *_ = place(
+            placer,
+            placer,
+            overflow_strategy,
+            pinned,
+            chosen_items,
+            chosen_scores,
+            None,
+            [],
+            merged_tokens,
+            budget,
+        )
+        return new_result(placed, total_tokens, overflow)
+    if pinned:
+        chosen_items[:0] = pinned
+        chosen_scores[:0] = [PINNED_SCORE] * len(pinned)
+    placement = placer.order_positions(chosen_items, chosen_scores)
+    return new_result(tuple(map(chosen_items.__getitem__, placement)), merged_tokens, None)

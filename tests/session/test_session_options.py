@@ -1,0 +1,43 @@
+"""Every adapter's ``Session`` passes the engine's options through ``SessionOptions``."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+
+import pytest
+
+from pycupel.errors import SessionConfigError
+from pycupel.session import SessionCore, SessionOptions
+
+ADAPTERS = ["openai", "anthropic", "responses", "gemini", "langchain"]
+
+
+def _keywords(function: object) -> set[str]:
+    return {
+        parameter.name
+        for parameter in inspect.signature(function).parameters.values()  # type: ignore[arg-type]
+        if parameter.kind is inspect.Parameter.KEYWORD_ONLY
+    }
+
+
+def test_session_options_are_exactly_the_engine_options() -> None:
+    """An option added to the engine and not to ``SessionOptions`` (or the reverse) fails
+    here: it would otherwise be out of reach of every adapter's Session."""
+    options = set(SessionOptions.__optional_keys__) | set(SessionOptions.__required_keys__)
+    assert options == _keywords(SessionCore.__init__) - {"budget"}
+    assert not SessionOptions.__required_keys__
+
+
+@pytest.mark.parametrize("name", ADAPTERS)
+def test_every_adapter_session_takes_each_option_and_validates_it(name: str) -> None:
+    session_class = importlib.import_module(f"pycupel.adapters.{name}").Session
+    parameters = inspect.signature(session_class.__init__).parameters
+    assert parameters["options"].kind is inspect.Parameter.VAR_KEYWORD
+    assert {"budget", "overhead"} <= _keywords(session_class.__init__)
+    # Passed through: the engine validates each one and names it.
+    for option, bad in [("compact_at", 1.5), ("grid", 0), ("recall_share", -0.1)]:
+        with pytest.raises(SessionConfigError, match=option):
+            session_class(budget=2_000, **{option: bad})
+    with pytest.raises(TypeError, match="compact_att"):
+        session_class(budget=2_000, compact_att=0.5)
