@@ -111,9 +111,7 @@ _SEPARATOR_ID: Final = -2
 # separator byte kept as a word of its own and every byte of a multi-byte UTF-8 character
 # kept (they only occur inside words already found by _WORD).
 _CORPUS_BYTES: Final = bytes(
-    ord(chr(code).lower())
-    if chr(code).isalnum() or chr(code) == _SEPARATOR
-    else 32
+    ord(chr(code).lower()) if chr(code).isalnum() or chr(code) == _SEPARATOR else 32
     for code in range(128)
 ) + bytes(range(128, 256))
 
@@ -153,9 +151,7 @@ def _corpus_words(texts: Sequence[str]) -> tuple[IntArray, dict[str, int]]:
     # Term ids in order of first appearance among the stems (the sorted words' order).
     term_ids = dict(zip(dict.fromkeys(stems.values()), count()))
     word_ids = dict(zip(stems, map(term_ids.__getitem__, stems.values()), strict=True))
-    remap = np.fromiter(
-        map(word_ids.get, distinct, repeat(-1)), dtype=np.intp, count=len(distinct)
-    )
+    remap = np.fromiter(map(word_ids.get, distinct, repeat(-1)), dtype=np.intp, count=len(distinct))
     remap[0] = _SEPARATOR_ID
     return remap[first_seen], term_ids
 
