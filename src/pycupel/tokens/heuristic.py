@@ -128,15 +128,15 @@ def _run_pieces(kind: int, after: int, space_flag: bool, length: int) -> int:
     return 0
 
 
-def _build_table() -> list[int]:
+def _build_table() -> tuple[int, ...]:
     # Indexed by ((kind * 6 + after) * 2 + space_flag) * (_LONG_RUN + 1) + length.
-    return [
+    return tuple(
         _run_pieces(kind, after, bool(flag), length)
         for kind in range(6)
         for after in range(6)
         for flag in range(2)
         for length in range(_LONG_RUN + 1)
-    ]
+    )
 
 
 _RUN_TABLE: Final = _build_table()
