@@ -515,3 +515,55 @@ def test_fused_run_reads_each_item_a_bounded_number_of_times(
     assert at_large["reads"] <= 2.2 * at_small["reads"], (at_small, at_large)
     assert at_large["eq"] <= len(large), at_large
     assert at_large["hash"] <= len(large), at_large
+
+
+def session_turn_costs(size: int, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Postings a session's recall reads on each of 5 turns after ``size`` messages, with
+    each turn's words analysed only for the units it adds and no BM25 corpus rebuilt."""
+    from pycupel.adapters import openai
+    from pycupel.scorers import _lexical
+
+    messages: list[dict[str, str]] = [{"role": "system", "content": "You keep notes."}]
+    for index in range(size):
+        role = "user" if index % 2 == 0 else "assistant"
+        messages.append({"role": role, "content": f"entry{index} topic{index} detail{index}"})
+    session = openai.Session(budget=600)
+    session.fit(messages)
+    history = session._core._history
+    analysed: list[int] = []
+    original_ids = _lexical.TermVocabulary.ids
+
+    def counting_ids(self: _lexical.TermVocabulary, words: Sequence[str]) -> Any:
+        analysed.append(1)
+        return original_ids(self, words)
+
+    def rebuilt(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a session turn rebuilt a BM25 corpus")
+
+    monkeypatch.setattr(_lexical.TermVocabulary, "ids", counting_ids)
+    monkeypatch.setattr(_lexical.Bm25Corpus, "of_term_ids", rebuilt)
+    monkeypatch.setattr(_lexical.Bm25Corpus, "__init__", rebuilt)
+    costs = []
+    for turn in range(5):
+        # Each question names two words of one old message, far back in the history.
+        old = 2 * turn + 1
+        messages.append({"role": "user", "content": f"what about topic{old} and detail{old}?"})
+        messages.append({"role": "assistant", "content": f"answer{turn} reply{turn}"})
+        before_read, before_units = history.recall_index.postings_read, len(history.units)
+        analysed.clear()
+        window = session.fit(messages)
+        assert len(analysed) == len(history.units) - before_units == 2
+        assert any(f"topic{old}" in str(m["content"]) for m in window.messages)  # recalled
+        costs.append(history.recall_index.postings_read - before_read)
+    monkeypatch.undo()
+    return costs
+
+
+def test_a_session_turn_reads_postings_of_its_query_terms_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Per-turn recall work follows the query's postings, not the history's length.
+    small = session_turn_costs(300, monkeypatch)
+    large = session_turn_costs(1_200, monkeypatch)
+    assert small == large
+    assert all(2 <= cost <= 4 for cost in large), large

@@ -1,85 +1,184 @@
 """Time of one turn: a session's incremental fit against LangChain's ``trim_messages``.
 
-    python benchmarks/sessions/bench_turn_time.py [--sizes 100,1000,10000] [--turns 15]
+    python benchmarks/sessions/bench_turn_time.py [--sizes 100 1000 10000] [--turns 15]
+        [--usage] [--before REV] [--profile]
 
-For each history size N, a LangChain conversation of N messages is built; a
-``langchain.Session(budget=4000)`` is brought up to N - 2 messages, then each timed turn
-appends one human and one AI message and calls ``fit`` with the whole history (what an agent
-loop does). ``trim_messages(history, max_tokens=4000, strategy="last",
-token_counter=count_tokens_approximately, start_on="human", include_system=True)`` is timed on
-the same histories. Medians over the turns, measured alternately in one run; the ratio is
-what to read (the machine is shared).
+For each history size N, the OpenAI history of ``bench_messages.py`` (a system prompt, user /
+assistant turns, a tool call answered in about one assistant turn in six, counts precomputed)
+is built; an ``openai.Session`` with a quarter of the history's tokens as its budget is
+brought up to N messages, then each timed turn appends a user and an assistant message of
+random words (so every turn brings a new query for the recall zone) and calls ``fit`` with
+the whole history, what an agent loop does. ``trim_messages(strategy="last")`` runs on the
+same histories as LangChain messages with the same counts. With ``--usage`` each turn also
+records a provider usage (the estimate plus 10 %), so the calibrated path runs.
+
+With ``--before REV`` a session of pycupel as of git revision ``REV`` (``_before.py``) takes
+the same turns, and every turn's window (messages, predicted and cached tokens, report) is
+checked equal to the current one's. The calls take turns within each round; the table gives
+median wall-clock and CPU times per turn and the ratios of median CPU times.
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
+import importlib
+import pstats
+import random
 import statistics
 import sys
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+BENCHMARKS = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(BENCHMARKS))
+sys.path.insert(0, str(BENCHMARKS.parent / "src"))
 
-from langchain_core.messages import (
-    AIMessage,
-    HumanMessage,
-    SystemMessage,
-    trim_messages,
-)
-from langchain_core.messages.utils import count_tokens_approximately
-
-from _harness import format_table, machine_summary
-from pycupel.adapters import langchain
-
-BUDGET = 4_000
+from _before import load_before  # noqa: E402
+from _harness import format_table, machine_summary  # noqa: E402
+from bench_messages import WORDS, history, langchain_case, precompute  # noqa: E402
+from pycupel.adapters import openai  # noqa: E402
 
 
-def history(size: int) -> list[object]:
-    messages: list[object] = [SystemMessage("You are a helpful assistant.")]
-    turn = 0
-    while len(messages) < size:
-        messages.append(HumanMessage(f"Question {turn}: how does step {turn} of the plan go?"))
-        messages.append(AIMessage(f"Step {turn} goes well; the next check is at {turn + 1}. " * 3))
-        turn += 1
+def turns(size: int, count: int) -> list[dict[str, Any]]:
+    """The history of ``size`` messages and ``count`` more turns of a user and an assistant."""
+    rng = random.Random(size)
+    messages = history(size)
+    for turn in range(count):
+        for role in ("user", "assistant"):
+            words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(5, 120)))
+            messages.append({"role": role, "content": f"turn {turn}: {words}"})
     return messages
 
 
-def main() -> None:
+class Turns:
+    """One session taking turns over a growing history (``openai`` of some revision)."""
+
+    def __init__(
+        self,
+        adapter: ModuleType,
+        messages: list[dict[str, Any]],
+        size: int,
+        budget: int,
+        *,
+        usage: bool,
+    ) -> None:
+        counter, _ = precompute(messages)
+        self.session = adapter.Session(budget=budget, counter=counter)
+        self.messages = messages
+        self.length = size
+        self.usage = usage
+        self.windows: list[Any] = []
+        self._fit(size)
+
+    def _fit(self, length: int) -> None:
+        window = self.session.fit(self.messages[:length])
+        if self.usage:
+            prompt = int(window.report.estimated_tokens * 1.1) + 3
+            self.session.record_usage({"prompt_tokens": prompt})
+        self.windows.append(window)
+
+    def turn(self) -> None:
+        self.length += 2
+        self._fit(self.length)
+
+
+def same_window(now: Any, before: Any) -> bool:
+    """Whether two revisions' windows are the same (messages, tokens, the whole report)."""
+    if (now.messages, now.tokens, now.cached_tokens, now.compacted) != (
+        before.messages,
+        before.tokens,
+        before.cached_tokens,
+        before.compacted,
+    ):
+        return False
+    fields = [name for name in type(now.report).__slots__ if name != "selection"]
+    if [getattr(now.report, f) for f in fields] != [getattr(before.report, f) for f in fields]:
+        return False
+    return repr(now.report.selection) == repr(before.report.selection)
+
+
+def timed(call: Callable[[], object]) -> tuple[float, float]:
+    wall, cpu = time.perf_counter(), time.process_time()
+    call()
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sizes", default="100,1000,10000")
-    parser.add_argument("--turns", type=int, default=15)
-    args = parser.parse_args()
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000, 10000])
+    parser.add_argument("--turns", type=int, default=15, help="timed turns per size")
+    parser.add_argument("--usage", action="store_true", help="record a usage every turn")
+    parser.add_argument("--before", metavar="REV", help="also run pycupel at git revision REV")
+    parser.add_argument("--profile", action="store_true", help="cProfile the timed turns")
+    parser.add_argument("--sort", default="tottime", help="the profile's order (pstats keys)")
+    parser.add_argument("--lines", type=int, default=25, help="the profile's lines")
+    args = parser.parse_args(argv)
+    before = None
+    if args.before:
+        before = importlib.import_module(f"{load_before(args.before).__name__}.adapters.openai")
     print(machine_summary())
+    warmup = 2
     rows = []
-    for size in (int(s) for s in args.sizes.split(",")):
-        full = history(size + 2 * args.turns)
-        session = langchain.Session(budget=BUDGET)
-        session.fit(full[:size])
-        session_times = []
-        trim_times = []
-        for turn in range(args.turns):
-            current = full[: size + 2 * (turn + 1)]
-            started = time.perf_counter()
-            session.fit(current)
-            session_times.append(time.perf_counter() - started)
-            started = time.perf_counter()
-            trim_messages(
-                current,
-                max_tokens=BUDGET,
-                strategy="last",
-                token_counter=count_tokens_approximately,
-                start_on="human",
-                include_system=True,
-            )
-            trim_times.append(time.perf_counter() - started)
-        session_ms = statistics.median(session_times) * 1000
-        trim_ms = statistics.median(trim_times) * 1000
-        rows.append(
-            [f"{size:,}", f"{session_ms:.2f}", f"{trim_ms:.2f}", f"{session_ms / trim_ms:.2f}x"]
-        )
-    print(format_table(["messages", "Session.fit ms", "trim_messages ms", "session / trim"], rows))
+    for size in args.sizes:
+        messages = turns(size, args.turns + warmup)
+        _, budget = precompute(messages[:size])
+        now = Turns(openai, messages, size, budget, usage=args.usage)
+        old = Turns(before, messages, size, budget, usage=args.usage) if before else None
+        trim, _ = langchain_case(messages[:size], budget)
+        # trim_messages on the same growing history: rebuild its case each turn, untimed.
+        times: dict[str, list[tuple[float, float]]] = {"now": [], "trim": [], "before": []}
+        profiler = cProfile.Profile(time.process_time) if args.profile else None
+        for round_ in range(args.turns + warmup):
+            trim, _ = langchain_case(messages[: size + 2 * (round_ + 1)], budget)
+            if profiler is not None:
+                profiler.enable()
+            sample_now = timed(now.turn)
+            if profiler is not None:
+                profiler.disable()
+            sample_trim = timed(trim)
+            sample_before = timed(old.turn) if old is not None else None
+            if old is not None and not same_window(now.windows[-1], old.windows[-1]):
+                print(f"DIFFERENT WINDOWS at {size} messages, turn {round_ + 1}")
+                return 1
+            if round_ >= warmup:
+                times["now"].append(sample_now)
+                times["trim"].append(sample_trim)
+                if sample_before is not None:
+                    times["before"].append(sample_before)
+        wall = {key: statistics.median(t[0] for t in v) * 1000 for key, v in times.items() if v}
+        cpu = {key: statistics.median(t[1] for t in v) * 1000 for key, v in times.items() if v}
+        row = [
+            f"{size:,}",
+            f"{wall['now']:.2f} / {cpu['now']:.2f}",
+            f"{wall['trim']:.2f} / {cpu['trim']:.2f}",
+            f"{cpu['now'] / cpu['trim']:.2f}x",
+        ]
+        if old is not None:
+            row += [
+                f"{wall['before']:.2f} / {cpu['before']:.2f}",
+                f"{cpu['before'] / cpu['now']:.2f}x",
+            ]
+        rows.append(row)
+        if profiler is not None:
+            print(f"--- {size:,} messages, {args.turns + warmup} turns")
+            pstats.Stats(profiler).sort_stats(args.sort).print_stats(args.lines)
+    header = [
+        "messages",
+        "session turn ms (median / CPU)",
+        "trim_messages ms (median / CPU)",
+        "turn / trim (CPU)",
+    ]
+    if before is not None:
+        header += ["before turn ms (median / CPU)", "before / now (CPU)"]
+    print(format_table(header, rows))
+    if before is not None:
+        print("every turn's window equal to the earlier revision's: yes")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -34,7 +34,7 @@ from pycupel.pipeline.deduplicate import deduplicate
 from pycupel.pipeline.place import PINNED_SCORE, overflow_limit, place
 from pycupel.pipeline.result import PipelineResult, new_result
 from pycupel.pipeline.score import checked_score_list
-from pycupel.slicers._common import check_token_counts
+from pycupel.slicers._common import TOKEN_TOTAL_LIMIT, check_token_counts
 from pycupel.slicers.greedy import GreedySlice, fill_lists
 
 if TYPE_CHECKING:
@@ -74,6 +74,8 @@ def run_fused(  # noqa: PLR0917 (one pass on purpose)
     all_tokens = list(map(_TOKENS, candidates))
     if min(all_tokens) < 0:
         return None
+    # Below the slicers' limit in total, no subset can reach it: their check has nothing to find.
+    check_total = sum(all_tokens) >= TOKEN_TOTAL_LIMIT
     pinned: list[ContextItem] = []
     pinned_tokens = 0
     if any(map(_PINNED, candidates)):
@@ -116,7 +118,8 @@ def run_fused(  # noqa: PLR0917 (one pass on purpose)
     selected_tokens = 0
     if count and effective_target > 0:
         if type(slicer) is GreedySlice:
-            check_token_counts(tokens)  # GreedySlice's own check (only the total can fail)
+            if check_total:
+                check_token_counts(tokens)  # GreedySlice's own check (only the total can fail)
             chosen, selected_tokens = fill_lists(order, tokens, scores, effective_target)
         else:
             sorted_tokens = list(map(tokens.__getitem__, order))

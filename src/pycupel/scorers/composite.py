@@ -49,12 +49,14 @@ class CompositeScorer(Immutable, BaseScorer):
             scorer graph (found by identity through ``children()``).
     """
 
-    __slots__ = ("_list_children", "_raw_weights", "_scorers", "_weights")
+    __slots__ = ("_list_children", "_plain_children", "_raw_weights", "_scorers", "_weights")
 
     _scorers: tuple[Scorer, ...]
     _weights: tuple[float, ...]
     _raw_weights: tuple[float, ...]
     _list_children: tuple[tuple[Callable[..., list[float]], bool, float], ...]
+    # The children's list methods when none of them takes the query, else None.
+    _plain_children: tuple[Callable[[Sequence[ContextItem]], list[float]], ...] | None
 
     def __init__(self, entries: Iterable[tuple[ScorerLike, float]]) -> None:
         given: object = entries
@@ -89,6 +91,13 @@ class CompositeScorer(Immutable, BaseScorer):
                 (*_list_scoring(scorer), weight)
                 for scorer, weight in zip(scorers, self._weights, strict=True)
             ),
+        )
+        object.__setattr__(
+            self,
+            "_plain_children",
+            None
+            if any(takes_query for _, takes_query, _ in self._list_children)
+            else tuple(method for method, _, _ in self._list_children),
         )
         cycle = find_cycle(self)
         if cycle is not None:
@@ -134,6 +143,9 @@ class CompositeScorer(Immutable, BaseScorer):
         if len(items) > SMALL_BATCH:
             scores: list[float] = self.score_array_for(items, query).tolist()
             return scores
+        plain = self._plain_children
+        if plain is not None:
+            return _weighted_sums([method(items) for method in plain], self._weights)
         children = [
             method(items, query) if takes_query else method(items)
             for method, takes_query, _ in self._list_children

@@ -104,14 +104,16 @@ class FrequencyScorer(Immutable, BaseScorer):
             bit <<= 1
         if not masks:
             return [0.0] * size
-        # ascii_fold is str.lower on ASCII text: each distinct tag folded once, in C.
-        raw = list(masks)
-        folded = list(map(str.lower if all(map(str.isascii, raw)) else ascii_fold, raw))
-        if len(set(folded)) != len(raw):
-            merged: dict[str, int] = {}
-            for tag, key in zip(raw, folded, strict=True):
-                merged[key] = merged.get(key, 0) | masks[tag]
-            masks = dict(zip(raw, map(merged.__getitem__, folded), strict=True))
+        # A tag with no upper-case letter is its own fold (ascii_fold only lowers A-Z); the
+        # others are folded once each, in C (ascii_fold is str.lower on ASCII text).
+        if not all(map(str.islower, masks)):
+            raw = list(masks)
+            folded = list(map(str.lower if all(map(str.isascii, raw)) else ascii_fold, raw))
+            if len(set(folded)) != len(raw):
+                merged: dict[str, int] = {}
+                for tag, key in zip(raw, folded, strict=True):
+                    merged[key] = merged.get(key, 0) | masks[tag]
+                masks = dict(zip(raw, map(merged.__getitem__, folded), strict=True))
         # Distinct objects (the usual case) each occur once; repeats count as "self".
         occurrences = 1 if len(set(map(id, items))) == size else _occurrences(items)
         selves = [1] * size if isinstance(occurrences, int) else occurrences.tolist()

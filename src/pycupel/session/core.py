@@ -521,12 +521,10 @@ class SessionCore(Generic[M]):
 
     def _guarded_tokens(self) -> list[float]:
         """:meth:`_guard` of every unit, in one pass."""
-        units = self._history.units
+        history = self._history
         if self._shown is not None:
-            return [self._guard(u) for u in range(len(units))]
-        get = self._learned.get
-        upper = self._calibration.upper_ratio
-        return [get(u, unit.item.tokens * upper) for u, unit in enumerate(units)]
+            return [self._guard(u) for u in range(len(history.units))]
+        return history.guarded_tokens(self._calibration.upper_ratio, self._learned)
 
     def _restore_latest_turn(self) -> None:
         """After an edit: the latest user turn whole in the tail (a shortened history may
@@ -593,13 +591,12 @@ class SessionCore(Generic[M]):
             in_window[u] = True
         for u in self._tail:
             in_window[u] = True
-        latest = history.latest_user_unit
-        scored = [
-            u
-            for u in range(len(units))
-            if u != latest and not units[u].system_parameter and not units[u].item.pinned
-        ]
-        if all(in_window[u] for u in scored):
+        # Every unit but the system prompt, pinned units and the latest user turn (kept by
+        # the history as units arrive).
+        scored = history.recall_units
+        index = history.recall_index
+        shown = sum(1 for zone in (self._stable, self._tail) for u in zone if u in index)
+        if shown == len(scored):
             return Recall([], crowded=False)
         headers = self._headers
         if len(headers) < len(units):
@@ -614,7 +611,7 @@ class SessionCore(Generic[M]):
             scored=scored,
             query=query,
             room=room,
-            terms=history.unit_terms,
+            index=index,
             vocabulary=history.vocabulary,
             scorer=self._scorer,
         )

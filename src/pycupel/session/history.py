@@ -12,11 +12,14 @@ where the edit happened so that it can report the cache break.
 
 from __future__ import annotations
 
+import bisect
 import copy
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Generic, TypeVar
+
+import numpy as np
 
 from pycupel.adapters._format import MAX_MESSAGES, expect_list, fail
 from pycupel.adapters._units import (
@@ -29,6 +32,7 @@ from pycupel.adapters._units import (
     message_tokens,
 )
 from pycupel.adapters._variants import Editor
+from pycupel.scorers._bm25_index import Bm25Index
 from pycupel.scorers._lexical import IntArray, TermVocabulary, words_of
 from pycupel.tokens import TokenCounter
 
@@ -136,6 +140,13 @@ class History(Generic[M]):
         # Each unit's terms, analysed once, for the recall zone's BM25 corpus.
         self.vocabulary = TermVocabulary()
         self.unit_terms: list[IntArray] = []
+        # The recall corpus: every unit but the system prompt, pinned units and the latest
+        # user turn, ascending (``recall_units``) and as BM25 postings (``recall_index``),
+        # kept as units arrive so that a turn reads only what its query needs.
+        self.recall_units: list[int] = []
+        self.recall_index = Bm25Index()
+        # Each unit's tokens by the session's counter (the whole unit), as floats.
+        self._unit_tokens = np.zeros(64, dtype=np.float64)
         self.latest_user_unit = -1
         self._open_start = 0
         self._provisional = False
@@ -342,10 +353,38 @@ class History(Generic[M]):
             pin_system=self._pin_system,
             unanswered=(),
         )
-        if any(message.user_turn for message in parsed) and not system_unit:
-            self.latest_user_unit = len(self.units)
+        number = len(self.units)
+        terms = self.vocabulary.ids(words_of(unit.item.content))
+        latest = any(message.user_turn for message in parsed) and not system_unit
+        if latest:
+            previous = self.latest_user_unit
+            self.latest_user_unit = number
+            if previous >= 0 and _recallable(self.units[previous]):
+                # The former latest user turn joins the corpus, in order (only units after
+                # it can be behind it in the list).
+                bisect.insort(self.recall_units, previous)
+                self.recall_index.add(previous, self.unit_terms[previous])
         self.units.append(unit)
-        self.unit_terms.append(self.vocabulary.ids(words_of(unit.item.content)))
+        self.unit_terms.append(terms)
+        if not latest and _recallable(unit):
+            self.recall_units.append(number)
+            self.recall_index.add(number, terms)
+        if number >= len(self._unit_tokens):
+            grown = np.zeros(2 * len(self._unit_tokens), dtype=np.float64)
+            grown[:number] = self._unit_tokens[:number]
+            self._unit_tokens = grown
+        self._unit_tokens[number] = unit.item.tokens
+
+    def guarded_tokens(self, ratio: float, learned: Mapping[int, float]) -> list[float]:
+        """Every unit's ``learned`` tokens, or its tokens by the session's counter times
+        ``ratio`` when none was learned (the same floats as ``learned.get(u, tokens * ratio)``
+        unit by unit, computed in array passes)."""
+        guards = self._unit_tokens[: len(self.units)] * ratio
+        if learned:
+            known = np.fromiter(learned, dtype=np.intp, count=len(learned))
+            guards[known] = np.fromiter(learned.values(), dtype=np.float64, count=len(learned))
+        values: list[float] = guards.tolist()
+        return values
 
     def check_complete(self) -> None:
         """Raise MessageFormatError when a tool call of the history has no result yet.
@@ -377,6 +416,12 @@ class History(Generic[M]):
             for index in unit.message_indices
             if self.parsed[index].user_turn
         )
+
+
+def _recallable(unit: MessageUnit) -> bool:
+    """Whether the recall zone may bring ``unit`` back (the system prompt and pinned units
+    are never dropped)."""
+    return not unit.system_parameter and not unit.item.pinned
 
 
 def _texts(message: ParsedMessage) -> list[str]:

@@ -5,7 +5,7 @@ applied to what the window left out:
 
 * every unit of the history except the system prompt and the latest user turn is scored for
   the latest user message (BM25 with query expansion, the conversation preset's relevance,
-  from the term ids the history analysed once per unit; or the session policy's scorer);
+  from the BM25 postings the history keeps of its units; or the session policy's scorer);
 * a unit's score takes in a share of its neighbours' (an answer is found through its
   question), whether those neighbours are in the window or not;
 * dropped units are then taken by relevance per token, each with the units just before and
@@ -30,7 +30,8 @@ from pycupel.adapters._structure import (
     with_context,
 )
 from pycupel.adapters._units import MessageUnit
-from pycupel.scorers._lexical import IntArray, TermVocabulary
+from pycupel.scorers._bm25_index import Bm25Index, relevance_scores
+from pycupel.scorers._lexical import TermVocabulary
 from pycupel.scorers.base import Scorer, check_finite_scores, score_array_for
 from pycupel.scorers.relevance import RelevanceScorer
 
@@ -68,7 +69,7 @@ def select_recall(
     scored: Sequence[int],
     query: str,
     room: float,
-    terms: Sequence[IntArray],
+    index: Bm25Index,
     vocabulary: TermVocabulary,
     scorer: Scorer | None = None,
     headers: Sequence[int] | None = None,
@@ -82,23 +83,24 @@ def select_recall(
         scored: the positions that make up the relevance corpus (ascending).
         query: the latest user message's text.
         room: the tokens the zone may take.
-        terms, vocabulary: the units' term ids (for the default relevance).
+        index, vocabulary: the BM25 postings of ``scored`` (:class:`Bm25Index`, kept as
+            units arrive) and the units' term ids (for the default relevance).
         scorer: the policy's scorer instead (scores the units' items for ``query``).
         headers: :func:`session_headers` of the units, when the caller keeps them.
     """
     if not query or not scored:
         return _NOTHING
     if scorer is None:
-        base = _RELEVANCE.score_term_ids([terms[u] for u in scored], vocabulary, query)
+        scores = relevance_scores(_RELEVANCE, index, vocabulary, query, len(units))
     else:
         items = [units[u].item for u in scored]
         base = np.asarray(score_array_for(scorer, items, query), dtype=np.float64)
         check_finite_scores(scorer, items, base)
-    best = float(base.max(initial=0.0))
+        scores = np.zeros(len(units), dtype=np.float64)
+        scores[list(scored)] = base
+    best = float(scores.max(initial=0.0))
     if best <= 0.0:
         return _NOTHING
-    scores = np.zeros(len(units), dtype=np.float64)
-    scores[list(scored)] = base
     structure = RECALL_STRUCTURE
     # A tool round stands alone (its output is the evidence, the rounds around it are other
     # calls): it neither shares context with its neighbours nor brings them.

@@ -1,0 +1,218 @@
+"""An incremental BM25 index: postings kept as documents arrive and leave, queried for scores.
+
+A session scores its history for every new user message. Rebuilding a
+:class:`~pycupel.scorers._lexical.Bm25Corpus` each turn reads every term of the history; this
+index keeps, for each term, the documents holding it and how often (its postings), with each
+document's length and the total, so a query reads only the postings of its own terms (and,
+with query expansion, the terms of the few best documents).
+
+:func:`relevance_scores` gives bit for bit what
+:meth:`~pycupel.scorers.relevance.RelevanceScorer.score_term_ids` gives for the same
+documents, in the same order: the same formula evaluated in the same order for each
+document (a term a document lacks adds exactly 0.0 there, so it is skipped), the same idf,
+the same feedback terms with the same ties (best documents by position, terms by id).
+
+Documents are numbered by the caller (a session numbers them by unit position); the corpus is
+the documents currently added, in ascending number.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from pycupel.scorers._lexical import FloatArray, IntArray, TermVocabulary, _stems, words_of
+from pycupel.scorers.relevance import _FEEDBACK_ITEMS, _FEEDBACK_TERMS, RelevanceScorer
+
+__all__ = ["Bm25Index", "relevance_scores"]
+
+
+class _Postings:
+    """The documents holding one term and the term's frequency in each (growable arrays:
+    a query reads them as they are)."""
+
+    __slots__ = ("documents", "frequencies", "size")
+
+    def __init__(self) -> None:
+        self.documents = np.zeros(4, dtype=np.intp)
+        self.frequencies = np.zeros(4, dtype=np.float64)
+        self.size = 0
+
+    def append(self, document: int, frequency: int) -> None:
+        size = self.size
+        if size == len(self.documents):
+            self.documents = np.concatenate([self.documents, np.zeros(size, dtype=np.intp)])
+            self.frequencies = np.concatenate([self.frequencies, np.zeros(size)])
+        self.documents[size] = document
+        self.frequencies[size] = frequency
+        self.size = size + 1
+
+    def discard(self, document: int) -> None:
+        size = self.size
+        keep = np.flatnonzero(self.documents[:size] != document)
+        self.documents[: len(keep)] = self.documents[keep]
+        self.frequencies[: len(keep)] = self.frequencies[keep]
+        self.size = len(keep)
+
+
+class Bm25Index:
+    """Postings of the documents added so far (see the module docs).
+
+    Not shared between threads: one belongs to one conversation.
+
+    Attributes:
+        postings_read: postings entries read by queries so far (a cost measure for tests).
+    """
+
+    __slots__ = ("_documents", "_lengths", "_postings", "_total", "postings_read")
+
+    def __init__(self) -> None:
+        self._postings: dict[int, _Postings] = {}  # by term id
+        self._documents: dict[int, list[int]] = {}  # each document's distinct term ids
+        self._lengths = np.zeros(64, dtype=np.float64)  # by document number
+        self._total = 0
+        self.postings_read = 0
+
+    def __len__(self) -> int:
+        return len(self._documents)
+
+    def __contains__(self, document: object) -> bool:
+        return document in self._documents
+
+    def add(self, document: int, term_ids: IntArray) -> None:
+        """Add ``document`` (a number not in the index) with its terms (repeats counted)."""
+        assert document not in self._documents, "a document is indexed once"
+        counts: dict[int, int] = {}
+        for term in term_ids.tolist():
+            counts[term] = counts.get(term, 0) + 1
+        postings = self._postings
+        for term, count in counts.items():
+            found = postings.get(term)
+            if found is None:
+                found = postings[term] = _Postings()
+            found.append(document, count)
+        self._documents[document] = list(counts)
+        if document >= len(self._lengths):
+            grown = np.zeros(max(2 * len(self._lengths), document + 1), dtype=np.float64)
+            grown[: len(self._lengths)] = self._lengths
+            self._lengths = grown
+        self._lengths[document] = len(term_ids)
+        self._total += len(term_ids)
+
+    def remove(self, document: int) -> None:
+        """Take ``document`` out of the index (it must be in it); reads its terms' postings."""
+        postings = self._postings
+        for term in self._documents.pop(document):
+            found = postings[term]
+            found.discard(document)
+            if not found.size:
+                del postings[term]
+        self._total -= int(self._lengths[document])
+        self._lengths[document] = 0.0
+
+    def document_frequency(self, term: int) -> int:
+        """The number of documents holding ``term``."""
+        found = self._postings.get(term)
+        return 0 if found is None else found.size
+
+    def scores(self, chosen: dict[int, float], size: int, *, k1: float, b: float) -> FloatArray:
+        """BM25 of every document for the ``chosen`` terms (term id -> weight), as an array
+        of ``size`` values indexed by document number (0.0 outside the index)."""
+        result = np.zeros(size, dtype=np.float64)
+        count = len(self._documents)
+        if not chosen or self._total == 0:
+            return result
+        avgdl = self._total / count
+        frequencies = np.fromiter(
+            (self.document_frequency(term) for term in chosen), dtype=np.float64, count=len(chosen)
+        )
+        # The rebuilt corpus's arithmetic, element by element and term after term.
+        idf = np.log(1.0 + (count - frequencies + 0.5) / (frequencies + 0.5))
+        weighted = np.fromiter(chosen.values(), dtype=np.float64, count=len(chosen)) * idf
+        saturation = k1 + 1.0
+        lengths = self._lengths
+        for position, term in enumerate(chosen):
+            found = self._postings.get(term)
+            if found is None:
+                continue
+            self.postings_read += found.size
+            documents = found.documents[: found.size]
+            tf = found.frequencies[: found.size]
+            norm = k1 * (1.0 - b + b * lengths[documents] / avgdl)
+            result[documents] += weighted[position] * tf * saturation / (tf + norm)
+        return result
+
+    def feedback_terms(
+        self, first_pass: FloatArray, query_terms: Sequence[int], *, top: int, terms: int
+    ) -> list[int]:
+        """Pseudo-relevance feedback, as :meth:`Bm25Corpus.expansion` chooses it: terms held
+        by at least two of the ``top`` best documents of ``first_pass`` (ties: the earlier
+        document) and not in the query, by (documents among the top) x idf, the best
+        ``terms`` of them (ties: the smaller term id)."""
+        matched = np.flatnonzero(first_pass > 0.0)
+        values = first_pass[matched]
+        if len(matched) > top:
+            # Only documents at least as good as the top-th best can be among the best.
+            floor = np.partition(values, len(values) - top)[len(values) - top]
+            keep = values >= floor
+            matched, values = matched[keep], values[keep]
+        best = matched[np.argsort(-values, kind="stable")[:top]].tolist()
+        if len(best) < 2:
+            return []
+        held: dict[int, int] = {}
+        for document in best:
+            for term in self._documents[document]:
+                held[term] = held.get(term, 0) + 1
+        for term in query_terms:
+            held.pop(term, None)
+        candidates = sorted(term for term, count in held.items() if count >= 2)
+        if not candidates:
+            return []
+        count = len(self._documents)
+        frequencies = np.fromiter(
+            (self.document_frequency(term) for term in candidates),
+            dtype=np.intp,
+            count=len(candidates),
+        )
+        idf = np.log(1.0 + (count - frequencies + 0.5) / (frequencies + 0.5))
+        held_by = np.fromiter(
+            (held[term] for term in candidates), dtype=np.intp, count=len(candidates)
+        )
+        value = held_by * idf
+        ranked = np.argsort(-value, kind="stable")[:terms]
+        return [candidates[i] for i in ranked if value[i] > 0.0]
+
+
+def query_term_ids(text: str, vocabulary: TermVocabulary) -> list[int]:
+    """The term ids of ``text``'s terms the vocabulary knows, in order, repeats kept (the
+    terms :meth:`Bm25Corpus.terms` finds)."""
+    words = words_of(text)
+    stems = _stems([words])
+    term_ids = vocabulary.term_ids
+    return [term_ids[stems[word]] for word in words if word in stems and stems[word] in term_ids]
+
+
+def relevance_scores(
+    scorer: RelevanceScorer,
+    index: Bm25Index,
+    vocabulary: TermVocabulary,
+    query: str,
+    size: int,
+) -> FloatArray:
+    """``scorer.score_term_ids`` of the index's documents (ascending number) for ``query``,
+    each score placed at its document's number in an array of ``size`` values (0.0 at numbers
+    outside the index)."""
+    k1, b, expansion = scorer.k1, scorer.b, scorer.expansion
+    query_terms = query_term_ids(query, vocabulary)
+    raw = index.scores(dict.fromkeys(query_terms, 1.0), size, k1=k1, b=b)
+    if expansion > 0.0:
+        extra = index.feedback_terms(raw, query_terms, top=_FEEDBACK_ITEMS, terms=_FEEDBACK_TERMS)
+        if extra:
+            more = index.scores(dict.fromkeys(extra, 1.0), size, k1=k1, b=b)
+            raw = raw + expansion * more
+    best = float(raw.max(initial=0.0))
+    if best <= 0.0:
+        return np.zeros(size, dtype=np.float64)
+    scaled: FloatArray = raw / best
+    return scaled
