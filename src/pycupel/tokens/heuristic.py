@@ -37,6 +37,7 @@ import re
 import sys
 from collections.abc import Sequence
 from fractions import Fraction
+from itertools import compress
 from typing import Final
 
 from pycupel._numpy import numpy as np
@@ -142,10 +143,11 @@ def _build_table() -> tuple[int, ...]:
 _RUN_TABLE: Final = _build_table()
 
 
-def _ascii_pieces(texts: Sequence[str]) -> tuple[list[int], set[int]]:
-    """Pieces of each of ``texts`` (non-empty ASCII texts without NUL), and the positions of
-    the texts holding characters the run arithmetic leaves to the regular expression."""
-    joined = "\x00".join(texts).encode()
+def _ascii_pieces(joined_texts: str) -> tuple[list[int], set[int]]:
+    """Pieces of each text of ``joined_texts`` (non-empty ASCII texts without NUL, joined
+    around NUL), and the positions of the texts holding characters the run arithmetic leaves to the
+    regular expression."""
+    joined = joined_texts.encode()
     raw = np.frombuffer(b"\x00" + joined + b"\x00", dtype=np.uint8)
     classes = np.frombuffer(b"\x00" + joined.translate(_CLASS_OF_BYTE) + b"\x00", dtype=np.uint8)
     changes = np.flatnonzero(classes[1:] != classes[:-1])
@@ -268,26 +270,28 @@ class HeuristicCounter(BaseTokenCounter):
         size = sum(map(len, texts))
         if size < _ARRAY_BATCH_CHARS or (size < _IMPORT_BATCH_CHARS and "numpy" not in sys.modules):
             return [count(text) for text in texts]
-        counts = [0] * len(texts)
-        positions: list[int] = []
-        for position, text in enumerate(texts):
-            # Empty texts count 0; NUL separates the batch's texts.
-            if text.isascii() and "\x00" not in text:
-                if text:
-                    positions.append(position)
-            else:
-                counts[position] = count(text)
-        if positions:
-            pieces, unsure = _ascii_pieces([texts[p] for p in positions])
-            margin = self._margin
-            for offset, position in enumerate(positions):
-                if offset in unsure:
-                    counts[position] = count(texts[position])
-                elif margin:
-                    found = pieces[offset]
-                    counts[position] = found - (-found * margin.numerator // margin.denominator)
-                else:
-                    counts[position] = pieces[offset]
+        # Empty texts count 0 and NUL separates the batch's texts: such texts, and non-ASCII
+        # ones, are counted one by one.
+        chosen = [bool(text) and text.isascii() for text in texts]
+        positions = list(compress(range(len(texts)), chosen))
+        batch = list(map(texts.__getitem__, positions))
+        joined = "\x00".join(batch)
+        if joined.count("\x00") != max(len(batch) - 1, 0):
+            chosen = [flag and "\x00" not in text for flag, text in zip(chosen, texts, strict=True)]
+            positions = list(compress(range(len(texts)), chosen))
+            batch = list(map(texts.__getitem__, positions))
+            joined = "\x00".join(batch)
+        counts = [0 if flag else count(text) for flag, text in zip(chosen, texts, strict=True)]
+        if not batch:
+            return counts
+        pieces, unsure = _ascii_pieces(joined)
+        margin = self._margin
+        if margin:
+            pieces = [found - (-found * margin.numerator // margin.denominator) for found in pieces]
+        for offset in unsure:
+            pieces[offset] = count(batch[offset])
+        for position, found in zip(positions, pieces, strict=True):
+            counts[position] = found
         return counts
 
     def __repr__(self) -> str:
