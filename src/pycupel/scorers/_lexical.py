@@ -212,12 +212,17 @@ class Bm25Corpus:
         self._b = b
         self._n = len(texts)
         ids, term_ids = _corpus_words(texts)
-        # Separators (-2) number the documents; stop words (-1) and separators are dropped.
-        doc_of = np.cumsum(ids == _SEPARATOR_ID)
+        # Separators (-2) end the documents; stop words (-1) and separators are dropped. A
+        # document's length is the number of terms kept between its separators.
         kept = ids >= 0
         self._ids: IntArray = ids[kept]
-        self._doc_of: IntArray = doc_of[kept]
-        self._lengths = np.bincount(self._doc_of, minlength=self._n).astype(np.float64)
+        lengths = np.zeros(self._n, dtype=np.intp)
+        if len(ids):
+            starts = np.zeros(self._n, dtype=np.intp)
+            starts[1:] = np.flatnonzero(ids == _SEPARATOR_ID)
+            lengths = np.add.reduceat(kept.astype(np.intp), starts)
+        self._doc_of: IntArray = np.repeat(np.arange(self._n, dtype=np.intp), lengths)
+        self._lengths = lengths.astype(np.float64)
         self._avgdl = float(self._lengths.mean()) if self._n else 0.0
         self._term_ids = term_ids
 
