@@ -18,7 +18,7 @@ the documents currently added, in ascending number.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -111,6 +111,10 @@ class Bm25Index:
         self._total -= int(self._lengths[document])
         self._lengths[document] = 0.0
 
+    def count_in(self, documents: Iterable[int]) -> int:
+        """How many of ``documents`` are in the index."""
+        return sum(map(self._documents.__contains__, documents))
+
     def document_frequency(self, term: int) -> int:
         """The number of documents holding ``term``."""
         found = self._postings.get(term)
@@ -130,17 +134,29 @@ class Bm25Index:
         # The rebuilt corpus's arithmetic, element by element and term after term.
         idf = np.log(1.0 + (count - frequencies + 0.5) / (frequencies + 0.5))
         weighted = np.fromiter(chosen.values(), dtype=np.float64, count=len(chosen)) * idf
-        saturation = k1 + 1.0
-        lengths = self._lengths
-        for position, term in enumerate(chosen):
+        # All the terms' postings in one array pass; each document's contributions are then
+        # added to it in the terms' order (np.add.at adds repeated indices in turn), as the
+        # rebuilt corpus sums a document's column.
+        documents_of: list[IntArray] = []
+        tf_of: list[FloatArray] = []
+        sizes: list[int] = []
+        for term in chosen:
             found = self._postings.get(term)
-            if found is None:
-                continue
-            self.postings_read += found.size
-            documents = found.documents[: found.size]
-            tf = found.frequencies[: found.size]
-            norm = k1 * (1.0 - b + b * lengths[documents] / avgdl)
-            result[documents] += weighted[position] * tf * saturation / (tf + norm)
+            size = 0 if found is None else found.size
+            sizes.append(size)
+            if size:
+                assert found is not None
+                documents_of.append(found.documents[:size])
+                tf_of.append(found.frequencies[:size])
+        read = sum(sizes)
+        if not read:
+            return result
+        self.postings_read += read
+        documents = np.concatenate(documents_of)
+        tf = np.concatenate(tf_of)
+        norm = k1 * (1.0 - b + b * self._lengths[documents] / avgdl)
+        weights = np.repeat(weighted, sizes)
+        np.add.at(result, documents, weights * tf * (k1 + 1.0) / (tf + norm))
         return result
 
     def feedback_terms(

@@ -545,13 +545,10 @@ class SessionCore(Generic[M]):
     def _sum(self, zones: Sequence[Sequence[int]], ratio: float) -> float:
         """Provider tokens of the zones: learned where known, ``ratio`` x estimate elsewhere."""
         learned = self._learned
-        units = self._history.units
-        total = 0.0
         shown = self._shown.estimates if self._shown is not None else None
-        if not learned and not shown:
-            for zone in zones:
-                total += sum([units[u].item.tokens for u in zone]) * ratio
-            return total
+        if not shown:
+            return self._history.guarded_sum(zones, ratio, learned)
+        total = 0.0
         get = learned.get
         estimate = self._estimate
         for zone in zones:
@@ -595,8 +592,7 @@ class SessionCore(Generic[M]):
         # the history as units arrive).
         scored = history.recall_units
         index = history.recall_index
-        shown = sum(1 for zone in (self._stable, self._tail) for u in zone if u in index)
-        if shown == len(scored):
+        if index.count_in(self._stable) + index.count_in(self._tail) == len(scored):
             return Recall([], crowded=False)
         headers = self._headers
         if len(headers) < len(units):
@@ -614,6 +610,7 @@ class SessionCore(Generic[M]):
             index=index,
             vocabulary=history.vocabulary,
             scorer=self._scorer,
+            alone=history.unit_alone,
         )
 
     def _compact(
@@ -778,7 +775,10 @@ class SessionCore(Generic[M]):
         if cache_break is None and common < len(self._previous):
             cache_break = "recall"  # defensive: any shrink of the prefix is reported
         fixed = self._fixed()
-        estimate = sum(self._estimate(u) for u in request) + fixed
+        if self._shown is None:
+            estimate = history.tokens_of(request) + fixed
+        else:
+            estimate = sum(self._estimate(u) for u in request) + fixed
         calibration = self._calibration
         ratio = calibration.ratio
         tokens = round(self._sum([request], ratio) + fixed * ratio)

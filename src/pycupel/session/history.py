@@ -17,6 +17,7 @@ import copy
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from itertools import repeat
 from typing import Generic, TypeVar
 
 import numpy as np
@@ -145,8 +146,10 @@ class History(Generic[M]):
         # kept as units arrive so that a turn reads only what its query needs.
         self.recall_units: list[int] = []
         self.recall_index = Bm25Index()
-        # Each unit's tokens by the session's counter (the whole unit), as floats.
-        self._unit_tokens = np.zeros(64, dtype=np.float64)
+        # Each unit's tokens by the session's counter (the whole unit), and whether it is a
+        # tool round (the recall zone takes those alone), kept as units arrive.
+        self._unit_tokens = np.zeros(64, dtype=np.int64)
+        self.unit_alone: list[bool] = []
         self.latest_user_unit = -1
         self._open_start = 0
         self._provisional = False
@@ -236,11 +239,19 @@ class History(Generic[M]):
         same = self.format.same
         snapshots = self.snapshots
         known = min(len(history), len(snapshots))
+        # Every known message is checked against its snapshot, by content, in one pass at C
+        # speed (list equality, or map); the position of a change is looked for only when
+        # there is one.
         if same is None:
-            for position in range(known):
-                if history[position] != snapshots[position]:
-                    return position
-        else:
+            prefix = history[:known]
+            if not isinstance(prefix, list):
+                prefix = list(prefix)
+            unchanged = prefix == (snapshots if known == len(snapshots) else snapshots[:known])
+            if not unchanged:
+                for position in range(known):
+                    if history[position] != snapshots[position]:
+                        return position
+        elif not all(map(same, history, snapshots)):
             for position in range(known):
                 if not same(history[position], snapshots[position]):
                     return position
@@ -369,11 +380,37 @@ class History(Generic[M]):
         if not latest and _recallable(unit):
             self.recall_units.append(number)
             self.recall_index.add(number, terms)
+        self.unit_alone.append(bool(unit.call_ids))
         if number >= len(self._unit_tokens):
-            grown = np.zeros(2 * len(self._unit_tokens), dtype=np.float64)
+            grown = np.zeros(2 * len(self._unit_tokens), dtype=np.int64)
             grown[:number] = self._unit_tokens[:number]
             self._unit_tokens = grown
         self._unit_tokens[number] = unit.item.tokens
+
+    def tokens_of(self, units: Sequence[int]) -> int:
+        """The units' tokens by the session's counter, summed."""
+        return int(self._unit_tokens[np.asarray(units, dtype=np.intp)].sum())
+
+    def guarded_sum(
+        self, zones: Sequence[Sequence[int]], ratio: float, learned: Mapping[int, float]
+    ) -> float:
+        """The zones' ``learned`` tokens, or tokens by the session's counter times ``ratio``
+        where none was learned, summed: the same float as adding them one by one, zone
+        after zone (without anything learned: each zone's count times ``ratio``)."""
+        total = 0.0
+        if not learned:
+            for zone in zones:
+                total += self.tokens_of(zone) * ratio
+            return total
+        parts = [np.zeros(1, dtype=np.float64)]
+        for zone in zones:
+            size = len(zone)
+            known = np.fromiter(map(learned.__contains__, zone), dtype=np.bool_, count=size)
+            values = np.fromiter(map(learned.get, zone, repeat(0.0)), dtype=np.float64, count=size)
+            estimates = self._unit_tokens[np.asarray(zone, dtype=np.intp)] * ratio
+            parts.append(np.where(known, values, estimates))
+        # A running sum adds left to right, as the loop it replaces did.
+        return float(np.cumsum(np.concatenate(parts))[-1])
 
     def guarded_tokens(self, ratio: float, learned: Mapping[int, float]) -> list[float]:
         """Every unit's ``learned`` tokens, or its tokens by the session's counter times

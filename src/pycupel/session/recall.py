@@ -73,6 +73,7 @@ def select_recall(
     vocabulary: TermVocabulary,
     scorer: Scorer | None = None,
     headers: Sequence[int] | None = None,
+    alone: list[bool] | None = None,
 ) -> Recall:
     """The units to recall within ``room`` tokens (see :class:`Recall`).
 
@@ -87,6 +88,8 @@ def select_recall(
             units arrive) and the units' term ids (for the default relevance).
         scorer: the policy's scorer instead (scores the units' items for ``query``).
         headers: :func:`session_headers` of the units, when the caller keeps them.
+        alone: whether each unit is a tool round (``bool(unit.call_ids)``), when the caller
+            keeps them.
     """
     if not query or not scored:
         return _NOTHING
@@ -104,7 +107,8 @@ def select_recall(
     structure = RECALL_STRUCTURE
     # A tool round stands alone (its output is the evidence, the rounds around it are other
     # calls): it neither shares context with its neighbours nor brings them.
-    alone = [bool(unit.call_ids) for unit in units]
+    if alone is None:
+        alone = [bool(unit.call_ids) for unit in units]
     flags = np.asarray(alone, dtype=np.bool_)
     linked = ~(flags[:-1] | flags[1:])
     smoothed_array = with_context(scores, structure.context, linked)
