@@ -50,6 +50,8 @@ from pycupel.scorers import (
 from pycupel.scorers.base import SMALL_BATCH, BaseScorer, FloatArray, Scorer
 from pycupel.slicers import GreedySlice, KnapsackSlice, Slicer
 from pycupel.slicers import greedy as greedy_module
+from pycupel.tokens import HeuristicCounter
+from pycupel.tokens import heuristic as heuristic_module
 
 KINDS = (
     ContextKind.MESSAGE,
@@ -295,6 +297,41 @@ def test_composite_scorer_calls_each_child_once_per_pass() -> None:
     items = make_items(300, seed=6)
     CompositeScorer(entries).score_array(items)
     assert [child.passes for child in children] == [1, 1, 1]
+
+
+@pytest.mark.parametrize("size", [200, 800])
+def test_heuristic_batch_counts_by_runs_not_text_by_text(
+    size: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A large batch of ASCII texts goes through the run arithmetic once: no text is counted
+    # by the regular expression, and only runs too long for the table are computed one by
+    # one (here one per text: its run of 80 letters).
+    rng = random.Random(size)
+    texts = [
+        " ".join(rng.choice(["deploy", "the", "build", "v2.1", "--", "x" * 80]) for _ in range(30))
+        + "\n  next line"
+        for _ in range(size)
+    ]
+    texts = [text if "x" * 80 in text else text + " " + "x" * 80 for text in texts]
+    expected = [HeuristicCounter().count(text) for text in texts]
+    calls = {"count": 0, "runs": 0}
+    original_count = HeuristicCounter.count
+    original_runs = heuristic_module._run_pieces
+
+    def counting_count(self: HeuristicCounter, text: str) -> int:
+        calls["count"] += 1
+        return original_count(self, text)
+
+    def counting_runs(kind: int, after: int, space_flag: bool, length: int) -> int:
+        calls["runs"] += 1
+        return original_runs(kind, after, space_flag, length)
+
+    monkeypatch.setattr(HeuristicCounter, "count", counting_count)
+    monkeypatch.setattr(heuristic_module, "_run_pieces", counting_runs)
+    assert HeuristicCounter().count_batch(texts) == expected
+    assert calls["count"] == 0
+    long_runs = sum(text.count("x" * 80) for text in texts)
+    assert calls["runs"] == long_runs
 
 
 def test_pipeline_scores_once_per_run() -> None:

@@ -8,6 +8,7 @@ sample texts, recorded in data/reference_counts.json by ``benchmarks/bench_token
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import statistics
 from pathlib import Path
@@ -19,7 +20,7 @@ from hypothesis import strategies as st
 
 from pycupel.errors import TokenizerError
 from pycupel.tokens import HeuristicCounter, TokenCounter
-from pycupel.tokens.heuristic import _PIECE
+from pycupel.tokens.heuristic import _PIECE, _ascii_pieces
 
 DATA = Path(__file__).parent / "data"
 SAMPLES = DATA / "samples"
@@ -198,3 +199,63 @@ def test_count_is_the_number_of_pieces_plus_astral_characters(text: str) -> None
     assert "".join(pieces) == text
     astral = sum(1 for character in text if ord(character) > 0xFFFF)
     assert HeuristicCounter().count(text) == len(pieces) + astral
+
+
+# The batch form counts large batches of ASCII texts by run arithmetic instead of the regular
+# expression: it must give exactly the per-text counts. One character of every class the
+# arithmetic tells apart (letters, digits, underscore, punctuation, space, line breaks, other
+# whitespace, a control character, DEL, non-ASCII).
+_CLASS_ALPHABET = "aZ5_.,' \n\r\t\x0b\x1c\x7f-"
+# Padding that makes a batch large enough for the array arithmetic.
+_LARGE = "word " * 1_000
+
+
+def test_batch_equals_per_text_on_every_short_string() -> None:
+    texts = [
+        "".join(chars)
+        for size in range(1, 5)
+        for chars in itertools.product(_CLASS_ALPHABET, repeat=size)
+    ]
+    texts.append(_LARGE)
+    expected = [counter.count(text) for text in texts]
+    assert counter.count_batch(texts) == expected
+    # The run arithmetic itself (count_batch takes it only once numpy is loaded): every text
+    # it does not leave to the regular expression gets the regular expression's count.
+    pieces, unsure = _ascii_pieces("\x00".join(texts))
+    assert len(unsure) < len(texts) // 2
+    assert all(
+        pieces[position] == expected[position]
+        for position in range(len(texts))
+        if position not in unsure
+    )
+
+
+_RUNS = st.lists(
+    st.tuples(
+        st.sampled_from([*_CLASS_ALPHABET, "\x00", "é", "\U0001f600", "0"]),
+        st.sampled_from([1, 2, 3, 4, 5, 11, 12, 13, 62, 63, 64, 65, 130]),
+    ),
+    max_size=12,
+).map(lambda runs: "".join(char * size for char, size in runs))
+
+
+@given(
+    st.lists(_RUNS | st.text(max_size=80), max_size=40),
+    st.sampled_from([0.0, 0.1, 1.0]),
+)
+def test_batch_equals_per_text_on_long_runs(texts: list[str], margin: float) -> None:
+    estimate = HeuristicCounter(safety_margin=margin)
+    batch = [_LARGE, *texts, _LARGE]
+    assert estimate.count_batch(batch) == [estimate.count(text) for text in batch]
+    eligible = [text for text in texts if text and text.isascii() and "\x00" not in text]
+    pieces, unsure = _ascii_pieces("\x00".join([_LARGE, *eligible]))
+    assert [p for i, p in enumerate(pieces) if i not in unsure] == [
+        HeuristicCounter().count(text)
+        for i, text in enumerate([_LARGE, *eligible])
+        if i not in unsure
+    ]
+
+
+def test_batch_checks_its_texts_as_count_does() -> None:
+    with pytest.raises(TokenizerError, match=r"texts\[1\]: must be a string"):
+        counter.count_batch([_LARGE, 3])  # type: ignore[list-item]

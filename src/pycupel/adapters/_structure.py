@@ -353,7 +353,13 @@ def session_headers(items: Sequence[ContextItem], current: int = -1, start: int 
         text = item.content
         # The rendered content starts with the role label: look right after "label: ".
         found = text.find(": ")
-        if found >= 0 and match(text, found + 2):
+        # A header opens with "[" after optional whitespace: most texts fail that test
+        # before the regular expression is tried.
+        if (
+            found >= 0
+            and (text.startswith("[", found + 2) or text[found + 2 : found + 3].isspace())
+            and match(text, found + 2)
+        ):
             current = position
         result.append(current)
     return result

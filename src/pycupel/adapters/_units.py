@@ -393,12 +393,14 @@ def build_units(
     units: list[MessageUnit] = []
     start = 0
     end = -1
+    last = len(parsed) - 1
     for position, message in enumerate(parsed):
         if position > end:
-            start = position
-        end = max(end, spans.get(position, position))
-        if message.joins_next and position + 1 < len(parsed):
-            end = max(end, position + 1)
+            start = end = position
+        if spans:
+            end = max(end, spans.get(position, position))
+        if message.joins_next and position < last and position + 1 > end:
+            end = position + 1
         if position != end:
             continue
         pinned_user = pin_latest_user and start <= latest_user <= end
@@ -616,14 +618,16 @@ class _UnitMaker:
             pinned=(self._pin_system and system) or pinned_user,
         )
         calls = message.calls
-        return _new_unit(
-            item,
-            indices,
-            roles,
-            index is None,
-            tuple([call.call_id for call in calls]) if calls else (),
-            user_text=message.text if message.user_turn else "",
-        )
+        # _new_unit, inlined: this runs once per message.
+        unit = object.__new__(MessageUnit)
+        _unit_item(unit, item)
+        _unit_indices(unit, indices)
+        _unit_roles(unit, roles)
+        _unit_system_parameter(unit, index is None)
+        _unit_call_ids(unit, tuple([call.call_id for call in calls]) if calls else ())
+        _unit_unanswered(unit, ())
+        _unit_user_text(unit, message.text if message.user_turn else "")
+        return unit
 
     def unit(
         self,

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Sequence
+from itertools import count, repeat
 from typing import Any, Final
 
 import numpy as np
@@ -93,10 +94,8 @@ def terms_of(texts: Sequence[str]) -> list[list[str]]:
 
 def _stems(words: Sequence[Sequence[str]]) -> dict[str, str]:
     """Stem of every distinct content word of ``words`` (stop words and 1-letter words absent)."""
-    vocabulary: set[str] = set()
-    for text_words in words:
-        vocabulary.update(text_words)
-    kept = sorted(w for w in vocabulary if len(w) > 1 and w not in STOP_WORDS)
+    vocabulary: set[str] = set().union(*words).difference(STOP_WORDS)
+    kept = [word for word in sorted(vocabulary) if len(word) > 1]
     if not kept:
         return {}
     return dict(zip(kept, _stemmer().stemWords(kept), strict=True))
@@ -108,10 +107,12 @@ IntArray = npt.NDArray[np.intp]
 
 _SEPARATOR: Final = "\x01"
 _SEPARATOR_ID: Final = -2
-# _ASCII_WORDS, but the separator byte kept as a word of its own and every byte of a
-# multi-byte UTF-8 character kept (they only occur inside words already found by _WORD).
+# _ASCII_WORDS, but ASCII capitals lowered (an ASCII text needs no lower() of its own), the
+# separator byte kept as a word of its own and every byte of a multi-byte UTF-8 character
+# kept (they only occur inside words already found by _WORD).
 _CORPUS_BYTES: Final = bytes(
-    code if chr(code).isalnum() or chr(code) == _SEPARATOR else 32 for code in range(128)
+    ord(chr(code).lower()) if chr(code).isalnum() or chr(code) == _SEPARATOR else 32
+    for code in range(128)
 ) + bytes(range(128, 256))
 
 
@@ -119,18 +120,21 @@ def _corpus_words(texts: Sequence[str]) -> tuple[IntArray, dict[str, int]]:
     """The term id of every word of ``texts``, in order, and the term ids (stem -> id).
 
     The texts are joined around a separator word and split once (a split per text costs
-    more than the split itself); an ASCII text is lowered and left to the byte translation
-    (the words :func:`words_of` finds), any other text is replaced by its :func:`words_of`
-    words. Each word is looked up once, numbered by first occurrence; the distinct words
-    are then stemmed and the numbers mapped to term ids in one array pass. A word's id is
-    its stem's term id, -1 for a stop word and :data:`_SEPARATOR_ID` for the separator
-    between two documents. Term ids number the stems in the order of their words, sorted
-    (the order :class:`Bm25Corpus` has always used: expansion breaks ties by term id).
+    more than the split itself); an ASCII text is left to the byte translation, which
+    lowers it and keeps its letters and digits (the words :func:`words_of` finds), any
+    other text is replaced by its :func:`words_of` words. Each word is looked up once,
+    numbered by first occurrence; the distinct words are then stemmed and the numbers
+    mapped to term ids in one array pass. A word's id is its stem's term id, -1 for a stop
+    word and :data:`_SEPARATOR_ID` for the separator between two documents. Term ids
+    number the stems in the order of their words, sorted (the order :class:`Bm25Corpus`
+    has always used: expansion breaks ties by term id).
     """
-    parts = [text.lower() if text.isascii() else " ".join(words_of(text)) for text in texts]
-    joined = f" {_SEPARATOR} ".join(parts)
+    glue = f" {_SEPARATOR} "
+    joined = glue.join(texts)
+    if not joined.isascii():
+        joined = glue.join([text if text.isascii() else " ".join(words_of(text)) for text in texts])
     separator = _SEPARATOR.encode()
-    if joined.count(_SEPARATOR) != max(len(parts) - 1, 0):
+    if joined.count(_SEPARATOR) != max(len(texts) - 1, 0):
         # A text holding the separator character itself: fall back to one split per text.
         words: list[bytes] = []
         for position, text in enumerate(texts):
@@ -142,16 +146,12 @@ def _corpus_words(texts: Sequence[str]) -> tuple[IntArray, dict[str, int]]:
     numbers = _FirstSeen()
     numbers[separator] = 0
     first_seen = np.fromiter(map(numbers.__getitem__, words), dtype=np.intp, count=len(words))
-    distinct = [word.decode() for word in numbers]
+    distinct = list(map(bytes.decode, numbers))
     stems = _stems([distinct[1:]])
-    term_ids: dict[str, int] = {}
-    for stem in stems.values():
-        term_ids.setdefault(stem, len(term_ids))
-    remap = np.fromiter(
-        (term_ids[stems[word]] if word in stems else -1 for word in distinct),
-        dtype=np.intp,
-        count=len(distinct),
-    )
+    # Term ids in order of first appearance among the stems (the sorted words' order).
+    term_ids = dict(zip(dict.fromkeys(stems.values()), count()))
+    word_ids = dict(zip(stems, map(term_ids.__getitem__, stems.values()), strict=True))
+    remap = np.fromiter(map(word_ids.get, distinct, repeat(-1)), dtype=np.intp, count=len(distinct))
     remap[0] = _SEPARATOR_ID
     return remap[first_seen], term_ids
 
@@ -212,12 +212,17 @@ class Bm25Corpus:
         self._b = b
         self._n = len(texts)
         ids, term_ids = _corpus_words(texts)
-        # Separators (-2) number the documents; stop words (-1) and separators are dropped.
-        doc_of = np.cumsum(ids == _SEPARATOR_ID)
+        # Separators (-2) end the documents; stop words (-1) and separators are dropped. A
+        # document's length is the number of terms kept between its separators.
         kept = ids >= 0
         self._ids: IntArray = ids[kept]
-        self._doc_of: IntArray = doc_of[kept]
-        self._lengths = np.bincount(self._doc_of, minlength=self._n).astype(np.float64)
+        lengths = np.zeros(self._n, dtype=np.intp)
+        if len(ids):
+            starts = np.zeros(self._n, dtype=np.intp)
+            starts[1:] = np.flatnonzero(ids == _SEPARATOR_ID)
+            lengths = np.add.reduceat(kept.astype(np.intp), starts)
+        self._doc_of: IntArray = np.repeat(np.arange(self._n, dtype=np.intp), lengths)
+        self._lengths = lengths.astype(np.float64)
         self._avgdl = float(self._lengths.mean()) if self._n else 0.0
         self._term_ids = term_ids
 
