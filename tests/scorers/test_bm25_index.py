@@ -42,6 +42,7 @@ scorers = st.sampled_from(
         RelevanceScorer(expansion=0.3),
         RelevanceScorer(k1=2.0, b=0.3, expansion=1.0),
         RelevanceScorer(k1=0.5, b=0.95),
+        RelevanceScorer(b=1.0, expansion=0.3),
         RelevanceScorer(b=0.0, expansion=0.3),
     ]
 )

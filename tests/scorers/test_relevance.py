@@ -89,6 +89,21 @@ def test_relevance_scorer_without_a_match_scores_zero() -> None:
     assert RelevanceScorer().score_all_for([], "apple") == []
 
 
+def test_full_length_normalisation_scores_a_document_without_terms_zero() -> None:
+    # With b = 1 a document left with no terms (only stop words) has a zero length norm; its
+    # score is 0, not 0/0, and the other documents keep their BM25 values.
+    items = items_of("the of and", "apple banana", "apple")
+    for b in (1.0, 0.75, 0.0):
+        scores = RelevanceScorer(b=b).score_all_for(items, "apple")
+        assert scores[0] == 0.0
+        assert all(math.isfinite(score) for score in scores)
+        assert max(scores) == 1.0
+    # The shorter document wins under full normalisation (avgdl 1: norms 2.4 and 1.2).
+    assert RelevanceScorer(b=1.0).score_all_for(items, "apple") == pytest.approx(
+        [0.0, 2.2 / 3.4 / (2.2 / 2.2), 1.0]
+    )
+
+
 def test_relevance_scorer_needs_a_query() -> None:
     items = items_of("apple")
     with pytest.raises(MissingQueryError, match="pass query="):

@@ -286,7 +286,11 @@ class Bm25Corpus:
         idf = np.log(1.0 + (self._n - df + 0.5) / (df + 0.5))
         k1 = self._k1
         norm = k1 * (1.0 - self._b + self._b * self._lengths / self._avgdl)
-        contributions = (weights * idf)[:, None] * tf * (k1 + 1.0) / (tf + norm[None, :])
+        numerators = (weights * idf)[:, None] * tf * (k1 + 1.0)
+        # A document without terms has norm 0 when b is 1: its 0/0 contributions are 0.
+        contributions = np.divide(
+            numerators, tf + norm[None, :], out=np.zeros_like(numerators), where=tf > 0
+        )
         result += contributions.sum(axis=0)
         return result
 

@@ -178,7 +178,11 @@ def scored_columns(items: object) -> tuple[Sequence[ContextItem], Sequence[float
     ):
         if not items:
             return (), ()
-        context_items, scores = zip(*items, strict=True)
+        # Two C-level passes: zip(*items) would make an iterator per pair, and on large
+        # inputs the garbage collector's passes those allocations trigger cost more than
+        # the split itself.
+        context_items = list(map(_item, items))
+        scores = list(map(_score, items))
         if type(items) is CheckedScoredItems or (
             set(map(type, context_items)) <= {ContextItem}
             and set(map(type, scores)) <= _score_types()
