@@ -106,6 +106,24 @@ def grow(
     return turns
 
 
+def grow_chat(
+    script: Sequence[Event], rng: random.Random, tool_round: ToolRound, *, system: bool = False
+) -> list[Turn]:
+    """:func:`grow` for the formats whose plain messages are ``{"role", "content"}`` mappings
+    (Chat Completions, Anthropic, Responses), opening with a user message (after a system
+    message when ``system``)."""
+    history: list[Any] = [{"role": "system", "content": "You keep notes."}] if system else []
+    history.append({"role": "user", "content": "Start: " + words(rng, 5)})
+    return grow(
+        script,
+        rng,
+        history,
+        user=lambda text: {"role": "user", "content": text},
+        assistant=lambda text: {"role": "assistant", "content": text},
+        tool_round=tool_round,
+    )
+
+
 def openai_turns(
     script: Sequence[Event], rng: random.Random, with_system: bool
 ) -> tuple[object, list[Turn]]:
@@ -129,17 +147,7 @@ def openai_turns(
         ]
         return [call, *results]
 
-    history: list[Any] = [{"role": "system", "content": "You keep notes."}] if with_system else []
-    history.append({"role": "user", "content": "Start: " + words(rng, 5)})
-    turns = grow(
-        script,
-        rng,
-        history,
-        user=lambda text: {"role": "user", "content": text},
-        assistant=lambda text: {"role": "assistant", "content": text},
-        tool_round=tool_round,
-    )
-    return None, turns
+    return None, grow_chat(script, rng, tool_round, system=with_system)
 
 
 def anthropic_turns(
@@ -158,16 +166,7 @@ def anthropic_turns(
         ]
         return [{"role": "assistant", "content": blocks}, {"role": "user", "content": answers}]
 
-    history: list[Any] = [{"role": "user", "content": "Start: " + words(rng, 5)}]
-    turns = grow(
-        script,
-        rng,
-        history,
-        user=lambda text: {"role": "user", "content": text},
-        assistant=lambda text: {"role": "assistant", "content": text},
-        tool_round=tool_round,
-    )
-    return ("You keep notes." if with_system else None), turns
+    return ("You keep notes." if with_system else None), grow_chat(script, rng, tool_round)
 
 
 def langchain_turns(
@@ -224,16 +223,7 @@ def responses_turns(
         ]
         return items
 
-    history: list[Any] = [{"role": "user", "content": "Start: " + words(rng, 5)}]
-    turns = grow(
-        script,
-        rng,
-        history,
-        user=lambda text: {"role": "user", "content": text},
-        assistant=lambda text: {"role": "assistant", "content": text},
-        tool_round=tool_round,
-    )
-    return ("You keep notes." if with_system else None), turns
+    return ("You keep notes." if with_system else None), grow_chat(script, rng, tool_round)
 
 
 def gemini_turns(
