@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from pycupel.adapters import Shrink, Structure, openai
 from pycupel.adapters._fit import fit_units, fitted_messages, with_variants
 from pycupel.adapters._units import ParsedMessage, _message_timestamps, _UnitMaker
+from pycupel.adapters._variants import unit_versions
 from pycupel.errors import PinnedBudgetError
 from pycupel.model import ContextItem
 
@@ -141,3 +142,50 @@ def test_fitted_messages_equal_the_validating_route(
     expected = openai.to_messages(fitted.selected, with_variants(units, fitted))
     assert fitted_messages(units, fitted) == expected
     assert openai.fit_messages(history, budget=budget, counter=counter).messages == expected
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    length=st.integers(min_value=4, max_value=80),
+    seed=st.integers(min_value=0, max_value=10_000),
+    long_results=st.booleans(),
+)
+def test_version_items_equal_validated_replacements(
+    length: int, seed: int, long_results: bool
+) -> None:
+    # A shorter version's item is built without checking its fields again: the same fields
+    # as the validating unit.item.replace(...).
+    history = openai_history(length, seed)
+    if long_results:
+        for message in history:
+            if message["role"] in ("tool", "assistant") and isinstance(message["content"], str):
+                message["content"] = " ".join([message["content"]] * 40)
+    counter = WordCounter()
+    units = openai.from_messages(history, counter=counter)
+    candidates = list(units.units)
+    versions = unit_versions(
+        candidates,
+        units.messages,
+        editor=openai._editor(units.overhead),
+        counter=counter,
+        shrink=Shrink(long_message=50),
+    )
+    checked = 0
+    for position, found in versions.items():
+        whole = candidates[position].item
+        for variant in (found.truncated, found.placeholder):
+            if variant is None:
+                continue
+            item = variant.item
+            rebuilt = whole.replace(
+                content=item.content,
+                tokens=item.tokens,
+                metadata=dict(item.metadata),
+                pinned=False,
+            )
+            assert [getattr(item, name) for name in _FIELDS] == [
+                getattr(rebuilt, name) for name in _FIELDS
+            ]
+            assert type(item.metadata) is type(rebuilt.metadata)
+            checked += 1
+    assert checked or not versions

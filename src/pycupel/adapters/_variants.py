@@ -253,14 +253,16 @@ class _Remembering:
         self._known: dict[str, int] = {}
 
     def count(self, text: str) -> int:
-        return self.count_batch([text])[0]
+        known = self._known.get(text)
+        return self.count_batch([text])[0] if known is None else known
 
     def count_batch(self, texts: Sequence[str]) -> list[int]:
-        missing = list(dict.fromkeys(text for text in texts if text not in self._known))
+        known = self._known
+        missing = [text for text in dict.fromkeys(texts) if text not in known]
         if missing:
             counts = checked_counts(self._counter, self._counter.count_batch(missing), len(missing))
-            self._known.update(zip(missing, counts, strict=True))
-        return [self._known[text] for text in texts]
+            known.update(zip(missing, counts, strict=True))
+        return list(map(known.__getitem__, texts))
 
 
 def _placeholder(shrink: Shrink, counter: TokenCounter) -> Replace:
@@ -303,12 +305,31 @@ def _variant(
         VARIANT_KEY: _unit_key(unit),
         VARIANT_NAME_KEY: name,
     }
-    item = unit.item.replace(
-        content="\n\n".join(message.rendered() for message in parsed),
-        tokens=tokens,
-        metadata=metadata,
-        pinned=False,
-    )
+    content = "\n\n".join(message.rendered() for message in parsed)
+    whole = unit.item
+    if (
+        whole.timestamp is not None
+        and whole.timestamp_micros is not None
+        and whole.priority is None
+        and whole.future_relevance_hint is None
+        and whole.original_tokens is None
+        and content
+    ):
+        # What whole.replace(...) builds, from values valid by construction (the unit's
+        # checked fields, a rendered text, counted tokens), without checking them again.
+        item = ContextItem._prevalidated(
+            content,
+            tokens=tokens,
+            kind=whole.kind,
+            source=whole.source,
+            tags=whole.tags,
+            metadata=MappingProxyType(metadata),
+            timestamp=whole.timestamp,
+            timestamp_micros=whole.timestamp_micros,
+            pinned=False,
+        )
+    else:
+        item = whole.replace(content=content, tokens=tokens, metadata=metadata, pinned=False)
     return Variant(name, item, tuple(rewritten))
 
 

@@ -85,9 +85,7 @@ class Bm25Index:
     def add(self, document: int, term_ids: IntArray) -> None:
         """Add ``document`` (a number not in the index) with its terms (repeats counted)."""
         assert document not in self._documents, "a document is indexed once"
-        counts: dict[int, int] = {}
-        for term in term_ids.tolist():
-            counts[term] = counts.get(term, 0) + 1
+        counts = Counter(term_ids.tolist())  # in order of first occurrence
         postings = self._postings
         for term, count in counts.items():
             found = postings.get(term)
