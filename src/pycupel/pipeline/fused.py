@@ -33,7 +33,8 @@ from pycupel.pipeline.classify import check_no_repeats
 from pycupel.pipeline.deduplicate import deduplicate
 from pycupel.pipeline.place import PINNED_SCORE, overflow_limit, place
 from pycupel.pipeline.result import PipelineResult, new_result
-from pycupel.pipeline.score import check_score_list, checked_score_list
+from pycupel.pipeline.score import checked_score_list
+from pycupel.placers import UShapedPlacer, u_shaped
 from pycupel.slicers._common import TOKEN_TOTAL_LIMIT, check_token_counts
 from pycupel.slicers.greedy import GreedySlice, fill_lists
 
@@ -113,7 +114,7 @@ def run_fused(  # noqa: PLR0917 (one pass on purpose)
     scores: list[float] = []
     if items:
         if small_scoring is not None:
-            scores = check_score_list(scorer, items, small_scoring(items, distinct))
+            scores = small_scoring(items, distinct)  # one finite score per item, by its contract
         else:
             scores = checked_score_list(scorer, items, query)
 
@@ -128,11 +129,11 @@ def run_fused(  # noqa: PLR0917 (one pass on purpose)
     elif not deduplicate_contents:
         check_no_repeats(candidates)
 
-    # ---- Sort: score descending, input order on ties (Python's sort is stable in reverse).
+    # ---- Sort and Slice, on the effective target; ``chosen`` are positions in ``items``.
+    # The score order (descending, input order on ties: Python's sort is stable in reverse)
+    # is what the slicer visits; GreedySlice's fill sorts it by density and builds it only
+    # when two densities tie (see fill_lists).
     count = len(items)
-    order = sorted(range(count), key=scores.__getitem__, reverse=True)
-
-    # ---- Slice, on the effective target; ``chosen`` are positions in ``items``.
     effective_target, overflow_at = limits if limits is not None else budget_limits(budget)
     if pinned_tokens:
         effective_target = effective_limits(budget, pinned_tokens)[1]
@@ -142,8 +143,9 @@ def run_fused(  # noqa: PLR0917 (one pass on purpose)
         if type(slicer) is GreedySlice:
             if check_total:
                 check_token_counts(tokens)  # GreedySlice's own check (only the total can fail)
-            chosen, selected_tokens = fill_lists(order, tokens, scores, effective_target)
+            chosen, selected_tokens = fill_lists(None, tokens, scores, effective_target)
         else:
+            order = sorted(range(count), key=scores.__getitem__, reverse=True)
             sorted_tokens = list(map(tokens.__getitem__, order))
             positions = slicer.select_positions_of_lists(
                 sorted_tokens,
@@ -154,9 +156,14 @@ def run_fused(  # noqa: PLR0917 (one pass on purpose)
             selected_tokens = sum(map(sorted_tokens.__getitem__, positions))
 
     # ---- Place
+    merged_tokens = pinned_tokens + selected_tokens
+    if merged_tokens <= overflow_at and not pinned and type(placer) is UShapedPlacer:
+        # The U-shaped order straight from the positions: ranked by score (finite here),
+        # ties in the slicer's order, as UShapedPlacer.order_positions ranks them.
+        ranked = sorted(chosen, key=scores.__getitem__, reverse=True)
+        return new_result(tuple(map(items.__getitem__, u_shaped(ranked))), merged_tokens, None)
     chosen_items = list(map(items.__getitem__, chosen))
     chosen_scores = list(map(scores.__getitem__, chosen))
-    merged_tokens = pinned_tokens + selected_tokens
     if merged_tokens > overflow_at:
         # The overflow strategy's rules, from the staged Place.
         placed, total_tokens, overflow, *_ = place(

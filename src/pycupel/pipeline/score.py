@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 else:
     from pycupel._numpy import numpy as np
 
-__all__ = ["Scores", "check_score_list", "checked_score_list", "score"]
+__all__ = ["Scores", "checked_score_list", "score"]
 
 Scores = FloatArray | list[float]
 """A run's scores: a list of floats for a small batch, a float64 array otherwise."""
@@ -63,14 +63,7 @@ def checked_score_list(
 ) -> list[float]:
     """The list path of :func:`score`: a built-in ``scorer``'s scores of a small batch of
     ``items`` (at least one), checked as the array path checks them."""
-    return check_score_list(scorer, items, scorer.score_all_for(items, query))
-
-
-def check_score_list(
-    scorer: BaseScorer, items: tuple[ContextItem, ...], listed: list[float]
-) -> list[float]:
-    """``listed``, a built-in ``scorer``'s scores of ``items``, checked as the array path
-    checks scores (one per item, every one finite)."""
+    listed = scorer.score_all_for(items, query)
     if len(listed) != len(items):
         raise ScorerConfigError(
             f"{type(scorer).__name__}.score_all",

@@ -13,6 +13,12 @@ those of ``score_all``.
 
 Its second argument says whether the caller knows the items to be distinct objects (the run
 does when their contents are distinct), which spares FrequencyScorer its identity check.
+
+Every score such a function returns is finite, so the run need not check them: rank and
+frequency scores lie in [0, 1], kind weights are finite, and a composite's weights sum to
+about 1, so its weighted sum stays below the largest child score times ``1 + 1e-9``. Kind
+weights above :data:`_KIND_WEIGHT_BOUND` (where that sum could round up to infinity) get no
+such function.
 """
 
 from __future__ import annotations
@@ -33,9 +39,14 @@ _MICROS = attrgetter("timestamp_micros")
 _PRIORITY = attrgetter("priority")
 
 
+_KIND_WEIGHT_BOUND = 1e300
+"""The largest kind weight the small-batch functions take (far below the largest float)."""
+
+
 def small_batch_scoring(scorer: object) -> SmallBatchScoring | None:
-    """The one function that scores a small batch as ``scorer.score_all`` does, or None when
-    ``scorer`` is not one of the built-in scorers (or a composite of them) it covers."""
+    """The one function that scores a small batch as ``scorer.score_all`` does, every score
+    finite, or None when ``scorer`` is not one of the built-in scorers (or a composite of
+    them) it covers."""
     # Imported here: the scorers load lazily, and a pipeline without them need not load them.
     from pycupel.scorers.composite import CompositeScorer, weighted_sums  # noqa: PLC0415
 
@@ -60,6 +71,8 @@ def _single(scorer: object) -> SmallBatchScoring | None:
     if cls is PriorityScorer:
         return _priority
     if isinstance(scorer, KindScorer) and cls is KindScorer:
+        if max(scorer.weights.values(), default=0.0) > _KIND_WEIGHT_BOUND:
+            return None
         return partial(_ignoring_distinct, scorer.score_all)  # one C-level pass already
     if cls is FrequencyScorer:
         return frequency_list
