@@ -511,6 +511,27 @@ def _anchor(
     return None
 
 
+def best_first(positions: Sequence[int], scores: Sequence[float]) -> list[int]:
+    """``positions`` (ascending) by score, best first, ties newest first: the order of
+    ``sorted(positions, key=lambda p: (-scores[p], -p))``, from a stable sort of the
+    newest-first positions on the scores alone (no tuples compared)."""
+    ranked = list(reversed(positions))
+    ranked.sort(key=scores.__getitem__, reverse=True)
+    return ranked
+
+
+def best_value_first(
+    positions: Sequence[int], scores: Sequence[float], tokens: Sequence[int], density: float
+) -> list[int]:
+    """``positions`` (ascending) by score per token (``tokens ** density``), best first,
+    ties newest first: the order of ``sorted(positions, key=lambda p: (-scores[p] /
+    max(tokens[p], 1) ** density, -p))``, from a stable sort on the float keys alone."""
+    value = {p: -scores[p] / max(tokens[p], 1) ** density for p in positions}
+    ranked = list(reversed(positions))
+    ranked.sort(key=value.__getitem__)
+    return ranked
+
+
 def _tokens(item: ContextItem, variant: Variant[M] | None) -> int:
     return item.tokens if variant is None else variant.item.tokens
 
@@ -562,7 +583,7 @@ def _complete(
             break
         tail_used += tokens[position]
         after = position
-    ranked = sorted(free, key=lambda p: (-scores[p], -p))
+    ranked = best_first(free, scores)
     # The strongest matches come before the placeholders: one that does not fit beside them
     # takes the room of the oldest ones, so shrinking never costs what matters most.
     bar = STRONG_MATCH * max((scores[p] for p in ranked), default=0.0)
@@ -592,7 +613,7 @@ def _complete(
         for p in range(len(items))
         if not pinned[p] and p not in left_out and (p not in chosen or chosen[p] is not None)
     ]
-    open_positions.sort(key=lambda p: (-scores[p] / max(tokens[p], 1) ** density, -p))
+    open_positions = best_value_first(open_positions, scores, tokens, density)
     for position in open_positions:
         current = _tokens(items[position], chosen[position]) if position in chosen else 0
         options: list[Variant[M] | None] = [None]
