@@ -56,6 +56,9 @@ def small_batch_scoring(scorer: object) -> SmallBatchScoring | None:
     if None in children:
         return None
     steps: tuple[SmallBatchScoring, ...] = tuple(children)  # type: ignore[arg-type]  # no None
+    if len(steps) == 4:
+        w0, w1, w2, w3 = scorer.weights
+        return partial(_composite_of_four, *steps, w0, w1, w2, w3)
     return partial(_composite, steps, scorer.weights, weighted_sums)
 
 
@@ -103,3 +106,28 @@ def _composite(
     distinct: bool,
 ) -> list[float]:
     return weighted_sums([step(items, distinct) for step in steps], weights)
+
+
+def _composite_of_four(  # noqa: PLR0917 (bound once by partial)
+    first: SmallBatchScoring,
+    second: SmallBatchScoring,
+    third: SmallBatchScoring,
+    fourth: SmallBatchScoring,
+    w0: float,
+    w1: float,
+    w2: float,
+    w3: float,
+    items: Sequence[ContextItem],
+    distinct: bool,
+) -> list[float]:
+    # weighted_sums' four-child arithmetic, in the same order: the same bits.
+    return [
+        0.0 + a * w0 + b * w1 + c * w2 + d * w3
+        for a, b, c, d in zip(
+            first(items, distinct),
+            second(items, distinct),
+            third(items, distinct),
+            fourth(items, distinct),
+            strict=True,
+        )
+    ]
