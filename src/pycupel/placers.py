@@ -22,12 +22,21 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from operator import attrgetter, itemgetter
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeVar, runtime_checkable
 
 from pycupel.errors import PlacerConfigError
 from pycupel.model import ContextItem, ContextKind, ScoredItem
 
-__all__ = ["ChronologicalPlacer", "ColumnPlacer", "Placer", "SystemFirstPlacer", "UShapedPlacer"]
+__all__ = [
+    "ChronologicalPlacer",
+    "ColumnPlacer",
+    "Placer",
+    "SystemFirstPlacer",
+    "UShapedPlacer",
+    "u_shaped",
+]
+
+_T = TypeVar("_T")
 
 # Field accessors of ScoredItem (a NamedTuple: item, score); map() with them runs in C.
 _ITEM = itemgetter(0)
@@ -112,12 +121,7 @@ class UShapedPlacer(ColumnPlacer):
         if any(map(math.isnan, scores)):  # NaN compares false both ways: rank it last
             scores = [-math.inf if math.isnan(score) else score for score in scores]
         # Python's sort stays stable with reverse=True: score descending, index ascending.
-        ranked = sorted(range(len(scores)), key=scores.__getitem__, reverse=True)
-        left = ranked[0::2]  # ranks 0, 2, 4, ... fill positions 0, 1, 2, ...
-        right = ranked[1::2]  # ranks 1, 3, 5, ... fill positions n-1, n-2, ...
-        right.reverse()
-        left.extend(right)
-        return left
+        return u_shaped(sorted(range(len(scores)), key=scores.__getitem__, reverse=True))
 
     def __repr__(self) -> str:
         return "UShapedPlacer()"
@@ -209,3 +213,13 @@ class SystemFirstPlacer(ColumnPlacer):
 
 def _pinned_system(item: ContextItem) -> bool:
     return item.pinned and item.kind == ContextKind.SYSTEM_PROMPT
+
+
+def u_shaped(ranked: list[_T]) -> list[_T]:
+    """``ranked`` (best first) in U-shaped order: even ranks from the left edge inwards, odd
+    ranks from the right edge inwards."""
+    left = ranked[0::2]  # ranks 0, 2, 4, ... fill positions 0, 1, 2, ...
+    right = ranked[1::2]  # ranks 1, 3, 5, ... fill positions n-1, n-2, ...
+    right.reverse()
+    left.extend(right)
+    return left

@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 
 from pycupel.adapters import Shrink, Structure, openai
 from pycupel.adapters._fit import fit_units, fitted_messages, with_variants
+from pycupel.adapters._structure import take_relevant
 from pycupel.adapters._units import ParsedMessage, _message_timestamps, _UnitMaker
+from pycupel.adapters._variants import best_first, best_value_first, unit_versions
 from pycupel.errors import PinnedBudgetError
 from pycupel.model import ContextItem
 
@@ -141,3 +143,185 @@ def test_fitted_messages_equal_the_validating_route(
     expected = openai.to_messages(fitted.selected, with_variants(units, fitted))
     assert fitted_messages(units, fitted) == expected
     assert openai.fit_messages(history, budget=budget, counter=counter).messages == expected
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    length=st.integers(min_value=4, max_value=80),
+    seed=st.integers(min_value=0, max_value=10_000),
+    long_results=st.booleans(),
+)
+def test_version_items_equal_validated_replacements(
+    length: int, seed: int, long_results: bool
+) -> None:
+    # A shorter version's item is built without checking its fields again: the same fields
+    # as the validating unit.item.replace(...).
+    history = openai_history(length, seed)
+    if long_results:
+        for message in history:
+            if message["role"] in ("tool", "assistant") and isinstance(message["content"], str):
+                message["content"] = " ".join([message["content"]] * 40)
+    counter = WordCounter()
+    units = openai.from_messages(history, counter=counter)
+    candidates = list(units.units)
+    versions = unit_versions(
+        candidates,
+        units.messages,
+        editor=openai._editor(units.overhead),
+        counter=counter,
+        shrink=Shrink(long_message=50),
+    )
+    checked = 0
+    for position, found in versions.items():
+        whole = candidates[position].item
+        for variant in (found.truncated, found.placeholder):
+            if variant is None:
+                continue
+            item = variant.item
+            rebuilt = whole.replace(
+                content=item.content,
+                tokens=item.tokens,
+                metadata=dict(item.metadata),
+                pinned=False,
+            )
+            assert [getattr(item, name) for name in _FIELDS] == [
+                getattr(rebuilt, name) for name in _FIELDS
+            ]
+            assert type(item.metadata) is type(rebuilt.metadata)
+            checked += 1
+    assert checked or not versions
+
+
+# Few distinct values, so that keys tie often.
+_SCORES = st.sampled_from([0.0, 0.1, 0.25, 0.5, 0.75, 1.0])
+_TOKENS = st.sampled_from([0, 1, 2, 3, 7, 40])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    rows=st.lists(st.tuples(_SCORES, _TOKENS, st.booleans()), max_size=40),
+    density=st.sampled_from([0.0, 0.5, 0.7, 1.0]),
+)
+def test_rankings_order_as_the_tuple_keys_do(
+    rows: list[tuple[float, int, bool]], density: float
+) -> None:
+    scores = [score for score, _, _ in rows]
+    tokens = [size for _, size, _ in rows]
+    positions = [p for p, (_, _, kept) in enumerate(rows) if kept]
+    assert best_first(positions, scores) == sorted(positions, key=lambda p: (-scores[p], -p))
+    assert best_value_first(positions, scores, tokens, density) == sorted(
+        positions, key=lambda p: (-scores[p] / max(tokens[p], 1) ** density, -p)
+    )
+
+
+def take_relevant_by_pairs(
+    tokens: list[float],
+    chosen: list[bool],
+    scores: list[float],
+    candidates: list[int],
+    *,
+    room: float,
+    structure: Structure,
+    headers: list[int] | None,
+    alone: list[bool] | None,
+) -> float:
+    """The relevance pass ranking (key, position) pairs, as it was written first."""
+    ranked = sorted(
+        (-scores[p] / max(tokens[p], 1) ** structure.density, p)
+        for p in candidates
+        if scores[p] > 0.0
+    )
+    used = 0.0
+    count = len(chosen)
+    for _, position in ranked:
+        if used >= room:
+            break
+        if chosen[position] or used + tokens[position] > room:
+            continue
+        chosen[position] = True
+        used += tokens[position]
+        extras: list[int] = []
+        if structure.neighbours and (alone is None or not alone[position]):
+            extras.extend(
+                p
+                for p in (position - 1, position + 1)
+                if 0 <= p < count and (alone is None or not alone[p])
+            )
+        if headers is not None and headers[position] >= 0:
+            extras.append(headers[position])
+        for extra in extras:
+            fits = tokens[extra] >= 0 and used + tokens[extra] <= room
+            if 0 <= extra < count and not chosen[extra] and fits:
+                chosen[extra] = True
+                used += tokens[extra]
+    return used
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    rows=st.lists(st.tuples(_SCORES, _TOKENS, st.booleans(), st.booleans()), max_size=40),
+    data=st.data(),
+    room=st.sampled_from([0.0, 5.0, 20.0, 60.0, 500.0]),
+    density=st.sampled_from([0.5, 1.0]),
+    neighbours=st.booleans(),
+)
+def test_take_relevant_takes_what_ranking_pairs_takes(
+    rows: list[tuple[float, int, bool, bool]],
+    data: st.DataObject,
+    room: float,
+    density: float,
+    neighbours: bool,
+) -> None:
+    tokens = [float(size) for _, size, _, _ in rows]
+    scores = [score for score, _, _, _ in rows]
+    alone = [flag for _, _, flag, _ in rows]
+    fixed = [flag for _, _, _, flag in rows]
+    count = len(rows)
+    headers = data.draw(
+        st.lists(st.integers(-1, max(count - 1, -1)), min_size=count, max_size=count)
+    )
+    candidates = data.draw(st.lists(st.integers(0, max(count - 1, 0)), max_size=count))
+    candidates = sorted(p for p in candidates if p < count)
+    structure = Structure(density=density, neighbours=neighbours)
+    expected_chosen = list(fixed)
+    expected = take_relevant_by_pairs(
+        tokens,
+        expected_chosen,
+        scores,
+        candidates,
+        room=room,
+        structure=structure,
+        headers=headers,
+        alone=alone,
+    )
+    got_chosen = list(fixed)
+    got = take_relevant(
+        tokens,
+        got_chosen,
+        scores,
+        candidates,
+        used=0.0,
+        room=room,
+        structure=structure,
+        headers=headers,
+        alone=alone,
+    )
+    assert (got, got_chosen) == (expected, expected_chosen)
+
+
+def test_take_relevant_breaks_ties_by_position_whatever_the_candidates_order() -> None:
+    # Equal keys, room for one: the earlier position is taken, as ranking pairs does.
+    structure = Structure(neighbours=False, session_headers=False)
+    for candidates in ([0, 2, 4], [4, 2, 0], [2, 4, 0, 2]):
+        chosen = [False] * 5
+        used = take_relevant(
+            [3.0] * 5,
+            chosen,
+            [0.5] * 5,
+            candidates,
+            used=0.0,
+            room=4.0,
+            structure=structure,
+            headers=None,
+        )
+        assert (used, chosen) == (3.0, [True, False, False, False, False])

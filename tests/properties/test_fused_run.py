@@ -82,9 +82,12 @@ def assert_alike(pipeline: Pipeline, items: list[Any], budget: ContextBudget) ->
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(fused_module_run, counting)
         got = outcome(lambda: pipeline.run(items, budget=budget))
+        # The pipeline's own budget: the limits it computed once when it was built.
+        got_own = outcome(lambda: pipeline.run(items))
     assert got == outcome(lambda: staged(pipeline, items, budget))
+    assert got_own == outcome(lambda: staged(pipeline, items, pipeline.budget))
     if pipeline._fused is not None and len(items) <= SMALL_BATCH:
-        assert len(fused_calls) == 1  # the fused path was tried (it may hand over)
+        assert len(fused_calls) == 2  # the fused path was tried (it may hand over)
     else:
         assert fused_calls == []
 

@@ -293,12 +293,13 @@ def take_relevant(
     ``excluded`` (a left-out duplicate) is never brought.
     """
     density = structure.density
-    # The key's arithmetic is the same in plain floats as in numpy float64 scalars.
-    ranked = sorted(
-        (-scores[p] / max(tokens[p], 1) ** density, p) for p in candidates if scores[p] > 0.0
-    )
+    # By relevance per token, ties by position: the positions ascending, then a stable sort
+    # on the float keys alone (what sorting (key, position) pairs gives, without comparing
+    # tuples). The key's arithmetic is the same in plain floats as in numpy float64 scalars.
+    eligible = sorted([p for p in candidates if scores[p] > 0.0])
+    keys = [-scores[p] / max(tokens[p], 1) ** density for p in eligible]
     count = len(chosen)
-    for _, position in ranked:
+    for position in map(eligible.__getitem__, sorted(range(len(keys)), key=keys.__getitem__)):
         if used >= room:
             break
         if chosen[position] or used + tokens[position] > room:

@@ -253,14 +253,16 @@ class _Remembering:
         self._known: dict[str, int] = {}
 
     def count(self, text: str) -> int:
-        return self.count_batch([text])[0]
+        known = self._known.get(text)
+        return self.count_batch([text])[0] if known is None else known
 
     def count_batch(self, texts: Sequence[str]) -> list[int]:
-        missing = list(dict.fromkeys(text for text in texts if text not in self._known))
+        known = self._known
+        missing = [text for text in dict.fromkeys(texts) if text not in known]
         if missing:
             counts = checked_counts(self._counter, self._counter.count_batch(missing), len(missing))
-            self._known.update(zip(missing, counts, strict=True))
-        return [self._known[text] for text in texts]
+            known.update(zip(missing, counts, strict=True))
+        return list(map(known.__getitem__, texts))
 
 
 def _placeholder(shrink: Shrink, counter: TokenCounter) -> Replace:
@@ -303,12 +305,31 @@ def _variant(
         VARIANT_KEY: _unit_key(unit),
         VARIANT_NAME_KEY: name,
     }
-    item = unit.item.replace(
-        content="\n\n".join(message.rendered() for message in parsed),
-        tokens=tokens,
-        metadata=metadata,
-        pinned=False,
-    )
+    content = "\n\n".join(message.rendered() for message in parsed)
+    whole = unit.item
+    if (
+        whole.timestamp is not None
+        and whole.timestamp_micros is not None
+        and whole.priority is None
+        and whole.future_relevance_hint is None
+        and whole.original_tokens is None
+        and content
+    ):
+        # What whole.replace(...) builds, from values valid by construction (the unit's
+        # checked fields, a rendered text, counted tokens), without checking them again.
+        item = ContextItem._prevalidated(
+            content,
+            tokens=tokens,
+            kind=whole.kind,
+            source=whole.source,
+            tags=whole.tags,
+            metadata=MappingProxyType(metadata),
+            timestamp=whole.timestamp,
+            timestamp_micros=whole.timestamp_micros,
+            pinned=False,
+        )
+    else:
+        item = whole.replace(content=content, tokens=tokens, metadata=metadata, pinned=False)
     return Variant(name, item, tuple(rewritten))
 
 
@@ -490,6 +511,27 @@ def _anchor(
     return None
 
 
+def best_first(positions: Sequence[int], scores: Sequence[float]) -> list[int]:
+    """``positions`` (ascending) by score, best first, ties newest first: the order of
+    ``sorted(positions, key=lambda p: (-scores[p], -p))``, from a stable sort of the
+    newest-first positions on the scores alone (no tuples compared)."""
+    ranked = list(reversed(positions))
+    ranked.sort(key=scores.__getitem__, reverse=True)
+    return ranked
+
+
+def best_value_first(
+    positions: Sequence[int], scores: Sequence[float], tokens: Sequence[int], density: float
+) -> list[int]:
+    """``positions`` (ascending) by score per token (``tokens ** density``), best first,
+    ties newest first: the order of ``sorted(positions, key=lambda p: (-scores[p] /
+    max(tokens[p], 1) ** density, -p))``, from a stable sort on the float keys alone."""
+    value = {p: -scores[p] / max(tokens[p], 1) ** density for p in positions}
+    ranked = list(reversed(positions))
+    ranked.sort(key=value.__getitem__)
+    return ranked
+
+
 def _tokens(item: ContextItem, variant: Variant[M] | None) -> int:
     return item.tokens if variant is None else variant.item.tokens
 
@@ -541,7 +583,7 @@ def _complete(
             break
         tail_used += tokens[position]
         after = position
-    ranked = sorted(free, key=lambda p: (-scores[p], -p))
+    ranked = best_first(free, scores)
     # The strongest matches come before the placeholders: one that does not fit beside them
     # takes the room of the oldest ones, so shrinking never costs what matters most.
     bar = STRONG_MATCH * max((scores[p] for p in ranked), default=0.0)
@@ -571,7 +613,7 @@ def _complete(
         for p in range(len(items))
         if not pinned[p] and p not in left_out and (p not in chosen or chosen[p] is not None)
     ]
-    open_positions.sort(key=lambda p: (-scores[p] / max(tokens[p], 1) ** density, -p))
+    open_positions = best_value_first(open_positions, scores, tokens, density)
     for position in open_positions:
         current = _tokens(items[position], chosen[position]) if position in chosen else 0
         options: list[Variant[M] | None] = [None]

@@ -34,15 +34,17 @@ from pycupel.pipeline.deduplicate import deduplicate
 from pycupel.pipeline.place import PINNED_SCORE, overflow_limit, place
 from pycupel.pipeline.result import PipelineResult, new_result
 from pycupel.pipeline.score import checked_score_list
+from pycupel.placers import UShapedPlacer, u_shaped
 from pycupel.slicers._common import TOKEN_TOTAL_LIMIT, check_token_counts
 from pycupel.slicers.greedy import GreedySlice, fill_lists
 
 if TYPE_CHECKING:
     from pycupel.placers import ColumnPlacer
     from pycupel.scorers.base import BaseScorer
+    from pycupel.scorers.small_batch import SmallBatchScoring
     from pycupel.slicers._common import ColumnSlicer
 
-__all__ = ["run_fused"]
+__all__ = ["budget_limits", "run_fused"]
 
 _TOKENS = attrgetter("tokens")
 _PINNED = attrgetter("pinned")
@@ -50,20 +52,31 @@ _CONTENT = attrgetter("content")
 _NO_SHORTFALLS: tuple[()] = ()
 
 
+def budget_limits(budget: ContextBudget) -> tuple[int, int]:
+    """``(the slicer's target without pinned items, the overflow limit)`` of ``budget``: what
+    the fused run reads of a budget, computed once per pipeline for its own budget."""
+    return effective_limits(budget, 0)[1], overflow_limit(budget)
+
+
 def run_fused(  # noqa: PLR0917 (one pass on purpose)
     candidates: tuple[ContextItem, ...],
     budget: ContextBudget,
     scorer: BaseScorer,
+    small_scoring: SmallBatchScoring | None,
     slicer: ColumnSlicer,
     placer: ColumnPlacer,
     deduplicate_contents: bool,
     overflow_strategy: OverflowStrategy,
     query: str | None,
+    limits: tuple[int, int] | None = None,
 ) -> PipelineResult | None:
     """The run's result, or None when the staged run must take ``candidates`` (see above).
 
     ``candidates`` is the run's snapshot, at most ``SMALL_BATCH`` long; ``scorer`` a built-in
-    scorer; ``slicer`` and ``placer`` the pipeline's columnar slicer and placer.
+    scorer and ``small_scoring`` its :func:`~pycupel.scorers.small_batch.small_batch_scoring`
+    (found when the pipeline was built); ``slicer`` and ``placer`` the pipeline's columnar
+    slicer and placer; ``limits`` the :func:`budget_limits` of ``budget``, when the pipeline
+    computed them once for its own budget.
     """
     if not candidates:
         return None
@@ -91,15 +104,23 @@ def run_fused(  # noqa: PLR0917 (one pass on purpose)
         items = candidates
         tokens = all_tokens
 
-    # ---- Score
+    # ---- Score. Contents are read first: distinct contents are distinct objects, which
+    # spares a scorer that tells items apart by identity its own check.
+    deduplicating = deduplicate_contents and len(items) > 1
+    distinct = False
+    if deduplicating:
+        contents = list(map(_CONTENT, items))
+        distinct = len(set(contents)) == len(contents)
     scores: list[float] = []
     if items:
-        scores = checked_score_list(scorer, items, query)
+        if small_scoring is not None:
+            scores = small_scoring(items, distinct)  # one finite score per item, by its contract
+        else:
+            scores = checked_score_list(scorer, items, query)
 
     # ---- Deduplicate
-    if deduplicate_contents and len(items) > 1:
-        contents = list(map(_CONTENT, items))
-        if len(set(contents)) != len(contents):
+    if deduplicating:
+        if not distinct:
             survivors, kept_scores, _ = deduplicate(items, scores)
             check_no_repeats(candidates)
             items = tuple(survivors)
@@ -108,20 +129,23 @@ def run_fused(  # noqa: PLR0917 (one pass on purpose)
     elif not deduplicate_contents:
         check_no_repeats(candidates)
 
-    # ---- Sort: score descending, input order on ties (Python's sort is stable in reverse).
+    # ---- Sort and Slice, on the effective target; ``chosen`` are positions in ``items``.
+    # The score order (descending, input order on ties: Python's sort is stable in reverse)
+    # is what the slicer visits; GreedySlice's fill sorts it by density and builds it only
+    # when two densities tie (see fill_lists).
     count = len(items)
-    order = sorted(range(count), key=scores.__getitem__, reverse=True)
-
-    # ---- Slice, on the effective target; ``chosen`` are positions in ``items``.
-    effective_target = effective_limits(budget, pinned_tokens)[1]
+    effective_target, overflow_at = limits if limits is not None else budget_limits(budget)
+    if pinned_tokens:
+        effective_target = effective_limits(budget, pinned_tokens)[1]
     chosen: list[int] = []
     selected_tokens = 0
     if count and effective_target > 0:
         if type(slicer) is GreedySlice:
             if check_total:
                 check_token_counts(tokens)  # GreedySlice's own check (only the total can fail)
-            chosen, selected_tokens = fill_lists(order, tokens, scores, effective_target)
+            chosen, selected_tokens = fill_lists(None, tokens, scores, effective_target)
         else:
+            order = sorted(range(count), key=scores.__getitem__, reverse=True)
             sorted_tokens = list(map(tokens.__getitem__, order))
             positions = slicer.select_positions_of_lists(
                 sorted_tokens,
@@ -132,10 +156,15 @@ def run_fused(  # noqa: PLR0917 (one pass on purpose)
             selected_tokens = sum(map(sorted_tokens.__getitem__, positions))
 
     # ---- Place
+    merged_tokens = pinned_tokens + selected_tokens
+    if merged_tokens <= overflow_at and not pinned and type(placer) is UShapedPlacer:
+        # The U-shaped order straight from the positions: ranked by score (finite here),
+        # ties in the slicer's order, as UShapedPlacer.order_positions ranks them.
+        ranked = sorted(chosen, key=scores.__getitem__, reverse=True)
+        return new_result(tuple(map(items.__getitem__, u_shaped(ranked))), merged_tokens, None)
     chosen_items = list(map(items.__getitem__, chosen))
     chosen_scores = list(map(scores.__getitem__, chosen))
-    merged_tokens = pinned_tokens + selected_tokens
-    if merged_tokens > overflow_limit(budget):
+    if merged_tokens > overflow_at:
         # The overflow strategy's rules, from the staged Place.
         placed, total_tokens, overflow, *_ = place(
             placer,

@@ -18,7 +18,7 @@ from pycupel.diagnostics.collector import (
 )
 from pycupel.errors import PipelineConfigError, ScorerConfigError
 from pycupel.model import ContextBudget, ContextItem, OverflowStrategy
-from pycupel.pipeline.fused import run_fused
+from pycupel.pipeline.fused import budget_limits, run_fused
 from pycupel.pipeline.place import column_placer
 from pycupel.pipeline.result import DryRunResult, PipelineResult
 from pycupel.pipeline.run import execute
@@ -27,6 +27,7 @@ from pycupel.pipeline.slice import column_slicer
 from pycupel.pipeline.trace import Trace
 from pycupel.placers import ColumnPlacer, Placer
 from pycupel.scorers.base import SMALL_BATCH, BaseScorer, Scorer, as_scorer, is_builtin
+from pycupel.scorers.small_batch import SmallBatchScoring, small_batch_scoring
 from pycupel.slicers import GreedySlice
 from pycupel.slicers._common import ColumnSlicer
 from pycupel.slicers.base import Slicer
@@ -58,6 +59,7 @@ class Pipeline:
         "_column_slicer",
         "_deduplicate",
         "_fused",
+        "_limits",
         "_overflow_strategy",
         "_placer",
         "_scorer",
@@ -76,7 +78,9 @@ class Pipeline:
     _column_placer: ColumnPlacer | None
     # (scorer, slicer, placer) when all three are built-in ones the fused run handles (a
     # small untraced run then takes it), else None.
-    _fused: tuple[BaseScorer, ColumnSlicer, ColumnPlacer] | None
+    _fused: tuple[BaseScorer, SmallBatchScoring | None, ColumnSlicer, ColumnPlacer] | None
+    # budget_limits(_budget), for the fused run of a call without its own budget.
+    _limits: tuple[int, int]
 
     def __init__(
         self,
@@ -129,8 +133,14 @@ class Pipeline:
             and _builtin(columnar_slicer)
             and _builtin(columnar_placer)
         ):
-            fused = (checked_scorer, columnar_slicer, columnar_placer)
+            fused = (
+                checked_scorer,
+                small_batch_scoring(checked_scorer),
+                columnar_slicer,
+                columnar_placer,
+            )
         setter(self, "_fused", fused)
+        setter(self, "_limits", budget_limits(budget))
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"Pipeline is immutable; cannot set {name!r}")
@@ -205,16 +215,18 @@ class Pipeline:
         if collector is not None and _collector_enabled(collector):
             trace = Trace(collector)
         elif self._fused is not None and len(candidates) <= SMALL_BATCH:
-            scorer, slicer, placer = self._fused
+            scorer, small_scoring, slicer, placer = self._fused
             result = run_fused(
                 candidates,
                 run_budget,
                 scorer,
+                small_scoring,
                 slicer,
                 placer,
                 self._deduplicate,
                 self._overflow_strategy,
                 query,
+                self._limits if budget is None else None,
             )
             if result is not None:
                 return result

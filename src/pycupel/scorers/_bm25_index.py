@@ -18,11 +18,13 @@ the documents currently added, in ascending number.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
+from itertools import chain
 
 import numpy as np
 
-from pycupel.scorers._lexical import FloatArray, IntArray, TermVocabulary, _stems, words_of
+from pycupel.scorers._lexical import FloatArray, IntArray, TermVocabulary, words_of
 from pycupel.scorers.relevance import _FEEDBACK_ITEMS, _FEEDBACK_TERMS, RelevanceScorer
 
 __all__ = ["Bm25Index", "relevance_scores"]
@@ -83,9 +85,7 @@ class Bm25Index:
     def add(self, document: int, term_ids: IntArray) -> None:
         """Add ``document`` (a number not in the index) with its terms (repeats counted)."""
         assert document not in self._documents, "a document is indexed once"
-        counts: dict[int, int] = {}
-        for term in term_ids.tolist():
-            counts[term] = counts.get(term, 0) + 1
+        counts = Counter(term_ids.tolist())  # in order of first occurrence
         postings = self._postings
         for term, count in counts.items():
             found = postings.get(term)
@@ -123,41 +123,38 @@ class Bm25Index:
     def scores(self, chosen: dict[int, float], size: int, *, k1: float, b: float) -> FloatArray:
         """BM25 of every document for the ``chosen`` terms (term id -> weight), as an array
         of ``size`` values indexed by document number (0.0 outside the index)."""
-        result = np.zeros(size, dtype=np.float64)
         count = len(self._documents)
         if not chosen or self._total == 0:
-            return result
+            return np.zeros(size, dtype=np.float64)
         avgdl = self._total / count
-        frequencies = np.fromiter(
-            (self.document_frequency(term) for term in chosen), dtype=np.float64, count=len(chosen)
-        )
+        found = list(map(self._postings.get, chosen))
+        sizes = [0 if postings is None else postings.size for postings in found]
+        read = sum(sizes)
+        if not read:
+            return np.zeros(size, dtype=np.float64)
+        self.postings_read += read
+        # A term's document frequency is the length of its postings.
+        frequencies = np.array(sizes, dtype=np.float64)
         # The rebuilt corpus's arithmetic, element by element and term after term.
         idf = np.log(1.0 + (count - frequencies + 0.5) / (frequencies + 0.5))
         weighted = np.fromiter(chosen.values(), dtype=np.float64, count=len(chosen)) * idf
         # All the terms' postings in one array pass; each document's contributions are then
-        # added to it in the terms' order (np.add.at adds repeated indices in turn), as the
-        # rebuilt corpus sums a document's column.
-        documents_of: list[IntArray] = []
-        tf_of: list[FloatArray] = []
-        sizes: list[int] = []
-        for term in chosen:
-            found = self._postings.get(term)
-            size = 0 if found is None else found.size
-            sizes.append(size)
-            if size:
-                assert found is not None
-                documents_of.append(found.documents[:size])
-                tf_of.append(found.frequencies[:size])
-        read = sum(sizes)
-        if not read:
-            return result
-        self.postings_read += read
-        documents = np.concatenate(documents_of)
-        tf = np.concatenate(tf_of)
-        norm = k1 * (1.0 - b + b * self._lengths[documents] / avgdl)
+        # summed in the terms' order, from 0.0, as the rebuilt corpus sums a document's
+        # column (bincount adds its weights in input order, as np.add.at does, in one pass).
+        documents = np.concatenate(
+            [postings.documents[: postings.size] for postings in found if postings is not None]
+        )
+        tf = np.concatenate(
+            [postings.frequencies[: postings.size] for postings in found if postings is not None]
+        )
+        # Each document's length norm, computed once per document (the same floats as
+        # computing it for every posting), then read for every posting.
+        norm = (k1 * (1.0 - b + b * self._lengths / avgdl))[documents]
         weights = np.repeat(weighted, sizes)
-        np.add.at(result, documents, weights * tf * (k1 + 1.0) / (tf + norm))
-        return result
+        contributions = weights * tf * (k1 + 1.0) / (tf + norm)
+        return np.bincount(documents, weights=contributions, minlength=size).astype(
+            np.float64, copy=False
+        )
 
     def feedback_terms(
         self, first_pass: FloatArray, query_terms: Sequence[int], *, top: int, terms: int
@@ -176,37 +173,27 @@ class Bm25Index:
         best = matched[np.argsort(-values, kind="stable")[:top]].tolist()
         if len(best) < 2:
             return []
-        held: dict[int, int] = {}
-        for document in best:
-            for term in self._documents[document]:
-                held[term] = held.get(term, 0) + 1
+        # How many of the best documents hold each term (counted in C).
+        held = Counter(chain.from_iterable(map(self._documents.__getitem__, best)))
         for term in query_terms:
             held.pop(term, None)
         candidates = sorted(term for term, count in held.items() if count >= 2)
         if not candidates:
             return []
         count = len(self._documents)
-        frequencies = np.fromiter(
-            (self.document_frequency(term) for term in candidates),
-            dtype=np.intp,
-            count=len(candidates),
-        )
+        postings = self._postings
+        frequencies = np.array([postings[term].size for term in candidates], dtype=np.intp)
         idf = np.log(1.0 + (count - frequencies + 0.5) / (frequencies + 0.5))
-        held_by = np.fromiter(
-            (held[term] for term in candidates), dtype=np.intp, count=len(candidates)
-        )
+        held_by = np.array(list(map(held.__getitem__, candidates)), dtype=np.intp)
         value = held_by * idf
-        ranked = np.argsort(-value, kind="stable")[:terms]
+        ranked = np.argsort(-value, kind="stable")[:terms].tolist()
         return [candidates[i] for i in ranked if value[i] > 0.0]
 
 
 def query_term_ids(text: str, vocabulary: TermVocabulary) -> list[int]:
     """The term ids of ``text``'s terms the vocabulary knows, in order, repeats kept (the
     terms :meth:`Bm25Corpus.terms` finds)."""
-    words = words_of(text)
-    stems = _stems([words])
-    term_ids = vocabulary.term_ids
-    return [term_ids[stems[word]] for word in words if word in stems and stems[word] in term_ids]
+    return vocabulary.known_ids(words_of(text))
 
 
 def relevance_scores(

@@ -180,14 +180,35 @@ class TermVocabulary:
         self.term_ids: dict[str, int] = {}
         self._stems: dict[str, str | None] = {}  # word -> stem, None for a stop word
 
-    def ids(self, words: Sequence[str]) -> IntArray:
-        """The term ids of ``words`` (a :func:`words_of` list), stop words left out, in order."""
+    def _learn(self, words: Sequence[str]) -> dict[str, str | None]:
+        """Word -> stem (``None`` for a stop word) with every one of ``words`` in it; each
+        distinct word is stemmed once, the first time it is seen."""
         known = self._stems
         new = [word for word in dict.fromkeys(words) if word not in known]
         if new:
             stems = _stems([new])
             for word in new:
                 known[word] = stems.get(word)
+        return known
+
+    def known_ids(self, words: Sequence[str]) -> list[int]:
+        """The term ids of ``words`` (a :func:`words_of` list) that the vocabulary already
+        numbers, in order, repeats kept: stop words and terms no document holds are left
+        out, and no term gets a new id (a query's terms)."""
+        known = self._learn(words)
+        term_ids = self.term_ids
+        found: list[int] = []
+        for word in words:
+            stem = known[word]
+            if stem is not None:
+                term = term_ids.get(stem)
+                if term is not None:
+                    found.append(term)
+        return found
+
+    def ids(self, words: Sequence[str]) -> IntArray:
+        """The term ids of ``words`` (a :func:`words_of` list), stop words left out, in order."""
+        known = self._learn(words)
         term_ids = self.term_ids
         found: list[int] = []
         for word in words:

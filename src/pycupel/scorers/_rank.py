@@ -89,12 +89,24 @@ def _ranks(values: IntArray) -> IntArray:
     return ranks
 
 
+BISECT_LIMIT = 32
+"""Up to this many keys (none missing), :func:`rank_score_list` ranks by binary search."""
+
+
 def rank_score_list(keys: list[int | None]) -> list[float]:
     """:func:`rank_scores` as a list of floats, computed without numpy (for small batches).
 
     The same counts divided the same way (an int by an int, correctly rounded, as numpy
     divides int64 ranks by a Python int), so the scores are identical.
     """
+    if len(keys) <= BISECT_LIMIT and None not in keys and len(keys) > 1:
+        # A few keys, all present: each key's rank is its insertion point in sorted order,
+        # found by C-level binary searches (cheaper than building the table below for so
+        # few keys; the table wins from a few dozen up).
+        known = cast("list[int]", keys)  # no None in keys
+        ascending = sorted(known)
+        ranks = map(bisect_left, repeat(ascending), known)
+        return list(map(truediv, ranks, repeat(len(known) - 1)))
     present = [key for key in keys if key is not None] if None in keys else keys
     if not present:
         return [0.0] * len(keys)

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 else:
     from pycupel._numpy import numpy as np
 
-__all__ = ["CompositeScorer", "find_cycle"]
+__all__ = ["CompositeScorer", "find_cycle", "weighted_sums"]
 
 ScorerLike = Scorer | Callable[[ContextItem], float]
 
@@ -145,12 +145,12 @@ class CompositeScorer(Immutable, BaseScorer):
             return scores
         plain = self._plain_children
         if plain is not None:
-            return _weighted_sums([method(items) for method in plain], self._weights)
+            return weighted_sums([method(items) for method in plain], self._weights)
         children = [
             method(items, query) if takes_query else method(items)
             for method, takes_query, _ in self._list_children
         ]
-        return _weighted_sums(children, self._weights)
+        return weighted_sums(children, self._weights)
 
     def score(self, item: ContextItem, all_items: Sequence[ContextItem]) -> float:
         """The specification's per-item form: each child's own per-item score, weighted."""
@@ -171,7 +171,7 @@ class CompositeScorer(Immutable, BaseScorer):
         return f"CompositeScorer([{shown}])"
 
 
-def _weighted_sums(children: list[list[float]], weights: tuple[float, ...]) -> list[float]:
+def weighted_sums(children: list[list[float]], weights: tuple[float, ...]) -> list[float]:
     """The vectorised form's arithmetic element by element, ``0.0 + s0*w0 + s1*w1 + ...``
     (evaluated left to right: bitwise the numpy result).
 

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 else:
     from pycupel._numpy import numpy as np
 
-__all__ = ["FrequencyScorer"]
+__all__ = ["FrequencyScorer", "frequency_list"]
 
 SUBSET_TAG_LIMIT = 8
 """Positions with up to this many distinct tags use inclusion–exclusion (<= 255 subsets)."""
@@ -86,49 +86,9 @@ class FrequencyScorer(Immutable, BaseScorer):
         return scores
 
     def score_all(self, items: Sequence[ContextItem]) -> list[float]:
-        size = len(items)
-        if size > SMALL_BATCH:
+        if len(items) > SMALL_BATCH:
             return super().score_all(items)
-        if size <= 1:
-            return [0.0] * size
-        # Small batches: one bit per position for each raw tag, then the masks of raw tags
-        # that fold alike merged; an item's reach is the number of bits in the union of its
-        # tags' masks (itself included), as in score_array.
-        tag_lists = list(map(_TAGS, items))
-        masks: dict[str, int] = {}
-        get = masks.get
-        bit = 1
-        for tags in tag_lists:
-            for tag in tags:
-                masks[tag] = get(tag, 0) | bit
-            bit <<= 1
-        if not masks:
-            return [0.0] * size
-        # A tag with no upper-case letter is its own fold (ascii_fold only lowers A-Z); the
-        # others are folded once each, in C (ascii_fold is str.lower on ASCII text).
-        if not all(map(str.islower, masks)):
-            raw = list(masks)
-            folded = list(map(str.lower if all(map(str.isascii, raw)) else ascii_fold, raw))
-            if len(set(folded)) != len(raw):
-                merged: dict[str, int] = {}
-                for tag, key in zip(raw, folded, strict=True):
-                    merged[key] = merged.get(key, 0) | masks[tag]
-                masks = dict(zip(raw, map(merged.__getitem__, folded), strict=True))
-        # Distinct objects (the usual case) each occur once; repeats count as "self".
-        occurrences = 1 if len(set(map(id, items))) == size else _occurrences(items)
-        selves = [1] * size if isinstance(occurrences, int) else occurrences.tolist()
-        denominator = size - 1
-        scores: list[float] = []
-        append = scores.append
-        for tags, self_count in zip(tag_lists, selves, strict=True):
-            if not tags:
-                append(0.0)
-                continue
-            union = 0
-            for tag in tags:
-                union |= masks[tag]
-            append((union.bit_count() - self_count) / denominator)
-        return scores
+        return frequency_list(items, False)
 
     def score(self, item: ContextItem, all_items: Sequence[ContextItem]) -> float:
         """The specification's per-item loop, O(N * T); ``item`` need not be in the list."""
@@ -145,6 +105,68 @@ class FrequencyScorer(Immutable, BaseScorer):
 
     def __repr__(self) -> str:
         return "FrequencyScorer()"
+
+
+def frequency_list(items: Sequence[ContextItem], distinct: bool) -> list[float]:
+    """:meth:`FrequencyScorer.score_all` for a small batch, without numpy (the same scores).
+
+    ``distinct`` says the caller knows ``items`` to be distinct objects (each its own only
+    "self"); otherwise this checks.
+
+    One bit per position for each raw tag, then the masks of raw tags that fold alike merged;
+    an item's reach is the number of bits in the union of its tags' masks (itself included),
+    as in :meth:`FrequencyScorer.score_array`.
+    """
+    size = len(items)
+    if size <= 1:
+        return [0.0] * size
+    tag_lists = list(map(_TAGS, items))
+    masks: dict[str, int] = {}
+    get = masks.get
+    bit = 1
+    for tags in tag_lists:
+        for tag in tags:
+            masks[tag] = get(tag, 0) | bit
+        bit <<= 1
+    if not masks:
+        return [0.0] * size
+    # Text whose cased characters are all lower case (and which has one) holds no A-Z, so
+    # ascii_fold leaves every tag in it unchanged and no two tags merge: one C-level test of
+    # the tags joined. Otherwise the tags are folded once each, in C (ascii_fold is
+    # str.lower on ASCII text), and the masks of tags that fold alike merged.
+    if not "".join(masks).islower():
+        raw = list(masks)
+        folded = list(map(str.lower if all(map(str.isascii, raw)) else ascii_fold, raw))
+        if len(set(folded)) != len(raw):
+            merged: dict[str, int] = {}
+            for tag, key in zip(raw, folded, strict=True):
+                merged[key] = merged.get(key, 0) | masks[tag]
+            masks = dict(zip(raw, map(merged.__getitem__, folded), strict=True))
+    denominator = size - 1
+    scores: list[float] = []
+    append = scores.append
+    # Distinct objects (the usual case) each occur once; repeats count as "self".
+    if distinct or len(set(map(id, items))) == size:
+        for tags in tag_lists:
+            if tags:
+                union = 0
+                for tag in tags:
+                    union |= masks[tag]
+                append((union.bit_count() - 1) / denominator)
+            else:
+                append(0.0)
+        return scores
+    occurrences = _occurrences(items)
+    selves = [1] * size if isinstance(occurrences, int) else occurrences.tolist()
+    for tags, self_count in zip(tag_lists, selves, strict=True):
+        if tags:
+            union = 0
+            for tag in tags:
+                union |= masks[tag]
+            append((union.bit_count() - self_count) / denominator)
+        else:
+            append(0.0)
+    return scores
 
 
 def _folded_pairs(flat: list[str], lengths: IntArray) -> tuple[IntArray, IntArray, int]:

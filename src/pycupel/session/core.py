@@ -53,8 +53,13 @@ import math
 import threading
 from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import chain
+from operator import attrgetter
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+import numpy as np
+import numpy.typing as npt
 
 from pycupel._checks import check_bool, check_float, check_int
 from pycupel.adapters._fit import LeadingFilter, fit_units, resolve_counter
@@ -519,12 +524,13 @@ class SessionCore(Generic[M]):
                 self._summary.install(marked, pending)
         return selection
 
-    def _guarded_tokens(self) -> list[float]:
-        """:meth:`_guard` of every unit, in one pass."""
+    def _guarded_tokens(self) -> list[float] | npt.NDArray[np.float64]:
+        """:meth:`_guard` of every unit, in one pass (an array when the history computes
+        them in one)."""
         history = self._history
         if self._shown is not None:
             return [self._guard(u) for u in range(len(history.units))]
-        return history.guarded_tokens(self._calibration.upper_ratio, self._learned)
+        return history.guarded_token_array(self._calibration.upper_ratio, self._learned)
 
     def _restore_latest_turn(self) -> None:
         """After an edit: the latest user turn whole in the tail (a shortened history may
@@ -583,16 +589,14 @@ class SessionCore(Generic[M]):
         if not query:
             return Recall([], crowded=False)
         units = history.units
-        in_window = [False] * len(units)
-        for u in self._stable:
-            in_window[u] = True
-        for u in self._tail:
-            in_window[u] = True
+        in_window = np.zeros(len(units), dtype=np.bool_)
+        in_window[self._stable] = True
+        in_window[self._tail] = True
         # Every unit but the system prompt, pinned units and the latest user turn (kept by
         # the history as units arrive).
         scored = history.recall_units
-        index = history.recall_index
-        if index.count_in(self._stable) + index.count_in(self._tail) == len(scored):
+        corpus = history.recall_corpus()
+        if not (corpus & ~in_window).any():  # the whole corpus is in the window
             return Recall([], crowded=False)
         headers = self._headers
         if len(headers) < len(units):
@@ -607,10 +611,12 @@ class SessionCore(Generic[M]):
             scored=scored,
             query=query,
             room=room,
-            index=index,
+            index=history.recall_index,
             vocabulary=history.vocabulary,
             scorer=self._scorer,
             alone=history.unit_alone,
+            alone_flags=history.alone_flags(),
+            corpus=corpus,
         )
 
     def _compact(
@@ -767,11 +773,15 @@ class SessionCore(Generic[M]):
         history = self._history
         units = history.units
         request = [*self._stable, *self._recall, *self._tail]
-        common = 0
-        for before, now in zip(self._previous, request, strict=False):
-            if before != now or now >= valid_below:
-                break
-            common += 1
+        previous = self._previous
+        if request[: len(previous)] == previous and (not previous or max(previous) < valid_below):
+            common = len(previous)  # the request extends the previous one (compared in C)
+        else:
+            common = 0
+            for before, now in zip(previous, request, strict=False):
+                if before != now or now >= valid_below:
+                    break
+                common += 1
         if cache_break is None and common < len(self._previous):
             cache_break = "recall"  # defensive: any shrink of the prefix is reported
         fixed = self._fixed()
@@ -783,9 +793,14 @@ class SessionCore(Generic[M]):
         ratio = calibration.ratio
         tokens = round(self._sum([request], ratio) + fixed * ratio)
         cached = round(self._sum([request[:common]], ratio))
-        indices = [i for u in request for i in units[u].message_indices]
-        stable = sum(len(units[u].message_indices) for u in self._stable)
-        recall = sum(len(units[u].message_indices) for u in self._recall)
+        # Per unit in C (map, chain): these run over the whole window every turn.
+        request_units = tuple(map(units.__getitem__, request))
+        indices = list(chain.from_iterable(map(_INDICES, request_units)))
+        stable = sum(map(len, map(_INDICES, map(units.__getitem__, self._stable))))
+        recall_messages = tuple(
+            chain.from_iterable(map(_INDICES, map(units.__getitem__, self._recall)))
+        )
+        recall = len(recall_messages)
         summary = self._summary.message if self._summary is not None else None
         summary_at = 0
         if summary is not None:
@@ -805,7 +820,7 @@ class SessionCore(Generic[M]):
             history_messages=messages_in,
             window_messages=len(indices) + (summary is not None),
             stable_messages=stable,
-            recall_messages=tuple(i for u in self._recall for i in units[u].message_indices),
+            recall_messages=recall_messages,
             dropped_units=len(units) - len(request),
             compacted=compacted,
             cache_break=cache_break,
@@ -817,7 +832,7 @@ class SessionCore(Generic[M]):
         self._previous = request
         self._last_estimate = estimate
         return CoreWindow(
-            units=tuple(units[u] for u in request),
+            units=request_units,
             message_indices=tuple(indices),
             stable_messages=stable,
             recall_messages=recall,
@@ -829,6 +844,10 @@ class SessionCore(Generic[M]):
             summary=summary,
             summary_at=summary_at,
         )
+
+
+_INDICES = attrgetter("message_indices")
+"""A unit's message positions."""
 
 
 def _policy_scorer(policy: Policy | Pipeline | None, budget: int) -> Scorer | None:

@@ -21,6 +21,7 @@ from itertools import repeat
 from typing import Generic, TypeVar
 
 import numpy as np
+import numpy.typing as npt
 
 from pycupel.adapters._format import MAX_MESSAGES, expect_list, fail
 from pycupel.adapters._units import (
@@ -34,12 +35,14 @@ from pycupel.adapters._units import (
 )
 from pycupel.adapters._variants import Editor
 from pycupel.scorers._bm25_index import Bm25Index
-from pycupel.scorers._lexical import IntArray, TermVocabulary, words_of
+from pycupel.scorers._lexical import FloatArray, IntArray, TermVocabulary, words_of
 from pycupel.tokens import TokenCounter
 
 __all__ = ["NO_SYSTEM", "History", "MessageFormat", "ParseState", "Sync"]
 
 M = TypeVar("M")
+_Scalar = TypeVar("_Scalar", bound=np.generic)
+BoolArray = npt.NDArray[np.bool_]
 
 _STEP = timedelta(seconds=1)
 
@@ -150,6 +153,10 @@ class History(Generic[M]):
         # tool round (the recall zone takes those alone), kept as units arrive.
         self._unit_tokens = np.zeros(64, dtype=np.int64)
         self.unit_alone: list[bool] = []
+        # The same flags and the recall corpus as boolean arrays by unit position, for the
+        # recall zone's array passes (grown with _unit_tokens).
+        self._alone_flags = np.zeros(64, dtype=np.bool_)
+        self._in_corpus = np.zeros(64, dtype=np.bool_)
         self.latest_user_unit = -1
         self._open_start = 0
         self._provisional = False
@@ -375,17 +382,31 @@ class History(Generic[M]):
                 # it can be behind it in the list).
                 bisect.insort(self.recall_units, previous)
                 self.recall_index.add(previous, self.unit_terms[previous])
+                self._in_corpus[previous] = True
         self.units.append(unit)
         self.unit_terms.append(terms)
+        if number >= len(self._unit_tokens):
+            self._unit_tokens = _grown(self._unit_tokens, number)
+            self._alone_flags = _grown(self._alone_flags, number)
+            self._in_corpus = _grown(self._in_corpus, number)
         if not latest and _recallable(unit):
             self.recall_units.append(number)
             self.recall_index.add(number, terms)
-        self.unit_alone.append(bool(unit.call_ids))
-        if number >= len(self._unit_tokens):
-            grown = np.zeros(2 * len(self._unit_tokens), dtype=np.int64)
-            grown[:number] = self._unit_tokens[:number]
-            self._unit_tokens = grown
+            self._in_corpus[number] = True
+        alone = bool(unit.call_ids)
+        self.unit_alone.append(alone)
+        self._alone_flags[number] = alone
         self._unit_tokens[number] = unit.item.tokens
+
+    def alone_flags(self) -> BoolArray:
+        """:attr:`unit_alone` as a boolean array (a read-only view: valid until the next
+        unit arrives)."""
+        return _read_only(self._alone_flags[: len(self.units)])
+
+    def recall_corpus(self) -> BoolArray:
+        """Whether each unit is in the recall corpus (:attr:`recall_units` as a boolean
+        array; a read-only view valid until the next unit arrives)."""
+        return _read_only(self._in_corpus[: len(self.units)])
 
     def tokens_of(self, units: Sequence[int]) -> int:
         """The units' tokens by the session's counter, summed."""
@@ -416,12 +437,16 @@ class History(Generic[M]):
         """Every unit's ``learned`` tokens, or its tokens by the session's counter times
         ``ratio`` when none was learned (the same floats as ``learned.get(u, tokens * ratio)``
         unit by unit, computed in array passes)."""
-        guards = self._unit_tokens[: len(self.units)] * ratio
+        values: list[float] = self.guarded_token_array(ratio, learned).tolist()
+        return values
+
+    def guarded_token_array(self, ratio: float, learned: Mapping[int, float]) -> FloatArray:
+        """:meth:`guarded_tokens` as an array (a new one)."""
+        guards = self._unit_tokens[: len(self.units)].astype(np.float64) * ratio
         if learned:
             known = np.fromiter(learned, dtype=np.intp, count=len(learned))
             guards[known] = np.fromiter(learned.values(), dtype=np.float64, count=len(learned))
-        values: list[float] = guards.tolist()
-        return values
+        return guards
 
     def check_complete(self) -> None:
         """Raise MessageFormatError when a tool call of the history has no result yet.
@@ -453,6 +478,19 @@ class History(Generic[M]):
             for index in unit.message_indices
             if self.parsed[index].user_turn
         )
+
+
+def _grown(values: npt.NDArray[_Scalar], needed: int) -> npt.NDArray[_Scalar]:
+    """``values`` copied into an array twice as long (zeros after), for position ``needed``."""
+    grown = np.zeros(max(2 * len(values), needed + 1), dtype=values.dtype)
+    grown[: len(values)] = values
+    return grown
+
+
+def _read_only(values: BoolArray) -> BoolArray:
+    view = values.view()
+    view.flags.writeable = False
+    return view
 
 
 def _recallable(unit: MessageUnit) -> bool:

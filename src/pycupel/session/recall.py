@@ -20,8 +20,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import compress
+from operator import and_
 
 import numpy as np
+import numpy.typing as npt
 
 from pycupel.adapters._structure import (
     Structure,
@@ -31,7 +34,7 @@ from pycupel.adapters._structure import (
 )
 from pycupel.adapters._units import MessageUnit
 from pycupel.scorers._bm25_index import Bm25Index, relevance_scores
-from pycupel.scorers._lexical import TermVocabulary
+from pycupel.scorers._lexical import FloatArray, IntArray, TermVocabulary
 from pycupel.scorers.base import Scorer, check_finite_scores, score_array_for
 from pycupel.scorers.relevance import RelevanceScorer
 
@@ -60,12 +63,14 @@ class Recall:
 
 _NOTHING = Recall([], crowded=False)
 
+BoolArray = npt.NDArray[np.bool_]
+
 
 def select_recall(
     units: Sequence[MessageUnit],
     *,
-    tokens: Sequence[float],
-    in_window: Sequence[bool],
+    tokens: Sequence[float] | FloatArray,
+    in_window: Sequence[bool] | BoolArray,
     scored: Sequence[int],
     query: str,
     room: float,
@@ -74,6 +79,8 @@ def select_recall(
     scorer: Scorer | None = None,
     headers: Sequence[int] | None = None,
     alone: list[bool] | None = None,
+    alone_flags: BoolArray | None = None,
+    corpus: BoolArray | None = None,
 ) -> Recall:
     """The units to recall within ``room`` tokens (see :class:`Recall`).
 
@@ -90,6 +97,9 @@ def select_recall(
         headers: :func:`session_headers` of the units, when the caller keeps them.
         alone: whether each unit is a tool round (``bool(unit.call_ids)``), when the caller
             keeps them.
+        alone_flags, corpus: ``alone`` and ``scored`` as boolean arrays by unit position,
+            when the caller keeps them (saves converting them every turn).
+        ``tokens`` and ``in_window`` may be given as arrays.
     """
     if not query or not scored:
         return _NOTHING
@@ -109,32 +119,35 @@ def select_recall(
     # calls): it neither shares context with its neighbours nor brings them.
     if alone is None:
         alone = [bool(unit.call_ids) for unit in units]
-    flags = np.asarray(alone, dtype=np.bool_)
+    flags = np.asarray(alone, dtype=np.bool_) if alone_flags is None else alone_flags
     linked = ~(flags[:-1] | flags[1:])
     smoothed_array = with_context(scores, structure.context, linked)
     # Units outside the corpus (the system prompt, the latest user turn) are never recalled.
-    fixed_array = np.ones(len(units), dtype=np.bool_)
-    fixed_array[list(scored)] = False
-    fixed_array |= np.asarray(in_window, dtype=np.bool_)
-    found = np.flatnonzero(~fixed_array & (smoothed_array >= RELATIVE_THRESHOLD * best))
+    if corpus is None:
+        corpus = np.zeros(len(units), dtype=np.bool_)
+        corpus[list(scored)] = True
+    open_array = corpus & ~np.asarray(in_window, dtype=np.bool_)
+    found = np.flatnonzero(open_array & (smoothed_array >= RELATIVE_THRESHOLD * best))
     if not found.size:
         return _NOTHING
     values = smoothed_array[found]
     strongest = int(found[np.flatnonzero(values == values.max())[-1]])
+    token_array = np.asarray(tokens, dtype=np.float64)
     if found.size > _RANKED:
         # Only the best by relevance per token can fit a zone a share of the budget large.
-        sizes = np.asarray(tokens, dtype=np.float64)[found]
-        key = -values / np.maximum(sizes, 1.0) ** structure.density
-        found = np.sort(found[np.argsort(key, kind="stable")[:_RANKED]])
+        key = -values / np.maximum(token_array[found], 1.0) ** structure.density
+        found = np.sort(found[_first_by_key(key, _RANKED)])
     if not structure.session_headers:
         headers = None
     elif headers is None:
         headers = session_headers([unit.item for unit in units])
-    fixed: list[bool] = fixed_array.tolist()
-    chosen = list(fixed)
+    token_list: Sequence[float] = token_array.tolist() if isinstance(tokens, np.ndarray) else tokens
+    opened: list[bool] = open_array.tolist()
+    # A unit is taken when take_relevant marks it; the others (fixed ones) start marked.
+    chosen: list[bool] = (~open_array).tolist()
     if room > 0:
         take_relevant(
-            tokens,
+            token_list,
             chosen,
             smoothed_array.tolist(),
             found.tolist(),
@@ -145,7 +158,19 @@ def select_recall(
             alone=alone,
         )
     return Recall(
-        [u for u in range(len(units)) if chosen[u] and not fixed[u]],
-        crowded=not chosen[strongest] and tokens[strongest] > room,
+        # Taken and open (True and True): the units take_relevant marked.
+        list(compress(range(len(units)), map(and_, chosen, opened))),
+        crowded=not chosen[strongest] and token_list[strongest] > room,
         best=strongest,
     )
+
+
+def _first_by_key(key: FloatArray, count: int) -> IntArray:
+    """The positions of the ``count`` smallest keys, ties by position: what
+    ``np.argsort(key, kind="stable")[:count]`` holds (as a set), without sorting them all."""
+    if len(key) <= count:
+        return np.arange(len(key))
+    bound = np.partition(key, count - 1)[count - 1]
+    below = np.flatnonzero(key < bound)
+    tied = np.flatnonzero(key == bound)[: count - len(below)]
+    return np.concatenate([below, tied])

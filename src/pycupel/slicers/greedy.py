@@ -114,15 +114,18 @@ class GreedySlice(ColumnSlicer):
 
 
 def fill_lists(
-    order: Iterable[int], tokens: list[int], scores: list[float], target: int
+    order: Iterable[int] | None, tokens: list[int], scores: list[float], target: int
 ) -> tuple[list[int], int]:
     """The greedy fill on lists: ``(chosen positions in visiting order, their tokens)``.
 
     ``order`` lists the candidate positions of ``tokens`` and ``scores`` score-sorted (best
     first); their densities (``score / tokens``, MAX_FLOAT for a zero count) are visited in
-    a stable descending sort of ``order``, so equal densities keep that order. The counts
-    must have passed :func:`~pycupel.slicers._common.check_token_counts` and the scores be
-    free of NaN (a Python sort, unlike numpy's, has no place for them).
+    a stable descending sort of ``order``, so equal densities keep that order. None stands
+    for the score order of all positions (descending, index ascending on ties), built only
+    when two densities tie: distinct densities have one descending order whatever the order
+    they start in. The counts must have passed
+    :func:`~pycupel.slicers._common.check_token_counts` and the scores be free of NaN (a
+    Python sort, unlike numpy's, has no place for them).
     """
     if 0 in tokens:
         densities = [
@@ -131,6 +134,10 @@ def fill_lists(
         ]
     else:
         densities = list(map(truediv, scores, tokens))
+    if order is None:
+        order = range(len(densities))
+        if len(set(densities)) != len(densities):
+            order = sorted(order, key=scores.__getitem__, reverse=True)
     chosen: list[int] = []
     append = chosen.append
     remaining = target
