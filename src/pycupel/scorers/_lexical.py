@@ -210,12 +210,12 @@ class TermVocabulary:
         """The term ids of ``words`` (a :func:`words_of` list), stop words left out, in order."""
         known = self._learn(words)
         term_ids = self.term_ids
-        stems = [stem for stem in map(known.__getitem__, words) if stem is not None]
-        # New stems are numbered in the order they first occur.
-        for stem in dict.fromkeys(stems):
-            if stem not in term_ids:
-                term_ids[stem] = len(term_ids)
-        return np.fromiter(map(term_ids.__getitem__, stems), dtype=np.intp, count=len(stems))
+        found: list[int] = []
+        for word in words:
+            stem = known[word]
+            if stem is not None:
+                found.append(term_ids.setdefault(stem, len(term_ids)))
+        return np.array(found, dtype=np.intp)
 
 
 class Bm25Corpus:
