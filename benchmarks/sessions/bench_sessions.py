@@ -1,7 +1,7 @@
 """Sessions against per-turn trimming: input cost with prompt caching, cache reads, recall.
 
     python benchmarks/sessions/bench_sessions.py [--budgets 4000,16000] [--locomo 10] [--agents 3]
-        [--shrink] [--phases] [--recall-share 0.15]
+        [--shrink] [--phases] [--set recall_share=0.15] [--first 2]
 
 Every conversation is replayed turn by turn (each request is the whole history so far) with
 four strategies, all in the Anthropic Messages format with the adapter's default counter:
@@ -59,7 +59,7 @@ import json
 import statistics
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +71,6 @@ from data import Conversation, agent_history, load_locomo, locomo_path
 from _harness import format_table, machine_summary
 from pycupel.adapters import anthropic
 from pycupel.analytics import CostReport, RenderedRequest, render_request, replay_cost
-from pycupel.session import DEFAULT_RECALL_SHARE
 
 PRICE = "claude-sonnet-4-5"
 STRATEGIES = ("session", "fit_messages", "sliding", "full-then-sliding")
@@ -130,7 +129,7 @@ def sessions(
     user_first: bool,
     tally: Tally,
     strategies: Sequence[str],
-    recall_share: float = DEFAULT_RECALL_SHARE,
+    settings: Mapping[str, float | bool] | None = None,
 ) -> dict[str, anthropic.Session]:
     """The session strategies of this run, one fresh session each."""
 
@@ -147,8 +146,7 @@ def sessions(
         name: anthropic.Session(
             budget=budget,
             start_with_user=user_first,
-            recall_share=recall_share,
-            **options[name],
+            **{**(settings or {}), **options[name]},
         )
         for name in strategies
         if name.startswith("session")
@@ -226,10 +224,10 @@ def replay(
     *,
     user_first: bool,
     strategies: Sequence[str] = STRATEGIES,
-    recall_share: float = DEFAULT_RECALL_SHARE,
+    settings: Mapping[str, float | bool] | None = None,
 ) -> None:
     messages = conversation.messages
-    fitted_sessions = sessions(budget, user_first, tally, strategies, recall_share)
+    fitted_sessions = sessions(budget, user_first, tally, strategies, settings)
     sliding = Sliding(messages, budget, user_first=user_first)
     rendered: dict[str, list[RenderedRequest]] = {name: [] for name in strategies}
     for end in conversation.turns:
@@ -285,7 +283,7 @@ def replay(
             tally.recall[name].append(hits / len(question.evidence))
 
     # The same questions asked in a row, the sessions fresh and replayed to the end again.
-    for name, each in sessions(budget, user_first, Tally(), strategies, recall_share).items():
+    for name, each in sessions(budget, user_first, Tally(), strategies, settings).items():
         for end in conversation.turns:
             _record(each, each.fit(messages[:end]))
         fitters[name] = _recording(each)
@@ -411,6 +409,19 @@ def phase_costs(
     return before, after
 
 
+def parse_setting(text: str) -> tuple[str, float | bool]:
+    """``--set OPTION=VALUE``: a number or true/false for a ``Session`` option."""
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise SystemExit(f"--set {text!r}: expected OPTION=VALUE")
+    if value.lower() in ("true", "false"):
+        return name, value.lower() == "true"
+    try:
+        return name, float(value) if "." in value else int(value)
+    except ValueError:
+        raise SystemExit(f"--set {text!r}: VALUE must be a number, true or false") from None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--budgets", default="4000,16000")
@@ -428,12 +439,20 @@ def main() -> None:
         help="split the cost at the first turn whose whole history exceeds the budget",
     )
     parser.add_argument(
-        "--recall-share",
-        type=float,
-        default=DEFAULT_RECALL_SHARE,
-        help="the session's recall_share (the largest share of the budget its recall takes)",
+        "--set",
+        action="append",
+        default=[],
+        metavar="OPTION=VALUE",
+        help="a session option for every session strategy (repeatable), e.g. recall_share=0.2",
+    )
+    parser.add_argument(
+        "--first",
+        type=int,
+        default=0,
+        help="skip this many LoCoMo conversations before taking --locomo of them",
     )
     args = parser.parse_args()
+    settings = dict(parse_setting(text) for text in args.set)
     strategies = (STRATEGIES[0], *SHRINKING, *STRATEGIES[1:]) if args.shrink else STRATEGIES
     budgets = [int(b) for b in args.budgets.split(",")]
     # Agent windows may open with a tool round (the current Messages API accepts a first
@@ -441,7 +460,7 @@ def main() -> None:
     datasets: list[tuple[str, list[Conversation], bool]] = []
     if args.locomo:
         if locomo_path().exists():
-            datasets.append(("LoCoMo", load_locomo()[: args.locomo], True))
+            datasets.append(("LoCoMo", load_locomo()[args.first : args.first + args.locomo], True))
         else:
             print(f"LoCoMo not found at {locomo_path()} (set PYCUPEL_LOCOMO); skipped")
     if args.agents:
@@ -465,7 +484,7 @@ def main() -> None:
                     tally,
                     user_first=user_first,
                     strategies=strategies,
-                    recall_share=args.recall_share,
+                    settings=settings,
                 )
             sliding_cost, _, _ = cost(tally.requests["sliding"], baseline=True)
             sliding_phases = phase_costs(tally.requests["sliding"], tally.fitting, baseline=True)
