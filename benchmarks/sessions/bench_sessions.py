@@ -1,7 +1,7 @@
 """Sessions against per-turn trimming: input cost with prompt caching, cache reads, recall.
 
     python benchmarks/sessions/bench_sessions.py [--budgets 4000,16000] [--locomo 10] [--agents 3]
-        [--shrink] [--phases] [--set recall_share=0.15] [--first 2]
+        [--shrink] [--phases] [--by-kind] [--set recall_share=0.15] [--first 2]
 
 Every conversation is replayed turn by turn (each request is the whole history so far) with
 four strategies, all in the Anthropic Messages format with the adapter's default counter:
@@ -43,6 +43,12 @@ history exceeds the budget: before it, every strategy that keeps what fits sends
 append-only requests (so its cost is about sliding's by construction); after it, the
 strategies differ. The ``fitting share`` column is the part of sliding's total cost spent
 before that turn: no strategy that sends the whole history while it fits can go below it.
+With ``--by-kind``, a table splits each session's cost by the kind of turn (the cache break
+its window reports: ``extends`` for none, ``recall`` for a recall zone that moved,
+``compaction``, ``edit``), with the mean tokens read from the cache and sent uncached.
+``--set OPTION=VALUE`` passes a ``Session`` option to every session strategy (repeatable),
+and ``--first N`` skips the first N LoCoMo conversations (a held-out set for settings chosen
+on the first ones).
 
 Data: LoCoMo (``../shared/locomo/locomo10.zip``, read in place) and generated agent histories
 of 340 tool rounds (about 690 messages) with planted facts; see ``data.py``. Timing: one
@@ -110,6 +116,10 @@ class Tally:
         default_factory=lambda: {name: [] for name in ALL}
     )
     compactions: dict[str, int] = dataclasses.field(default_factory=lambda: dict.fromkeys(ALL, 0))
+    # Per session strategy and conversation: each turn's kind (its window's cache break).
+    kinds: dict[str, list[list[str]]] = dataclasses.field(
+        default_factory=lambda: {name: [] for name in ALL}
+    )
     invalid: dict[str, int] = dataclasses.field(default_factory=lambda: dict.fromkeys(ALL, 0))
     # Per session strategy: measured breaks, at compactions, reported otherwise, unexplained.
     breaks: dict[str, list[int]] = dataclasses.field(
@@ -230,6 +240,7 @@ def replay(
     fitted_sessions = sessions(budget, user_first, tally, strategies, settings)
     sliding = Sliding(messages, budget, user_first=user_first)
     rendered: dict[str, list[RenderedRequest]] = {name: [] for name in strategies}
+    kinds: dict[str, list[str]] = {name: [] for name in fitted_sessions}
     for end in conversation.turns:
         history = messages[:end]
         for name, each in fitted_sessions.items():
@@ -240,6 +251,7 @@ def replay(
             before = rendered[name][-1] if rendered[name] else None
             count_break(tally, name, before, request, window)
             rendered[name].append(dataclasses.replace(request, compacted=window.compacted))
+            kinds[name].append(window.report.cache_break or "extends")
         _, fitted, _ = anthropic.fit_messages(history, budget=budget, start_with_user=user_first)
         rendered["fit_messages"].append(check(tally, "fit_messages", (None, fitted), budget))
         rendered["sliding"].append(
@@ -255,6 +267,8 @@ def replay(
         )
     for name in strategies:
         tally.requests[name].append(rendered[name])
+    for name, each_kinds in kinds.items():
+        tally.kinds[name].append(each_kinds)
     fitting = 0
     for end in conversation.turns:
         if render_request(messages[:end], format="anthropic").total_tokens > budget:
@@ -422,6 +436,29 @@ def parse_setting(text: str) -> tuple[str, float | bool]:
         raise SystemExit(f"--set {text!r}: VALUE must be a number, true or false") from None
 
 
+def cost_by_kind(
+    requests: list[list[RenderedRequest]], kinds: list[list[str]]
+) -> list[tuple[str, int, float, float, float]]:
+    """A session's turns grouped by kind (its window's cache break, ``extends`` when none):
+    turns, share of the session's cost, mean tokens read from the cache and mean tokens
+    sent uncached (written or not cached), per kind."""
+    grouped: dict[str, list[float]] = {}
+    total = 0.0
+    for conversation, conversation_kinds in zip(requests, kinds, strict=True):
+        turns = priced(conversation, baseline=False).turns
+        for turn, kind in zip(turns, conversation_kinds, strict=True):
+            entry = grouped.setdefault(kind, [0, 0.0, 0, 0])
+            entry[0] += 1
+            entry[1] += turn.cost_usd
+            entry[2] += turn.cache_read_tokens
+            entry[3] += turn.prompt_tokens - turn.cache_read_tokens
+            total += turn.cost_usd
+    return [
+        (kind, int(n), spent / total if total else 0.0, read / n, sent / n)
+        for kind, (n, spent, read, sent) in sorted(grouped.items(), key=lambda kv: -kv[1][1])
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--budgets", default="4000,16000")
@@ -437,6 +474,11 @@ def main() -> None:
         "--phases",
         action="store_true",
         help="split the cost at the first turn whose whole history exceeds the budget",
+    )
+    parser.add_argument(
+        "--by-kind",
+        action="store_true",
+        help="split each session's cost by the kind of turn (extends, recall, compaction...)",
     )
     parser.add_argument(
         "--set",
@@ -471,6 +513,7 @@ def main() -> None:
     timing = []
     break_rows = []
     phase_rows = []
+    kind_rows = []
     for dataset, conversations, user_first in datasets:
         turns = sum(len(c.turns) for c in conversations)
         questions = sum(len(c.questions) for c in conversations)
@@ -520,6 +563,21 @@ def main() -> None:
                             f"{total / sliding_cost:.3f}",
                         ]
                     )
+                if own and args.by_kind:
+                    for kind, n, share, read, sent in cost_by_kind(
+                        tally.requests[name], tally.kinds[name]
+                    ):
+                        kind_rows.append(
+                            [
+                                f"{dataset} @ {budget:,}",
+                                name,
+                                kind,
+                                str(n),
+                                f"{share:.2f}",
+                                f"{read:,.0f}",
+                                f"{sent:,.0f}",
+                            ]
+                        )
                 if own and args.shrink:
                     requests = [r for c in tally.requests[name] for r in c]
                     measured, at_compaction, reported, unexplained = tally.breaks[name]
@@ -603,6 +661,22 @@ def main() -> None:
                     "cost / sliding",
                 ],
                 phase_rows,
+            )
+        )
+    if kind_rows:
+        print()
+        print(
+            format_table(
+                [
+                    "replay",
+                    "strategy",
+                    "turn kind",
+                    "turns",
+                    "cost share",
+                    "cache reads / turn",
+                    "uncached / turn",
+                ],
+                kind_rows,
             )
         )
     if timing:
