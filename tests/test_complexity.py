@@ -546,9 +546,9 @@ def test_fused_run_reads_each_item_a_bounded_number_of_times(
     at_large = counted(lambda: run(large))
     assert len(results) == 2
     assert None not in results  # both runs were fused
-    # Each field the parts need, read once per item (and pinned/tokens twice): far fewer
-    # reads than the staged run's 60 per item.
-    assert at_small["reads"] <= 12 * len(small), at_small
+    # Each field the parts need, read once per item (7 to 7.5 per item with the small-batch
+    # scoring): far fewer reads than the staged run's 60 per item.
+    assert at_small["reads"] <= 9 * len(small), at_small
     assert at_large["reads"] <= 2.2 * at_small["reads"], (at_small, at_large)
     assert at_large["eq"] <= len(large), at_large
     assert at_large["hash"] <= len(large), at_large

@@ -149,9 +149,14 @@ class Bm25Index:
         )
         # Each document's length norm, computed once per document (the same floats as
         # computing it for every posting), then read for every posting.
-        norm = (k1 * (1.0 - b + b * self._lengths / avgdl))[documents]
-        weights = np.repeat(weighted, sizes)
-        contributions = weights * tf * (k1 + 1.0) / (tf + norm)
+        # The operations of weight * tf * (k1 + 1) / (tf + norm), in that order, in place
+        # (the postings' arrays are large: fewer temporaries).
+        contributions = np.repeat(weighted, sizes)
+        contributions *= tf
+        contributions *= k1 + 1.0
+        denominators = (k1 * (1.0 - b + b * self._lengths / avgdl))[documents]
+        denominators += tf  # tf + norm: addition is commutative in floating point
+        contributions /= denominators
         return np.bincount(documents, weights=contributions, minlength=size).astype(
             np.float64, copy=False
         )
