@@ -80,10 +80,14 @@ def plain_select_recall(
             headers=headers,
             alone=alone,
         )
+    # The best match inside the request against the best match in the whole corpus.
+    inside = max((float(smoothed[u]) for u in scored if in_window[u]), default=0.0)
+    anywhere = max(float(smoothed[u]) for u in scored)
     return Recall(
         [u for u in range(len(units)) if chosen[u] and not fixed[u]],
         crowded=not chosen[strongest] and tokens[strongest] > room,
         best=strongest,
+        window_share=inside / anywhere,
     )
 
 

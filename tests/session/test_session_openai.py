@@ -207,6 +207,7 @@ def test_usage_must_follow_a_window_once() -> None:
         ({"budget": 1_000, "grid": 0}, "grid"),
         ({"budget": 1_000, "recall_share": 1.0}, "recall_share"),
         ({"budget": 1_000, "compact_for_recall": "yes"}, "compact_for_recall"),
+        ({"budget": 1_000, "recall_every_turn": 1}, "recall_every_turn"),
         ({"budget": 1_000, "policy": "chat"}, "policy"),
     ],
 )

@@ -116,3 +116,76 @@ def test_a_follow_up_whose_best_match_is_recalled_keeps_the_zone_in_place() -> N
     assert second.messages[: len(first.messages)] == first.messages
     assert second.cached_tokens >= first.tokens - 10
     assert ANSWER in second.messages
+
+
+FERRY = {"role": "assistant", "content": "The harbour ferry leaves at nine from pier four."}
+
+
+def ferry_history() -> list[dict[str, Any]]:
+    """An old ferry answer long dropped, a recent ferry exchange, and a puppy question that
+    leaves the puppy exchange in the recall zone."""
+    history: list[dict[str, Any]] = [
+        SYSTEM,
+        QUESTION,
+        ANSWER,
+        {"role": "user", "content": "When does the ferry leave?"},
+        FERRY,
+    ]
+    for user, assistant in chat_turns(40, seed=11):
+        history += [user, assistant]
+    history += [
+        {"role": "user", "content": "Is the harbour ferry running today?"},
+        {"role": "assistant", "content": "Yes, the harbour ferry runs today, a little late."},
+        {"role": "user", "content": "Which name did the new puppy get?"},
+    ]
+    return history
+
+
+def test_a_remark_on_what_the_window_shows_leaves_the_zone_in_place() -> None:
+    remark = {"role": "user", "content": "Good, a late harbour ferry is fine by me."}
+    windows = {}
+    for every_turn in (False, True):
+        session = openai.Session(budget=1_500, recall_every_turn=every_turn)
+        history = ferry_history()
+        replay(session, history)
+        first = session.fit(history)
+        assert ANSWER in first.messages
+        assert FERRY not in first.messages
+        history += [{"role": "assistant", "content": "Biscuit."}, remark]
+        windows[every_turn] = (first, session.fit(history))
+    # The remark asks nothing, and its best match (the recent ferry exchange) is in the
+    # window: the zone stays, and the request extends the previous one.
+    first, kept = windows[False]
+    assert kept.report.cache_break is None
+    assert kept.messages[: len(first.messages)] == first.messages
+    assert FERRY not in kept.messages
+    # Re-deciding on every message brings the old ferry answer back and moves the zone.
+    _, moved = windows[True]
+    assert moved.report.cache_break == "recall"
+    assert FERRY in moved.messages
+
+
+VAULT = {
+    "role": "assistant",
+    "content": "Noted: the vault combination for the north archive is 7-31-44.",
+}
+
+
+def test_an_instruction_that_needs_a_dropped_fact_recalls_it() -> None:
+    session = openai.Session(budget=1_500)
+    history: list[dict[str, Any]] = [SYSTEM, {"role": "user", "content": "Keep this safe."}, VAULT]
+    for user, assistant in chat_turns(60, seed=5):
+        history += [user, assistant]
+    replay(session, history)
+    assert VAULT not in session.fit(history).messages
+    # No question mark, but its best match lies outside the window, far above anything in it.
+    history.append(
+        {
+            "role": "user",
+            "content": "Open the north archive vault with the combination from earlier.",
+        }
+    )
+    window = session.fit(history)
+    assert VAULT in window.messages
+    assert history.index(VAULT) in window.report.recall_messages
+    assert openai.count_tokens(window.messages) <= 1_500

@@ -378,6 +378,10 @@ class Session:
         recall_share: the largest share of ``budget`` the recall zone may take (0 disables it).
         compact_for_recall: compact early, for the latest user message, when its best
             match does not fit the recall zone (relevance pressure).
+        recall_every_turn: re-decide the recall zone for every new user message. By default
+            it is re-decided for a message that asks something (holds a question mark) or
+            whose best match lies outside the window, far above the best inside; other
+            messages leave the zone in place, so their requests extend the previous one.
         pin_system: always keep ``system``/``developer`` messages.
         shrink: what a compaction may keep shorter instead of dropping: ``True`` (the default
             :class:`~pycupel.adapters.Shrink`: older tool results as placeholders after their

@@ -27,6 +27,12 @@ A request is three zones, in this order::
   never touches the cached prefix, and when the zone changes only it and the latest turn
   are re-sent. A zone that already holds the best match for a new user message stays in
   place, and the tail grows after it.
+* **Recall on need.** A new user message re-decides the zone when it asks something (it
+  holds a question mark) or when its best match lies outside the request and the best match
+  inside scores under :data:`RECALL_MARGIN` of it. A message that only comments on what the
+  window already shows (most turns of a chat) leaves the zone in place, so the request
+  extends the previous one; ``recall_every_turn=True`` re-decides it for every new user
+  message.
 * **Relevance pressure.** When the best match for a new user message does not fit the
   recall zone and the window is above the low watermark, the session compacts on that turn,
   for that message (``compact_for_recall``, on by default): the compaction due soon comes
@@ -114,6 +120,12 @@ RECALL_HEADROOM = 0.01
 window can exceed the calibrated prediction by a few percent."""
 TAIL_SHARE = 0.6
 """Share of the low watermark a compaction keeps as the unbroken run of newest units."""
+RECALL_MARGIN = 0.5
+"""A message that asks nothing re-decides the recall zone only when the best match inside
+the request scores under this share of the best match outside it."""
+QUESTION_MARKS = ("?", "\uff1f")
+"""A user message holding one of these asks something (the full-width mark of Chinese and
+Japanese text included)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,6 +202,7 @@ class SessionCore(Generic[M]):
         grid: int = DEFAULT_GRID,
         recall_share: float = DEFAULT_RECALL_SHARE,
         compact_for_recall: bool = True,
+        recall_every_turn: bool = False,
         pin_system: bool = True,
         shrink: Shrink | bool | None = None,
         summarize: Summarize | None = None,
@@ -209,6 +222,7 @@ class SessionCore(Generic[M]):
         if self.recall_share >= 1.0:
             raise SessionConfigError("recall_share", recall_share, "must be < 1")
         self.compact_for_recall = check_bool(err, "compact_for_recall", compact_for_recall)
+        self.recall_every_turn = check_bool(err, "recall_every_turn", recall_every_turn)
         check_bool(err, "pin_system", pin_system)
         if policy is not None and not isinstance(policy, Pipeline) and not _is_policy(policy):
             raise SessionConfigError(
@@ -446,24 +460,33 @@ class SessionCore(Generic[M]):
             cache_break = "edit" if cache_break == "edit" else "compaction"
             self._recall_query = -1
         latest = history.latest_user_unit
-        # The recall zone is re-decided every turn and is no part of the stable prefix: it
-        # may use what the budget leaves (within recall_share), not only what the high
-        # watermark leaves.
+        # The recall zone is no part of the stable prefix: it may use what the budget leaves
+        # (within recall_share), not only what the high watermark leaves.
         window_tokens = self._tokens(self._stable, self._tail)
-        if recall_cap > 0 and (
-            latest != self._recall_query
-            or (
-                self._recall
-                and window_tokens + self._tokens(self._recall) > self._recall_limit(overhead)
-            )
-        ):
-            limit = self._recall_limit(overhead)
+        limit = self._recall_limit(overhead)
+        new_message = latest != self._recall_query
+        zone_fits = window_tokens + self._tokens(self._recall) <= limit
+        recall: Recall | None = None
+        if recall_cap > 0 and (new_message or (self._recall and not zone_fits)):
             recall = self._select_recall(min(recall_cap, limit - window_tokens))
+            if (
+                zone_fits
+                and not compacted
+                and sync.edited_at is None
+                and not self.recall_every_turn
+                and not _asks(history.latest_user_text())
+                and recall.window_share >= RECALL_MARGIN
+            ):
+                # Recall on need: the message asks nothing, and the window already holds
+                # its best match (or one at least RECALL_MARGIN as good): the zone stays.
+                self._recall_query = latest
+                recall = None
+        if recall is not None:
             if (
                 recall.crowded
                 and self.compact_for_recall
                 and not compacted
-                and latest != self._recall_query
+                and new_message
                 and window_tokens > low
             ):
                 # Relevance pressure: the best match for the new user message does not fit
@@ -848,6 +871,11 @@ class SessionCore(Generic[M]):
 
 _INDICES = attrgetter("message_indices")
 """A unit's message positions."""
+
+
+def _asks(text: str) -> bool:
+    """Whether a user message asks something (holds a question mark)."""
+    return any(mark in text for mark in QUESTION_MARKS)
 
 
 def _policy_scorer(policy: Policy | Pipeline | None, budget: int) -> Scorer | None:

@@ -33,6 +33,7 @@ class SessionOptions(TypedDict, total=False):
     grid: int
     recall_share: float
     compact_for_recall: bool
+    recall_every_turn: bool
     pin_system: bool
     shrink: Shrink | bool | None
     summarize: Summarize | None

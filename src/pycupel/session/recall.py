@@ -59,6 +59,11 @@ class Recall:
     units: list[int]
     crowded: bool
     best: int = -1
+    window_share: float = 1.0
+    """The best match among the units marked ``in_window`` as a share of the best match in
+    the whole corpus (1.0 when nothing else matches): how much of what the message needs
+    the window already holds (the session marks its stable prefix and tail; a unit of the
+    recall zone counts as outside, and the zone's own rule keeps it)."""
 
 
 _NOTHING = Recall([], crowded=False)
@@ -130,6 +135,8 @@ def select_recall(
     found = np.flatnonzero(open_array & (smoothed_array >= RELATIVE_THRESHOLD * best))
     if not found.size:
         return _NOTHING
+    inside = float(np.max(smoothed_array, where=corpus & ~open_array, initial=0.0))
+    window_share = inside / float(np.max(smoothed_array, where=corpus, initial=0.0))
     values = smoothed_array[found]
     strongest = int(found[np.flatnonzero(values == values.max())[-1]])
     token_array = np.asarray(tokens, dtype=np.float64)
@@ -162,6 +169,7 @@ def select_recall(
         list(compress(range(len(units)), map(and_, chosen, opened))),
         crowded=not chosen[strongest] and token_list[strongest] > room,
         best=strongest,
+        window_share=window_share,
     )
 
 
