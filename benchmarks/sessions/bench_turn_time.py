@@ -1,7 +1,7 @@
 """Time of one turn: a session's incremental fit against LangChain's ``trim_messages``.
 
     python benchmarks/sessions/bench_turn_time.py [--sizes 100 1000 10000] [--turns 15]
-        [--usage] [--before REV] [--profile]
+        [--usage] [--before REV [--every-turn]] [--profile]
 
 For each history size N, the OpenAI history of ``bench_messages.py`` (a system prompt, user /
 assistant turns, a tool call answered in about one assistant turn in six, counts precomputed)
@@ -18,6 +18,10 @@ checked equal to the current one's. The calls take turns within each round, the 
 revisions taking the first place in alternate rounds (the first call after the untimed
 rebuild of the LangChain messages runs on cold caches, about 10 % slower at 100 messages);
 the table gives median wall-clock and CPU times per turn and the ratios of median CPU times.
+The turns' user messages ask nothing (no question mark), so a session re-decides its recall
+zone only when a message's best match lies far outside the window (recall on need); against
+a revision from before recall on need, ``--every-turn`` gives the current session
+``recall_every_turn=True`` so that both take the same decisions and their windows compare.
 """
 
 from __future__ import annotations
@@ -67,9 +71,10 @@ class Turns:
         budget: int,
         *,
         usage: bool,
+        options: dict[str, Any] | None = None,
     ) -> None:
         counter, _ = precompute(messages)
-        self.session = adapter.Session(budget=budget, counter=counter)
+        self.session = adapter.Session(budget=budget, counter=counter, **(options or {}))
         self.messages = messages
         self.length = size
         self.usage = usage
@@ -115,6 +120,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--turns", type=int, default=15, help="timed turns per size")
     parser.add_argument("--usage", action="store_true", help="record a usage every turn")
     parser.add_argument("--before", metavar="REV", help="also run pycupel at git revision REV")
+    parser.add_argument(
+        "--every-turn",
+        action="store_true",
+        help="the current session re-decides its recall zone on every user message "
+        "(recall_every_turn=True), as sessions before recall on need did",
+    )
     parser.add_argument("--profile", action="store_true", help="cProfile the timed turns")
     parser.add_argument("--sort", default="tottime", help="the profile's order (pstats keys)")
     parser.add_argument("--lines", type=int, default=25, help="the profile's lines")
@@ -128,7 +139,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for size in args.sizes:
         messages = turns(size, args.turns + warmup)
         _, budget = precompute(messages[:size])
-        now = Turns(openai, messages, size, budget, usage=args.usage)
+        options = {"recall_every_turn": True} if args.every_turn else None
+        now = Turns(openai, messages, size, budget, usage=args.usage, options=options)
         old = Turns(before, messages, size, budget, usage=args.usage) if before else None
         trim, _ = langchain_case(messages[:size], budget)
         # trim_messages on the same growing history: rebuild its case each turn, untimed.
