@@ -125,6 +125,20 @@ def _score_types() -> frozenset[type]:
     return _PLAIN_SCORE_TYPES if numpy is None else _PLAIN_SCORE_TYPES | {numpy.float64}
 
 
+def _all_exactly(values: Sequence[object], kind: type) -> bool:
+    """Whether every one of ``values`` is exactly of type ``kind`` (no subclass).
+
+    Counting a list of types compares pointers in C; it takes about two thirds of the time of
+    building a set of them (no hashing, no insertion).
+    """
+    return list(map(type, values)).count(kind) == len(values)
+
+
+def _real_scores(scores: Sequence[object]) -> bool:
+    """Whether every score has one of the fast checks' exact types (see :func:`_score_types`)."""
+    return _all_exactly(scores, float) or set(map(type, scores)) <= _score_types()
+
+
 class CheckedScoredItems(tuple[ScoredItem, ...]):
     """A tuple of :class:`ScoredItem` whose shape is known good: built by the pipeline from
     its own scores, or by a slicer from input it has checked. :func:`check_scored_items`
@@ -146,9 +160,9 @@ def check_scored_items(items: object) -> Sequence[ScoredItem]:
     if isinstance(items, str | bytes) or not isinstance(items, Sequence):
         raise SliceInputError("items", items, "must be a sequence of ScoredItem")
     if (
-        set(map(type, items)) <= {ScoredItem}
-        and set(map(type, map(_item, items))) <= {ContextItem}
-        and set(map(type, map(_score, items))) <= _score_types()
+        _all_exactly(items, ScoredItem)
+        and _all_exactly(list(map(_item, items)), ContextItem)
+        and _real_scores(list(map(_score, items)))
     ):
         return items
     entry: object
@@ -174,7 +188,7 @@ def scored_columns(items: object) -> tuple[Sequence[ContextItem], Sequence[float
     The usual input (exact types throughout) is split and checked in C-level passes.
     """
     if type(items) is CheckedScoredItems or (
-        isinstance(items, list | tuple) and set(map(type, items)) <= {ScoredItem}
+        isinstance(items, list | tuple) and _all_exactly(items, ScoredItem)
     ):
         if not items:
             return (), ()
@@ -184,8 +198,7 @@ def scored_columns(items: object) -> tuple[Sequence[ContextItem], Sequence[float
         context_items = list(map(_item, items))
         scores = list(map(_score, items))
         if type(items) is CheckedScoredItems or (
-            set(map(type, context_items)) <= {ContextItem}
-            and set(map(type, scores)) <= _score_types()
+            _all_exactly(context_items, ContextItem) and _real_scores(scores)
         ):
             return context_items, scores
     checked = check_scored_items(items)
