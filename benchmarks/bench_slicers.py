@@ -12,7 +12,8 @@ refusal and the size it would have needed.
                                                      # revision REV beside them
 
 With ``--before REV`` the greedy and knapsack(100) rows also time those slicers of pycupel as
-of git revision ``REV`` (``_before.py``) on equal items in the same process, the two taking
+of git revision ``REV`` (``_before.py``) on equal items, both built afresh in the same order
+(so neither reads items laid out differently in memory), in the same process, the two taking
 turns, check that both select the same contents, and give ``before / now`` (median CPU time).
 """
 
@@ -21,7 +22,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from types import ModuleType
@@ -31,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 from _before import load_before
 from _harness import Timing, format_table, machine_summary, measure, measure_one, peak_mib
+from pycupel import model as current_model
 from pycupel.errors import TableTooLargeError
 from pycupel.model import ContextBudget, ContextItem, ContextKind, ScoredItem
 from pycupel.slicers import (
@@ -86,13 +87,21 @@ BEFORE_ROWS = {
 def _against(
     before: ModuleType,
     name: str,
-    call: Callable[[], SliceResult],
+    slicer: Slicer,
     scored: list[ScoredItem],
+    budget: ContextBudget,
+    *,
     repeat: int,
 ) -> tuple[Timing, Timing]:
-    """Time ``call`` and the same slicer of ``before`` on equal items, taking turns."""
+    """Time ``slicer`` and the same slicer of ``before`` on equal items, taking turns.
+
+    Both sides get items built afresh in the same order (objects allocated one after the
+    other), so neither reads its 10,000 items from memory laid out differently.
+    """
     model = before.model  # type: ignore[attr-defined]
     old_scored = [model.ScoredItem(_copy(model, entry.item), entry.score) for entry in scored]
+    now_scored = [ScoredItem(_copy(current_model, entry.item), entry.score) for entry in scored]
+    call = partial(run_slicer, slicer, now_scored, budget)
     total = sum(entry.item.tokens for entry in scored) // 4
     old_budget = model.ContextBudget(max_tokens=total, target_tokens=total)
     old_slicer = BEFORE_ROWS[name](before.slicers)  # type: ignore[attr-defined]
@@ -162,7 +171,9 @@ def main() -> None:
                 f"{budget.target_tokens:,}",
             ]
             if before is not None and name in BEFORE_ROWS:
-                now_timing, old_timing = _against(before, name, call, scored, args.repeat)
+                now_timing, old_timing = _against(
+                    before, name, slicer, scored, budget, repeat=args.repeat
+                )
                 # The paired run's own times: both sides measured in the same rounds.
                 row[4] = f"{now_timing.cpu_ms:.2f}"
                 row += [f"{old_timing.cpu_ms:.2f}", f"{old_timing.cpu_ms / now_timing.cpu_ms:.2f}x"]
