@@ -22,7 +22,13 @@ from pycupel.adapters._units import MessageUnit
 from pycupel.scorers._bm25_index import Bm25Index, relevance_scores
 from pycupel.scorers._lexical import TermVocabulary, _stems, words_of
 from pycupel.session import recall
-from pycupel.session.recall import RECALL_STRUCTURE, RELATIVE_THRESHOLD, Recall, select_recall
+from pycupel.session.recall import (
+    RECALL_STRUCTURE,
+    RELATIVE_THRESHOLD,
+    Recall,
+    score_recall,
+    select_recall,
+)
 
 WORDS = ["garden", "gardens", "vault", "north", "storage", "code", "river", "stone", "the", "x"]
 
@@ -172,8 +178,23 @@ def test_select_recall_chooses_as_the_plain_formulation(
             headers=session_headers([unit.item for unit in units]),
             **common,
         )
+        # The first half alone (what a session reads to decide whether the zone moves):
+        # the same share, and None exactly when the selection is empty for want of a match.
+        scores = score_recall(
+            units,
+            in_window=in_window,
+            scored=history.recall_units,
+            query=query,
+            index=history.recall_index,
+            vocabulary=history.vocabulary,
+        )
     assert from_lists == expected
     assert from_arrays == expected
+    if scores is None:
+        assert expected == Recall([], crowded=False)
+    else:
+        assert scores.window_share == expected.window_share
+        assert expected.best >= 0
 
 
 @settings(max_examples=200, deadline=None)

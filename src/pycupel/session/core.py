@@ -78,7 +78,7 @@ from pycupel.pipeline import Pipeline
 from pycupel.scorers.base import Scorer
 from pycupel.session.calibration import Calibration
 from pycupel.session.history import NO_SYSTEM, History, MessageFormat
-from pycupel.session.recall import Recall, select_recall
+from pycupel.session.recall import Recall, RecallScores, choose_recall, score_recall
 from pycupel.session.shrink import (
     ScaledCounter,
     ShownVersions,
@@ -468,19 +468,21 @@ class SessionCore(Generic[M]):
         zone_fits = window_tokens + self._tokens(self._recall) <= limit
         recall: Recall | None = None
         if recall_cap > 0 and (new_message or (self._recall and not zone_fits)):
-            recall = self._select_recall(min(recall_cap, limit - window_tokens))
+            scores = self._score_recall()
             if (
                 zone_fits
                 and not compacted
                 and sync.edited_at is None
                 and not self.recall_every_turn
                 and not _asks(history.latest_user_text())
-                and recall.window_share >= RECALL_MARGIN
+                and (scores is None or scores.window_share >= RECALL_MARGIN)
             ):
                 # Recall on need: the message asks nothing, and the window already holds
-                # its best match (or one at least RECALL_MARGIN as good): the zone stays.
+                # its best match (or one at least RECALL_MARGIN as good): the zone stays,
+                # and no zone is chosen.
                 self._recall_query = latest
-                recall = None
+            else:
+                recall = self._choose_recall(scores, min(recall_cap, limit - window_tokens))
         if recall is not None:
             if (
                 recall.crowded
@@ -607,39 +609,56 @@ class SessionCore(Generic[M]):
     def _select_recall(self, room: float) -> Recall:
         """Dropped units the latest user message needs, ascending, within ``room``
         (:func:`~pycupel.session.recall.select_recall`)."""
+        return self._choose_recall(self._score_recall(), room)
+
+    def _score_recall(self) -> RecallScores | None:
+        """The recall corpus scored for the latest user message
+        (:func:`~pycupel.session.recall.score_recall`); None when nothing open matches."""
         history = self._history
         query = history.latest_user_text()
         if not query:
-            return Recall([], crowded=False)
+            return None
         units = history.units
         in_window = np.zeros(len(units), dtype=np.bool_)
         in_window[self._stable] = True
         in_window[self._tail] = True
         # Every unit but the system prompt, pinned units and the latest user turn (kept by
         # the history as units arrive).
-        scored = history.recall_units
         corpus = history.recall_corpus()
         if not (corpus & ~in_window).any():  # the whole corpus is in the window
-            return Recall([], crowded=False)
-        headers = self._headers
-        if len(headers) < len(units):
-            start = len(headers)
-            items = [unit.item for unit in units[start:]]
-            headers.extend(session_headers(items, headers[-1] if headers else -1, start))
-        return select_recall(
+            return None
+        return score_recall(
             units,
-            tokens=self._guarded_tokens(),
-            headers=headers,
             in_window=in_window,
-            scored=scored,
+            scored=history.recall_units,
             query=query,
-            room=room,
             index=history.recall_index,
             vocabulary=history.vocabulary,
             scorer=self._scorer,
             alone=history.unit_alone,
             alone_flags=history.alone_flags(),
             corpus=corpus,
+        )
+
+    def _choose_recall(self, scores: RecallScores | None, room: float) -> Recall:
+        """The units to recall within ``room`` from :meth:`_score_recall`'s ``scores``
+        (:func:`~pycupel.session.recall.choose_recall`)."""
+        if scores is None:
+            return Recall([], crowded=False)
+        history = self._history
+        units = history.units
+        headers = self._headers
+        if len(headers) < len(units):
+            start = len(headers)
+            items = [unit.item for unit in units[start:]]
+            headers.extend(session_headers(items, headers[-1] if headers else -1, start))
+        return choose_recall(
+            units,
+            scores,
+            tokens=self._guarded_tokens(),
+            room=room,
+            headers=headers,
+            alone=history.unit_alone,
         )
 
     def _compact(
