@@ -222,3 +222,24 @@ def test_known_ids_are_the_query_terms_the_vocabulary_numbers(
     expected = [term_ids[stems[w]] for w in words if w in stems and stems[w] in term_ids]
     assert vocabulary.known_ids(words) == expected
     assert vocabulary.term_ids == term_ids  # a query numbers no new term
+
+
+@settings(max_examples=200, deadline=None)
+@given(known=st.lists(texts, max_size=6), text=st.lists(st.sampled_from([*WORDS, "kestrel"])))
+def test_id_list_numbers_new_terms_in_order_as_the_plain_loop(
+    known: list[str], text: list[str]
+) -> None:
+    vocabulary = TermVocabulary()
+    plain = TermVocabulary()
+    for line in known:
+        vocabulary.ids(words_of(line))
+        plain.ids(words_of(line))
+    words = words_of(" ".join(text))
+    # The plain loop: each content word's stem, numbered on first sight.
+    stems = _stems([words])
+    expected = [
+        plain.term_ids.setdefault(stems[w], len(plain.term_ids)) for w in words if w in stems
+    ]
+    assert vocabulary.id_list(words) == expected
+    assert vocabulary.term_ids == plain.term_ids
+    assert vocabulary.ids(words).tolist() == expected  # numbered already: the same ids

@@ -23,7 +23,7 @@ import re
 import threading
 from collections.abc import Sequence
 from itertools import count, repeat
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -196,26 +196,24 @@ class TermVocabulary:
         numbers, in order, repeats kept: stop words and terms no document holds are left
         out, and no term gets a new id (a query's terms)."""
         known = self._learn(words)
+        # Looked up per word in C (map); only the filtering runs per word in Python.
+        stems = [stem for stem in map(known.__getitem__, words) if stem is not None]
+        return [term for term in map(self.term_ids.get, stems) if term is not None]
+
+    def id_list(self, words: Sequence[str]) -> list[int]:
+        """:meth:`ids` as a list."""
+        known = self._learn(words)
+        stems = [stem for stem in map(known.__getitem__, words) if stem is not None]
         term_ids = self.term_ids
-        found: list[int] = []
-        for word in words:
-            stem = known[word]
-            if stem is not None:
-                term = term_ids.get(stem)
-                if term is not None:
-                    found.append(term)
-        return found
+        found = list(map(term_ids.get, stems))
+        if None not in found:
+            return cast("list[int]", found)
+        # New stems are numbered in order of first appearance.
+        return [term_ids.setdefault(stem, len(term_ids)) for stem in stems]
 
     def ids(self, words: Sequence[str]) -> IntArray:
         """The term ids of ``words`` (a :func:`words_of` list), stop words left out, in order."""
-        known = self._learn(words)
-        term_ids = self.term_ids
-        found: list[int] = []
-        for word in words:
-            stem = known[word]
-            if stem is not None:
-                found.append(term_ids.setdefault(stem, len(term_ids)))
-        return np.array(found, dtype=np.intp)
+        return np.array(self.id_list(words), dtype=np.intp)
 
 
 class Bm25Corpus:

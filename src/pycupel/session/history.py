@@ -35,7 +35,7 @@ from pycupel.adapters._units import (
 )
 from pycupel.adapters._variants import Editor
 from pycupel.scorers._bm25_index import Bm25Index
-from pycupel.scorers._lexical import FloatArray, IntArray, TermVocabulary, words_of
+from pycupel.scorers._lexical import FloatArray, TermVocabulary, words_of
 from pycupel.tokens import TokenCounter
 
 __all__ = ["NO_SYSTEM", "History", "MessageFormat", "ParseState", "Sync"]
@@ -143,7 +143,7 @@ class History(Generic[M]):
         self.units: list[MessageUnit] = []
         # Each unit's terms, analysed once, for the recall zone's BM25 corpus.
         self.vocabulary = TermVocabulary()
-        self.unit_terms: list[IntArray] = []
+        self.unit_terms: list[list[int]] = []
         # The recall corpus: every unit but the system prompt, pinned units and the latest
         # user turn, ascending (``recall_units``) and as BM25 postings (``recall_index``),
         # kept as units arrive so that a turn reads only what its query needs.
@@ -372,7 +372,7 @@ class History(Generic[M]):
             unanswered=(),
         )
         number = len(self.units)
-        terms = self.vocabulary.ids(words_of(unit.item.content))
+        terms = self.vocabulary.id_list(words_of(unit.item.content))
         latest = any(message.user_turn for message in parsed) and not system_unit
         if latest:
             previous = self.latest_user_unit
