@@ -241,6 +241,10 @@ class SessionCore(Generic[M]):
         self._recall: list[int] = []
         self._tail: list[int] = []
         self._previous: list[int] = []
+        # The previous request's largest unit and its units' counts summed (the counts as
+        # the window shows them; kept only without shorter versions).
+        self._previous_max = -1
+        self._previous_tokens = 0
         self._reported_units: frozenset[int] = frozenset()
         self._recall_query = -1
         self._turn = 0
@@ -452,7 +456,8 @@ class SessionCore(Generic[M]):
 
         compacted = False
         selection: SelectionReport | None = None
-        if self._tokens(self._stable) + self._tokens(self._tail) > high:
+        grown_tokens = self._tokens(self._stable) + self._tokens(self._tail)
+        if grown_tokens > high:
             selection = yield from self._compaction(messages, low, high)
             overhead = self._fixed() * upper
             high = self.compact_at * self.budget - overhead
@@ -462,7 +467,12 @@ class SessionCore(Generic[M]):
         latest = history.latest_user_unit
         # The recall zone is no part of the stable prefix: it may use what the budget leaves
         # (within recall_share), not only what the high watermark leaves.
-        window_tokens = self._tokens(self._stable, self._tail)
+        if compacted or self._learned or self._shown is not None:
+            window_tokens = self._tokens(self._stable, self._tail)
+        else:
+            # Without learned tokens each zone's sum is its count times the ratio, added to
+            # 0.0: the two zones summed apart add up to the same float.
+            window_tokens = grown_tokens
         limit = self._recall_limit(overhead)
         new_message = latest != self._recall_query
         zone_fits = window_tokens + self._tokens(self._recall) <= limit
@@ -816,7 +826,10 @@ class SessionCore(Generic[M]):
         units = history.units
         request = [*self._stable, *self._recall, *self._tail]
         previous = self._previous
-        if request[: len(previous)] == previous and (not previous or max(previous) < valid_below):
+        extends = request[: len(previous)] == previous and (
+            not previous or self._previous_max < valid_below
+        )
+        if extends:
             common = len(previous)  # the request extends the previous one (compared in C)
         else:
             common = 0
@@ -827,14 +840,30 @@ class SessionCore(Generic[M]):
         if cache_break is None and common < len(self._previous):
             cache_break = "recall"  # defensive: any shrink of the prefix is reported
         fixed = self._fixed()
-        if self._shown is None:
-            estimate = history.tokens_of(request) + fixed
-        else:
-            estimate = sum(self._estimate(u) for u in request) + fixed
         calibration = self._calibration
         ratio = calibration.ratio
-        tokens = round(self._sum([request], ratio) + fixed * ratio)
-        cached = round(self._sum([request[:common]], ratio))
+        new_units = request[common:] if extends else request
+        self._previous_max = max(self._previous_max if extends else -1, *new_units, -1)
+        if self._shown is None:
+            # The units' counts, summed once: an extending request adds its new units to the
+            # previous request's sum (integers, exact).
+            if extends:
+                common_tokens = self._previous_tokens
+                units_tokens = common_tokens + history.tokens_of(new_units)
+            else:
+                units_tokens = history.tokens_of(request)
+                common_tokens = history.tokens_of(request[:common])
+            self._previous_tokens = units_tokens
+            estimate = units_tokens + fixed
+            if not self._learned:
+                # What _sum gives from the counts alone: the count times the ratio.
+                tokens = round(units_tokens * ratio + fixed * ratio)
+                cached = round(common_tokens * ratio)
+        else:
+            estimate = sum(self._estimate(u) for u in request) + fixed
+        if self._shown is not None or self._learned:
+            tokens = round(self._sum([request], ratio) + fixed * ratio)
+            cached = round(self._sum([request[:common]], ratio))
         # Per unit in C (map, chain): these run over the whole window every turn.
         request_units = tuple(map(units.__getitem__, request))
         indices = list(chain.from_iterable(map(_INDICES, request_units)))

@@ -45,6 +45,8 @@ _Scalar = TypeVar("_Scalar", bound=np.generic)
 BoolArray = npt.NDArray[np.bool_]
 
 _STEP = timedelta(seconds=1)
+_FEW = 8
+"""Up to this many units are summed in plain Python (an array round trip costs more)."""
 
 NO_SYSTEM: object = object()
 """Marks a format without a system prompt beside the messages (OpenAI, LangChain)."""
@@ -410,6 +412,9 @@ class History(Generic[M]):
 
     def tokens_of(self, units: Sequence[int]) -> int:
         """The units' tokens by the session's counter, summed."""
+        if len(units) <= _FEW:  # a turn's new units: plain integers cost less than arrays
+            known = self.units
+            return sum(known[u].item.tokens for u in units)
         return int(self._unit_tokens[np.asarray(units, dtype=np.intp)].sum())
 
     def guarded_sum(
