@@ -188,13 +188,29 @@ def test_select_recall_chooses_as_the_plain_formulation(
             index=history.recall_index,
             vocabulary=history.vocabulary,
         )
+        window_array = np.asarray(in_window, dtype=np.bool_)
+        from_open = score_recall(
+            units,
+            in_window=window_array,
+            scored=history.recall_units,
+            query=query,
+            index=history.recall_index,
+            vocabulary=history.vocabulary,
+            corpus=corpus,
+            alone_flags=history.alone_flags(),
+            open_units=corpus & ~window_array,
+        )
     assert from_lists == expected
     assert from_arrays == expected
     if scores is None:
         assert expected == Recall([], crowded=False)
+        assert from_open is None
     else:
         assert scores.window_share == expected.window_share
         assert expected.best >= 0
+        assert from_open is not None
+        assert from_open.found.tolist() == scores.found.tolist()
+        assert from_open.window_share == scores.window_share
 
 
 @settings(max_examples=200, deadline=None)

@@ -635,7 +635,8 @@ class SessionCore(Generic[M]):
         # Every unit but the system prompt, pinned units and the latest user turn (kept by
         # the history as units arrive).
         corpus = history.recall_corpus()
-        if not (corpus & ~in_window).any():  # the whole corpus is in the window
+        open_units = corpus & ~in_window
+        if not open_units.any():  # the whole corpus is in the window
             return None
         return score_recall(
             units,
@@ -648,6 +649,7 @@ class SessionCore(Generic[M]):
             alone=history.unit_alone,
             alone_flags=history.alone_flags(),
             corpus=corpus,
+            open_units=open_units,
         )
 
     def _choose_recall(self, scores: RecallScores | None, room: float) -> Recall:

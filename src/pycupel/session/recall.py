@@ -159,9 +159,11 @@ def score_recall(
     alone: list[bool] | None = None,
     alone_flags: BoolArray | None = None,
     corpus: BoolArray | None = None,
+    open_units: BoolArray | None = None,
 ) -> RecallScores | None:
     """:func:`select_recall`'s scores (its arguments), or None when nothing open matches
-    (the selection is then empty, with a ``window_share`` of 1.0)."""
+    (the selection is then empty, with a ``window_share`` of 1.0). ``open_units`` is
+    ``corpus & ~in_window`` when the caller has it."""
     if not query or not scored:
         return None
     if scorer is None:
@@ -172,7 +174,9 @@ def score_recall(
         check_finite_scores(scorer, items, base)
         scores = np.zeros(len(units), dtype=np.float64)
         scores[list(scored)] = base
-    best = float(scores.max(initial=0.0))
+    # ufunc reductions called directly: the array methods' wrappers cost more than the
+    # reductions at these sizes.
+    best = float(np.maximum.reduce(scores, initial=0.0))
     if best <= 0.0:
         return None
     # A tool round stands alone (its output is the evidence, the rounds around it are other
@@ -187,13 +191,16 @@ def score_recall(
     if corpus is None:
         corpus = np.zeros(len(units), dtype=np.bool_)
         corpus[list(scored)] = True
-    open_array = corpus & ~np.asarray(in_window, dtype=np.bool_)
-    found = np.flatnonzero(open_array & (smoothed >= RELATIVE_THRESHOLD * best))
+    if open_units is None:
+        open_units = corpus & ~np.asarray(in_window, dtype=np.bool_)
+    strong = smoothed >= RELATIVE_THRESHOLD * best
+    strong &= open_units
+    found = strong.nonzero()[0]
     if not found.size:
         return None
-    inside = float(np.max(smoothed, where=corpus & ~open_array, initial=0.0))
-    window_share = inside / float(np.max(smoothed, where=corpus, initial=0.0))
-    return RecallScores(smoothed, open_array, found, window_share)
+    inside = float(np.maximum.reduce(smoothed, where=corpus & ~open_units, initial=0.0))
+    window_share = inside / float(np.maximum.reduce(smoothed, where=corpus, initial=0.0))
+    return RecallScores(smoothed, open_units, found, window_share)
 
 
 def choose_recall(
