@@ -144,6 +144,8 @@ def test_select_recall_chooses_as_the_plain_formulation(
     corpus = history.recall_corpus()
     assert np.flatnonzero(corpus).tolist() == history.recall_units
     assert history.alone_flags().tolist() == history.unit_alone
+    flags = history.alone_flags()
+    assert history.linked_flags().tolist() == (~(flags[:-1] | flags[1:])).tolist()
     in_window = data.draw(st.lists(st.booleans(), min_size=count, max_size=count))
     tokens = history.guarded_tokens(1.1, {})
     query = history.latest_user_text()
@@ -197,8 +199,8 @@ def test_select_recall_chooses_as_the_plain_formulation(
             index=history.recall_index,
             vocabulary=history.vocabulary,
             corpus=corpus,
-            alone_flags=history.alone_flags(),
             open_units=corpus & ~window_array,
+            linked=history.linked_flags(),
         )
     assert from_lists == expected
     assert from_arrays == expected
@@ -259,3 +261,21 @@ def test_id_list_numbers_new_terms_in_order_as_the_plain_loop(
     assert vocabulary.id_list(words) == expected
     assert vocabulary.term_ids == plain.term_ids
     assert vocabulary.ids(words).tolist() == expected  # numbered already: the same ids
+
+
+def test_linked_flags_and_counts_follow_an_edit() -> None:
+    # An edit re-reads the history from the edited unit: the flags kept as units arrive
+    # are those of the history as it now is.
+    lines = [f"note {position} about the garden vault" for position in range(12)]
+    session = openai.Session(budget=100_000)
+    messages = chat(lines, tool_every=2)
+    session.fit(messages)
+    messages[1] = {"role": "user", "content": "a different question"}
+    session.fit(messages)
+    assert session.fit(messages[:-2]).report.edited_at is not None
+    history = session._core._history
+    flags = np.asarray([bool(unit.call_ids) for unit in history.units], dtype=np.bool_)
+    assert history.alone_flags().tolist() == flags.tolist()
+    assert history.linked_flags().tolist() == (~(flags[:-1] | flags[1:])).tolist()
+    everything = list(range(len(history.units)))
+    assert history.tokens_of(everything) == sum(unit.item.tokens for unit in history.units)

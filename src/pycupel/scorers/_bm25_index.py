@@ -133,7 +133,11 @@ class Bm25Index:
         if self._total == 0:
             return np.zeros(0, dtype=np.float64)
         avgdl = self._total / len(self._documents)
-        norms: FloatArray = k1 * (1.0 - b + b * self._lengths / avgdl)
+        # k1 * (1.0 - b + b * lengths / avgdl), operation by operation, in place.
+        norms: FloatArray = self._lengths * b
+        norms /= avgdl
+        norms += 1.0 - b
+        norms *= k1
         return norms
 
     def scores(
@@ -205,14 +209,19 @@ class Bm25Index:
         by at least two of the ``top`` best documents of ``first_pass`` (ties: the earlier
         document) and not in the query, by (documents among the top) x idf, the best
         ``terms`` of them (ties: the smaller term id)."""
-        matched = np.flatnonzero(first_pass > 0.0)
-        values = first_pass[matched]
-        if len(matched) > top:
-            # Only documents at least as good as the top-th best can be among the best.
-            floor = np.partition(values, len(values) - top)[len(values) - top]
-            keep = values >= floor
-            matched, values = matched[keep], values[keep]
-        best = matched[np.argsort(-values, kind="stable")[:top]].tolist()
+        matches = first_pass > 0.0
+        length = len(first_pass)
+        if length > top:
+            # Only documents at least as good as the top-th best can be among the best (the
+            # scores are never negative: with fewer matches, the floor keeps them all).
+            floor = np.partition(first_pass, length - top)[length - top]
+            matches &= first_pass >= floor
+        matched: list[int] = matches.nonzero()[0].tolist()
+        # A handful of documents (more only on ties): a stable sort by descending score in
+        # plain floats orders them as argsort(-values, kind="stable") does.
+        values: list[float] = first_pass[matched].tolist()
+        ranked = sorted(range(len(matched)), key=lambda i: -values[i])[:top]
+        best = [matched[i] for i in ranked]
         if len(best) < 2:
             return []
         # How many of the best documents hold each term (counted in C).
@@ -261,9 +270,11 @@ def relevance_scores(
         extra = index.feedback_terms(raw, query_terms, top=_FEEDBACK_ITEMS, terms=_FEEDBACK_TERMS)
         if extra:
             more = index.scores(dict.fromkeys(extra, 1.0), size, k1=k1, b=b, norms=norms)
-            raw = raw + expansion * more
-    best = float(raw.max(initial=0.0))
+            # raw + expansion * more, in place (both arrays are this call's own).
+            more *= expansion
+            raw += more
+    best = float(np.maximum.reduce(raw, initial=0.0))
     if best <= 0.0:
         return np.zeros(size, dtype=np.float64)
-    scaled: FloatArray = raw / best
-    return scaled
+    raw /= best
+    return raw

@@ -173,7 +173,7 @@ class CoreWindow:
         """The window's messages, taken from ``messages`` (the history this window was
         fitted for), with the shorter versions and the summary in place."""
         if not self.overrides and self.summary is None:
-            return [messages[index] for index in self.message_indices]
+            return list(map(messages.__getitem__, self.message_indices))
         return [message for _, message in self.entries(messages)]
 
     def window(self, messages: Sequence[M]) -> SessionWindow[M]:
@@ -245,6 +245,11 @@ class SessionCore(Generic[M]):
         # the window shows them; kept only without shorter versions).
         self._previous_max = -1
         self._previous_tokens = 0
+        # The previous request's units and message positions, and the stable zone whose
+        # messages were last counted with that count.
+        self._previous_units: tuple[MessageUnit, ...] = ()
+        self._previous_indices: tuple[int, ...] = ()
+        self._stable_messages: tuple[list[int], int] = ([], 0)
         self._reported_units: frozenset[int] = frozenset()
         self._recall_query = -1
         self._turn = 0
@@ -646,10 +651,9 @@ class SessionCore(Generic[M]):
             index=history.recall_index,
             vocabulary=history.vocabulary,
             scorer=self._scorer,
-            alone=history.unit_alone,
-            alone_flags=history.alone_flags(),
             corpus=corpus,
             open_units=open_units,
+            linked=history.linked_flags(),
         )
 
     def _choose_recall(self, scores: RecallScores | None, room: float) -> Recall:
@@ -866,10 +870,23 @@ class SessionCore(Generic[M]):
         if self._shown is not None or self._learned:
             tokens = round(self._sum([request], ratio) + fixed * ratio)
             cached = round(self._sum([request[:common]], ratio))
-        # Per unit in C (map, chain): these run over the whole window every turn.
-        request_units = tuple(map(units.__getitem__, request))
-        indices = list(chain.from_iterable(map(_INDICES, request_units)))
-        stable = sum(map(len, map(_INDICES, map(units.__getitem__, self._stable))))
+        # Per unit in C (map, chain). A request that extends the previous one within the
+        # same units (no edit re-read them) adds its new units' parts to the previous ones.
+        if extends and edited_at is None:
+            added = tuple(map(units.__getitem__, new_units))
+            request_units = self._previous_units + added
+            indices = self._previous_indices + tuple(chain.from_iterable(map(_INDICES, added)))
+        else:
+            request_units = tuple(map(units.__getitem__, request))
+            indices = tuple(chain.from_iterable(map(_INDICES, request_units)))
+        self._previous_units = request_units
+        self._previous_indices = indices
+        # The stable prefix's messages, counted again only when the zone was replaced (it
+        # is never changed in place).
+        counted, stable = self._stable_messages
+        if counted is not self._stable or edited_at is not None:
+            stable = sum(map(len, map(_INDICES, map(units.__getitem__, self._stable))))
+            self._stable_messages = (self._stable, stable)
         recall_messages = tuple(
             chain.from_iterable(map(_INDICES, map(units.__getitem__, self._recall)))
         )
@@ -906,7 +923,7 @@ class SessionCore(Generic[M]):
         self._last_estimate = estimate
         return CoreWindow(
             units=request_units,
-            message_indices=tuple(indices),
+            message_indices=indices,
             stable_messages=stable,
             recall_messages=recall,
             tokens=tokens,

@@ -45,7 +45,7 @@ _Scalar = TypeVar("_Scalar", bound=np.generic)
 BoolArray = npt.NDArray[np.bool_]
 
 _STEP = timedelta(seconds=1)
-_FEW = 8
+_FEW = 512
 """Up to this many units are summed in plain Python (an array round trip costs more)."""
 
 NO_SYSTEM: object = object()
@@ -159,6 +159,10 @@ class History(Generic[M]):
         # recall zone's array passes (grown with _unit_tokens).
         self._alone_flags = np.zeros(64, dtype=np.bool_)
         self._in_corpus = np.zeros(64, dtype=np.bool_)
+        # Whether each unit and the next share context (neither is a tool round), and each
+        # unit's tokens as a list (plain sums of a zone cost less than an array round trip).
+        self._linked = np.zeros(64, dtype=np.bool_)
+        self._token_list: list[int] = []
         self.latest_user_unit = -1
         self._open_start = 0
         self._provisional = False
@@ -391,6 +395,7 @@ class History(Generic[M]):
             self._unit_tokens = _grown(self._unit_tokens, number)
             self._alone_flags = _grown(self._alone_flags, number)
             self._in_corpus = _grown(self._in_corpus, number)
+            self._linked = _grown(self._linked, number)
         if not latest and _recallable(unit):
             self.recall_units.append(number)
             self.recall_index.add(number, terms)
@@ -398,12 +403,20 @@ class History(Generic[M]):
         alone = bool(unit.call_ids)
         self.unit_alone.append(alone)
         self._alone_flags[number] = alone
+        if number:
+            self._linked[number - 1] = not (alone or self.unit_alone[number - 1])
         self._unit_tokens[number] = unit.item.tokens
+        self._token_list.append(unit.item.tokens)
 
     def alone_flags(self) -> BoolArray:
         """:attr:`unit_alone` as a boolean array (a read-only view: valid until the next
         unit arrives)."""
         return _read_only(self._alone_flags[: len(self.units)])
+
+    def linked_flags(self) -> BoolArray:
+        """Whether each unit and the next share context: ``~(flags[:-1] | flags[1:])`` of
+        :meth:`alone_flags` (a read-only view: valid until the next unit arrives)."""
+        return _read_only(self._linked[: max(len(self.units) - 1, 0)])
 
     def recall_corpus(self) -> BoolArray:
         """Whether each unit is in the recall corpus (:attr:`recall_units` as a boolean
@@ -412,9 +425,8 @@ class History(Generic[M]):
 
     def tokens_of(self, units: Sequence[int]) -> int:
         """The units' tokens by the session's counter, summed."""
-        if len(units) <= _FEW:  # a turn's new units: plain integers cost less than arrays
-            known = self.units
-            return sum(known[u].item.tokens for u in units)
+        if len(units) <= _FEW:  # a window's zones: plain integers cost less than arrays
+            return sum(map(self._token_list.__getitem__, units))
         return int(self._unit_tokens[np.asarray(units, dtype=np.intp)].sum())
 
     def guarded_sum(

@@ -160,10 +160,12 @@ def score_recall(
     alone_flags: BoolArray | None = None,
     corpus: BoolArray | None = None,
     open_units: BoolArray | None = None,
+    linked: BoolArray | None = None,
 ) -> RecallScores | None:
     """:func:`select_recall`'s scores (its arguments), or None when nothing open matches
     (the selection is then empty, with a ``window_share`` of 1.0). ``open_units`` is
-    ``corpus & ~in_window`` when the caller has it."""
+    ``corpus & ~in_window`` and ``linked`` is ``~(alone_flags[:-1] | alone_flags[1:])``
+    when the caller has them."""
     if not query or not scored:
         return None
     if scorer is None:
@@ -181,11 +183,12 @@ def score_recall(
         return None
     # A tool round stands alone (its output is the evidence, the rounds around it are other
     # calls): it neither shares context with its neighbours nor brings them.
-    if alone_flags is None:
-        if alone is None:
-            alone = [bool(unit.call_ids) for unit in units]
-        alone_flags = np.asarray(alone, dtype=np.bool_)
-    linked = ~(alone_flags[:-1] | alone_flags[1:])
+    if linked is None:
+        if alone_flags is None:
+            if alone is None:
+                alone = [bool(unit.call_ids) for unit in units]
+            alone_flags = np.asarray(alone, dtype=np.bool_)
+        linked = ~(alone_flags[:-1] | alone_flags[1:])
     smoothed = with_context(scores, RECALL_STRUCTURE.context, linked)
     # Units outside the corpus (the system prompt, the latest user turn) are never recalled.
     if corpus is None:
