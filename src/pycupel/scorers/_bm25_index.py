@@ -96,7 +96,9 @@ class Bm25Index:
             found = postings.get(term)
             if found is None:
                 found = postings[term] = _Postings()
-            found.append(document, count)
+            # _Postings.append, inlined: this runs for every distinct term of every unit.
+            found.documents.append(document)
+            found.frequencies.append(count)
         self._documents[document] = list(counts)
         if document >= len(self._lengths):
             grown = np.zeros(max(2 * len(self._lengths), document + 1), dtype=np.float64)
@@ -209,13 +211,13 @@ class Bm25Index:
         by at least two of the ``top`` best documents of ``first_pass`` (ties: the earlier
         document) and not in the query, by (documents among the top) x idf, the best
         ``terms`` of them (ties: the smaller term id)."""
-        matches = first_pass > 0.0
         length = len(first_pass)
+        # Only documents at least as good as the top-th best can be among the best (the
+        # scores are never negative: with fewer matches than ``top``, every match).
+        floor = 0.0
         if length > top:
-            # Only documents at least as good as the top-th best can be among the best (the
-            # scores are never negative: with fewer matches, the floor keeps them all).
-            floor = np.partition(first_pass, length - top)[length - top]
-            matches &= first_pass >= floor
+            floor = float(np.partition(first_pass, length - top)[length - top])
+        matches = first_pass >= floor if floor > 0.0 else first_pass > 0.0
         matched: list[int] = matches.nonzero()[0].tolist()
         # A handful of documents (more only on ties): a stable sort by descending score in
         # plain floats orders them as argsort(-values, kind="stable") does.

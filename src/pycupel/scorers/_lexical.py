@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Sequence
-from itertools import count, repeat
+from collections.abc import Iterable, Sequence
+from itertools import compress, count, repeat
+from operator import is_
 from typing import Any, Final, cast
 
 import numpy as np
@@ -92,7 +93,7 @@ def terms_of(texts: Sequence[str]) -> list[list[str]]:
     return [[stems[w] for w in text_words if w in stems] for text_words in words]
 
 
-def _stems(words: Sequence[Sequence[str]]) -> dict[str, str]:
+def _stems(words: Sequence[Iterable[str]]) -> dict[str, str]:
     """Stem of every distinct content word of ``words`` (stop words and 1-letter words absent)."""
     vocabulary: set[str] = set().union(*words).difference(STOP_WORDS)
     kept = [word for word in sorted(vocabulary) if len(word) > 1]
@@ -184,7 +185,7 @@ class TermVocabulary:
         """Word -> stem (``None`` for a stop word) with every one of ``words`` in it; each
         distinct word is stemmed once, the first time it is seen."""
         known = self._stems
-        new = [word for word in dict.fromkeys(words) if word not in known]
+        new = set(words).difference(known)  # in C (the order of the new words is irrelevant)
         if new:
             stems = _stems([new])
             for word in new:
@@ -208,8 +209,10 @@ class TermVocabulary:
         found = list(map(term_ids.get, stems))
         if None not in found:
             return cast("list[int]", found)
-        # New stems are numbered in order of first appearance.
-        return [term_ids.setdefault(stem, len(term_ids)) for stem in stems]
+        # New stems are numbered in order of first appearance (picked out in C).
+        for stem in compress(stems, map(is_, found, repeat(None))):
+            term_ids.setdefault(stem, len(term_ids))
+        return list(map(term_ids.__getitem__, stems))
 
     def ids(self, words: Sequence[str]) -> IntArray:
         """The term ids of ``words`` (a :func:`words_of` list), stop words left out, in order."""

@@ -250,6 +250,11 @@ class SessionCore(Generic[M]):
         self._previous_units: tuple[MessageUnit, ...] = ()
         self._previous_indices: tuple[int, ...] = ()
         self._stable_messages: tuple[list[int], int] = ([], 0)
+        self._recall_messages: tuple[list[int], tuple[int, ...]] = ([], ())
+        self._stable_positions: tuple[list[int], npt.NDArray[np.intp]] = (
+            [],
+            np.zeros(0, dtype=np.intp),
+        )
         self._reported_units: frozenset[int] = frozenset()
         self._recall_query = -1
         self._turn = 0
@@ -635,7 +640,13 @@ class SessionCore(Generic[M]):
             return None
         units = history.units
         in_window = np.zeros(len(units), dtype=np.bool_)
-        in_window[self._stable] = True
+        # The stable prefix as an index array, converted again only when the zone was
+        # replaced (positions are kept by an edit, and it is never changed in place).
+        converted, positions = self._stable_positions
+        if converted is not self._stable:
+            positions = np.asarray(self._stable, dtype=np.intp)
+            self._stable_positions = (self._stable, positions)
+        in_window[positions] = True
         in_window[self._tail] = True
         # Every unit but the system prompt, pinned units and the latest user turn (kept by
         # the history as units arrive).
@@ -887,9 +898,13 @@ class SessionCore(Generic[M]):
         if counted is not self._stable or edited_at is not None:
             stable = sum(map(len, map(_INDICES, map(units.__getitem__, self._stable))))
             self._stable_messages = (self._stable, stable)
-        recall_messages = tuple(
-            chain.from_iterable(map(_INDICES, map(units.__getitem__, self._recall)))
-        )
+        # The recall zone's messages, listed again only when the zone was replaced.
+        listed, recall_messages = self._recall_messages
+        if listed is not self._recall or edited_at is not None:
+            recall_messages = tuple(
+                chain.from_iterable(map(_INDICES, map(units.__getitem__, self._recall)))
+            )
+            self._recall_messages = (self._recall, recall_messages)
         recall = len(recall_messages)
         summary = self._summary.message if self._summary is not None else None
         summary_at = 0
