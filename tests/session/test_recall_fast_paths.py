@@ -242,8 +242,14 @@ def test_known_ids_are_the_query_terms_the_vocabulary_numbers(
     assert vocabulary.term_ids == term_ids  # a query numbers no new term
 
 
+NUMBERS = st.integers(min_value=0, max_value=10**12).map(str) | st.sampled_from(["0042", "7"])
+
+
 @settings(max_examples=200, deadline=None)
-@given(known=st.lists(texts, max_size=6), text=st.lists(st.sampled_from([*WORDS, "kestrel"])))
+@given(
+    known=st.lists(texts, max_size=6),
+    text=st.lists(st.sampled_from([*WORDS, "kestrel", "runs2"]) | NUMBERS),
+)
 def test_id_list_numbers_new_terms_in_order_as_the_plain_loop(
     known: list[str], text: list[str]
 ) -> None:

@@ -36,7 +36,7 @@ class _Postings:
 
     Kept as :class:`array.array` columns: a document's terms are appended one value at a
     time as it arrives (a numpy element assignment costs several times more), and a query
-    joins the columns of its terms with a copy each before reading them as one numpy array.
+    joins the bytes of its terms' columns in one copy and reads them as one numpy array.
     """
 
     __slots__ = ("documents", "frequencies")
@@ -177,17 +177,13 @@ class Bm25Index:
         weighted = np.log(np.array(ratios, dtype=np.float64))
         if any(weight != 1.0 for weight in weights):  # 1.0 x idf is idf, bit for bit
             weighted *= np.array(weights, dtype=np.float64)
-        # All the terms' postings in one array pass (joined in C); each document's
-        # contributions are then summed in the terms' order, from 0.0, as the rebuilt corpus
-        # sums a document's column (bincount adds its weights in input order, as np.add.at
-        # does, in one pass).
-        joined_documents = array("q")
-        joined_frequencies = array("d")
-        for entry in found:
-            joined_documents += entry.documents
-            joined_frequencies += entry.frequencies
-        documents = np.frombuffer(joined_documents, dtype=np.int64)
-        tf = np.frombuffer(joined_frequencies, dtype=np.float64)
+        # All the terms' postings in one array pass (their bytes joined in one copy: growing
+        # an array term by term copies it again and again); each document's contributions
+        # are then summed in the terms' order, from 0.0, as the rebuilt corpus sums a
+        # document's column (bincount adds its weights in input order, as np.add.at does,
+        # in one pass).
+        documents = np.frombuffer(b"".join([entry.documents for entry in found]), np.int64)
+        tf = np.frombuffer(b"".join([entry.frequencies for entry in found]), np.float64)
         if norms is None:
             norms = self.length_norms(k1=k1, b=b)
         # The operations of weight * tf * (k1 + 1) / (tf + norm), in that order, in place

@@ -187,6 +187,12 @@ class TermVocabulary:
         known = self._stems
         new = set(words).difference(known)  # in C (the order of the new words is irrelevant)
         if new:
+            # A number is its own stem (the English stemmer's rules are all about letters),
+            # and chats bring new ones every turn: they skip the stemmer.
+            for word in [word for word in new if word.isdigit() and word.isascii()]:
+                known[word] = word if len(word) > 1 else None
+                new.discard(word)
+        if new:
             stems = _stems([new])
             for word in new:
                 known[word] = stems.get(word)
