@@ -21,9 +21,8 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterable, Sequence
-from itertools import compress, count, repeat
-from operator import is_
+from collections.abc import Callable, Iterable, Sequence
+from itertools import count, repeat
 from typing import Any, Final, cast
 
 import numpy as np
@@ -167,6 +166,10 @@ class _FirstSeen(dict[bytes, int]):
         return number
 
 
+_NOT_STOP: Final = (-1).__ne__
+"""Whether a word's term id is one (-1 marks a stop word)."""
+
+
 class TermVocabulary:
     """Term ids assigned as documents arrive, for a corpus that grows (a session's history).
 
@@ -175,11 +178,14 @@ class TermVocabulary:
     shared between threads: one belongs to one conversation.
     """
 
-    __slots__ = ("_stems", "term_ids")
+    __slots__ = ("_stems", "_word_ids", "term_ids")
 
     def __init__(self) -> None:
         self.term_ids: dict[str, int] = {}
         self._stems: dict[str, str | None] = {}  # word -> stem, None for a stop word
+        # Word -> its stem's term id (-1 for a stop word), for the words of the documents
+        # numbered so far: a text of known words is looked up in one C pass.
+        self._word_ids: dict[str, int] = {}
 
     def _learn(self, words: Sequence[str]) -> dict[str, str | None]:
         """Word -> stem (``None`` for a stop word) with every one of ``words`` in it; each
@@ -202,6 +208,9 @@ class TermVocabulary:
         """The term ids of ``words`` (a :func:`words_of` list) that the vocabulary already
         numbers, in order, repeats kept: stop words and terms no document holds are left
         out, and no term gets a new id (a query's terms)."""
+        found = list(map(self._word_ids.get, words))
+        if None not in found:  # every word was in a numbered document (a session's query)
+            return list(filter(_NOT_STOP, cast("list[int]", found)))
         known = self._learn(words)
         # Looked up per word in C (map); only the filtering runs per word in Python.
         stems = [stem for stem in map(known.__getitem__, words) if stem is not None]
@@ -209,16 +218,24 @@ class TermVocabulary:
 
     def id_list(self, words: Sequence[str]) -> list[int]:
         """:meth:`ids` as a list."""
+        found = list(map(self._word_ids.get, words))
+        ids = self._number(words) if None in found else cast("list[int]", found)
+        return list(filter(_NOT_STOP, ids))
+
+    def _number(self, words: Sequence[str]) -> list[int]:
+        """Each word's term id (-1 for a stop word), new stems numbered in order of first
+        appearance; the words are remembered with their ids."""
         known = self._learn(words)
-        stems = [stem for stem in map(known.__getitem__, words) if stem is not None]
+        stems = list(map(known.__getitem__, words))
         term_ids = self.term_ids
-        found = list(map(term_ids.get, stems))
-        if None not in found:
-            return cast("list[int]", found)
-        # New stems are numbered in order of first appearance (picked out in C).
-        for stem in compress(stems, map(is_, found, repeat(None))):
-            term_ids.setdefault(stem, len(term_ids))
-        return list(map(term_ids.__getitem__, stems))
+        for stem in dict.fromkeys(stems):  # the distinct stems, in order (None: stop words)
+            if stem is not None and stem not in term_ids:
+                term_ids[stem] = len(term_ids)
+        # A stop word's stem is None, which no stem equals: its lookup gives the default -1.
+        lookup = cast("Callable[[str | None, int], int]", term_ids.get)
+        found = list(map(lookup, stems, repeat(-1)))
+        self._word_ids.update(zip(words, found, strict=True))
+        return found
 
     def ids(self, words: Sequence[str]) -> IntArray:
         """The term ids of ``words`` (a :func:`words_of` list), stop words left out, in order."""

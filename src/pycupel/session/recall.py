@@ -194,14 +194,15 @@ def score_recall(
     if corpus is None:
         corpus = np.zeros(len(units), dtype=np.bool_)
         corpus[list(scored)] = True
+    window = np.asarray(in_window, dtype=np.bool_)
     if open_units is None:
-        open_units = corpus & ~np.asarray(in_window, dtype=np.bool_)
+        open_units = corpus & ~window
     strong = smoothed >= RELATIVE_THRESHOLD * best
     strong &= open_units
     found = strong.nonzero()[0]
     if not found.size:
         return None
-    inside = float(np.maximum.reduce(smoothed, where=corpus & ~open_units, initial=0.0))
+    inside = float(np.maximum.reduce(smoothed, where=corpus & window, initial=0.0))
     window_share = inside / float(np.maximum.reduce(smoothed, where=corpus, initial=0.0))
     return RecallScores(smoothed, open_units, found, window_share)
 
