@@ -639,24 +639,23 @@ class SessionCore(Generic[M]):
         if not query:
             return None
         units = history.units
-        in_window = np.zeros(len(units), dtype=np.bool_)
+        # Every unit but the system prompt, pinned units and the latest user turn (kept by
+        # the history as units arrive).
+        corpus = history.recall_corpus()
         # The stable prefix as an index array, converted again only when the zone was
         # replaced (positions are kept by an edit, and it is never changed in place).
         converted, positions = self._stable_positions
         if converted is not self._stable:
             positions = np.asarray(self._stable, dtype=np.intp)
             self._stable_positions = (self._stable, positions)
-        in_window[positions] = True
-        in_window[self._tail] = True
-        # Every unit but the system prompt, pinned units and the latest user turn (kept by
-        # the history as units arrive).
-        corpus = history.recall_corpus()
-        open_units = corpus & ~in_window
+        # What the zone may recall: the corpus less the stable prefix and the tail.
+        open_units = corpus.copy()
+        open_units[positions] = False
+        open_units[self._tail] = False
         if not open_units.any():  # the whole corpus is in the window
             return None
         return score_recall(
             units,
-            in_window=in_window,
             scored=history.recall_units,
             query=query,
             index=history.recall_index,

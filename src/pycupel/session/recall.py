@@ -150,7 +150,7 @@ def select_recall(
 def score_recall(
     units: Sequence[MessageUnit],
     *,
-    in_window: Sequence[bool] | BoolArray,
+    in_window: Sequence[bool] | BoolArray | None = None,
     scored: Sequence[int],
     query: str,
     index: Bm25Index,
@@ -164,8 +164,9 @@ def score_recall(
 ) -> RecallScores | None:
     """:func:`select_recall`'s scores (its arguments), or None when nothing open matches
     (the selection is then empty, with a ``window_share`` of 1.0). ``open_units`` is
-    ``corpus & ~in_window`` and ``linked`` is ``~(alone_flags[:-1] | alone_flags[1:])``
-    when the caller has them."""
+    ``corpus & ~in_window`` (``in_window`` is then not read; without either, nothing is in
+    the window) and ``linked`` is ``~(alone_flags[:-1] | alone_flags[1:])`` when the caller
+    has them."""
     if not query or not scored:
         return None
     if scorer is None:
@@ -194,15 +195,17 @@ def score_recall(
     if corpus is None:
         corpus = np.zeros(len(units), dtype=np.bool_)
         corpus[list(scored)] = True
-    window = np.asarray(in_window, dtype=np.bool_)
     if open_units is None:
-        open_units = corpus & ~window
+        open_units = corpus.copy()
+        if in_window is not None:
+            open_units &= ~np.asarray(in_window, dtype=np.bool_)
     strong = smoothed >= RELATIVE_THRESHOLD * best
     strong &= open_units
     found = strong.nonzero()[0]
     if not found.size:
         return None
-    inside = float(np.maximum.reduce(smoothed, where=corpus & window, initial=0.0))
+    # The corpus units in the window: where the corpus and its open units differ.
+    inside = float(np.maximum.reduce(smoothed, where=corpus ^ open_units, initial=0.0))
     window_share = inside / float(np.maximum.reduce(smoothed, where=corpus, initial=0.0))
     return RecallScores(smoothed, open_units, found, window_share)
 
