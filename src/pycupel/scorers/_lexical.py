@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from itertools import count, repeat
 from typing import Any, Final, cast
 
@@ -218,24 +218,27 @@ class TermVocabulary:
 
     def id_list(self, words: Sequence[str]) -> list[int]:
         """:meth:`ids` as a list."""
-        found = list(map(self._word_ids.get, words))
-        ids = self._number(words) if None in found else cast("list[int]", found)
-        return list(filter(_NOT_STOP, ids))
+        word_ids = self._word_ids
+        found = list(map(word_ids.get, words))
+        if None in found:
+            self._number([word for word in dict.fromkeys(words) if word not in word_ids])
+            found = list(map(word_ids.__getitem__, words))
+        return list(filter(_NOT_STOP, cast("list[int]", found)))
 
-    def _number(self, words: Sequence[str]) -> list[int]:
-        """Each word's term id (-1 for a stop word), new stems numbered in order of first
-        appearance; the words are remembered with their ids."""
-        known = self._learn(words)
-        stems = list(map(known.__getitem__, words))
+    def _number(self, new: list[str]) -> None:
+        """Remember the ``new`` words (distinct, in order of first appearance) with their
+        stems' term ids (-1 for a stop word), numbering new stems in that order.
+
+        A stem no document held yet can only come from a word never seen in one, so the
+        stems of a text are numbered in order of first appearance, as a pass over all its
+        words would number them.
+        """
+        known = self._learn(new)
         term_ids = self.term_ids
-        for stem in dict.fromkeys(stems):  # the distinct stems, in order (None: stop words)
-            if stem is not None and stem not in term_ids:
-                term_ids[stem] = len(term_ids)
-        # A stop word's stem is None, which no stem equals: its lookup gives the default -1.
-        lookup = cast("Callable[[str | None, int], int]", term_ids.get)
-        found = list(map(lookup, stems, repeat(-1)))
-        self._word_ids.update(zip(words, found, strict=True))
-        return found
+        word_ids = self._word_ids
+        for word in new:
+            stem = known[word]
+            word_ids[word] = -1 if stem is None else term_ids.setdefault(stem, len(term_ids))
 
     def ids(self, words: Sequence[str]) -> IntArray:
         """The term ids of ``words`` (a :func:`words_of` list), stop words left out, in order."""
