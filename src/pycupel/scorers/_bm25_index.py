@@ -224,9 +224,9 @@ class Bm25Index:
             return []
         # How many of the best documents hold each term (counted in C).
         held = Counter(chain.from_iterable(map(self._documents.__getitem__, best)))
-        for term in query_terms:
-            held.pop(term, None)
-        candidates = sorted(term for term, count in held.items() if count >= 2)
+        # The terms held twice or more, less the query's (set operations in C).
+        shared = {term for term, count in held.items() if count >= 2}
+        candidates = sorted(shared.difference(query_terms))
         if not candidates:
             return []
         # A few dozen candidates at most: the corpus's arithmetic in plain floats (the same
