@@ -22,6 +22,7 @@ from array import array
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from itertools import chain
+from typing import cast
 
 import numpy as np
 
@@ -157,25 +158,22 @@ class Bm25Index:
         count = len(self._documents)
         if not chosen or self._total == 0:
             return np.zeros(size, dtype=np.float64)
-        postings = self._postings
-        found: list[_Postings] = []
-        weights: list[float] = []
-        ratios: list[float] = []
-        for term, weight in chosen.items():
-            entry = postings.get(term)
-            if entry is not None:  # an entry lists at least one document
-                found.append(entry)
-                weights.append(weight)
-                # A term's document frequency is the length of its postings; the rebuilt
-                # corpus's idf arithmetic (integers are exact in floats at these sizes).
-                frequency = len(entry.documents)
-                ratios.append(1.0 + (count - frequency + 0.5) / (frequency + 0.5))
+        entries = list(map(self._postings.get, chosen))  # an entry lists a document or more
+        weights = list(chosen.values())
+        if None in entries:  # terms no document holds add nothing
+            kept = [position for position, entry in enumerate(entries) if entry is not None]
+            entries = [entries[position] for position in kept]
+            weights = [weights[position] for position in kept]
+        found = cast("list[_Postings]", entries)
         if not found:
             return np.zeros(size, dtype=np.float64)
+        # A term's document frequency is the length of its postings; the rebuilt corpus's
+        # idf arithmetic (integers are exact in floats at these sizes).
         sizes = [len(entry.documents) for entry in found]
         self.postings_read += sum(sizes)
+        ratios = [1.0 + (count - frequency + 0.5) / (frequency + 0.5) for frequency in sizes]
         weighted = np.log(np.array(ratios, dtype=np.float64))
-        if any(weight != 1.0 for weight in weights):  # 1.0 x idf is idf, bit for bit
+        if weights.count(1.0) != len(weights):  # 1.0 x idf is idf, bit for bit
             weighted *= np.array(weights, dtype=np.float64)
         # All the terms' postings in one array pass (their bytes joined in one copy: growing
         # an array term by term copies it again and again); each document's contributions

@@ -488,13 +488,14 @@ class SessionCore(Generic[M]):
         zone_fits = window_tokens + self._tokens(self._recall) <= limit
         recall: Recall | None = None
         if recall_cap > 0 and (new_message or (self._recall and not zone_fits)):
-            scores = self._score_recall()
+            query = history.latest_user_text()
+            scores = self._score_recall(query)
             if (
                 zone_fits
                 and not compacted
                 and sync.edited_at is None
                 and not self.recall_every_turn
-                and not _asks(history.latest_user_text())
+                and not _asks(query)
                 and (scores is None or scores.window_share >= RECALL_MARGIN)
             ):
                 # Recall on need: the message asks nothing, and the window already holds
@@ -631,11 +632,13 @@ class SessionCore(Generic[M]):
         (:func:`~pycupel.session.recall.select_recall`)."""
         return self._choose_recall(self._score_recall(), room)
 
-    def _score_recall(self) -> RecallScores | None:
-        """The recall corpus scored for the latest user message
-        (:func:`~pycupel.session.recall.score_recall`); None when nothing open matches."""
+    def _score_recall(self, query: str | None = None) -> RecallScores | None:
+        """The recall corpus scored for the latest user message (its text ``query`` when
+        the caller has it; :func:`~pycupel.session.recall.score_recall`); None when nothing
+        open matches."""
         history = self._history
-        query = history.latest_user_text()
+        if query is None:
+            query = history.latest_user_text()
         if not query:
             return None
         units = history.units
