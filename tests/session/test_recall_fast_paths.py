@@ -20,7 +20,7 @@ from pycupel.adapters import openai
 from pycupel.adapters._structure import session_headers, take_relevant, with_context
 from pycupel.adapters._units import MessageUnit
 from pycupel.scorers._bm25_index import Bm25Index, relevance_scores
-from pycupel.scorers._lexical import TermVocabulary, _stems, words_of
+from pycupel.scorers._lexical import TermVocabulary, _stemmer, _stems, words_of
 from pycupel.session import recall
 from pycupel.session.recall import (
     RECALL_STRUCTURE,
@@ -285,3 +285,10 @@ def test_linked_flags_and_counts_follow_an_edit() -> None:
     assert history.linked_flags().tolist() == (~(flags[:-1] | flags[1:])).tolist()
     everything = list(range(len(history.units)))
     assert history.tokens_of(everything) == sum(unit.item.tokens for unit in history.units)
+
+
+@settings(max_examples=300, deadline=None)
+@given(number=st.text(alphabet="0123456789", min_size=1, max_size=30))
+def test_a_number_is_its_own_stem(number: str) -> None:
+    # The vocabulary skips the stemmer for ASCII digit strings.
+    assert _stemmer().stemWord(number) == number
