@@ -292,3 +292,34 @@ def test_linked_flags_and_counts_follow_an_edit() -> None:
 def test_a_number_is_its_own_stem(number: str) -> None:
     # The vocabulary skips the stemmer for ASCII digit strings.
     assert _stemmer().stemWord(number) == number
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    lines=st.lists(texts, min_size=3, max_size=30),
+    data=st.data(),
+    ratio=st.floats(min_value=0.5, max_value=2.0),
+)
+def test_guarded_sums_add_one_by_one_in_either_path(
+    lines: list[str], data: st.DataObject, ratio: float
+) -> None:
+    session = openai.Session(budget=100_000)
+    session.fit(chat(lines, tool_every=2))
+    history = session._core._history
+    count = len(history.units)
+    positions = st.integers(min_value=0, max_value=count - 1)
+    zones = data.draw(st.lists(st.lists(positions, max_size=count), max_size=3))
+    # Something learned (without, each zone's count times the ratio is the documented sum).
+    learned = data.draw(
+        st.dictionaries(
+            positions, st.floats(min_value=0.0, max_value=500.0), min_size=1, max_size=count
+        )
+    )
+    expected = 0.0  # the plain formulation: one unit after another, zone after zone
+    for zone in zones:
+        for unit in zone:
+            expected += learned.get(unit, history.units[unit].item.tokens * ratio)
+    assert history.guarded_sum(zones, ratio, learned) == expected
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("pycupel.session.history._FEW", 0)  # the array path
+        assert history.guarded_sum(zones, ratio, learned) == expected

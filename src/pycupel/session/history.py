@@ -440,6 +440,14 @@ class History(Generic[M]):
             for zone in zones:
                 total += self.tokens_of(zone) * ratio
             return total
+        if sum(map(len, zones)) <= _FEW:  # a window's zones: the loop itself, in plain floats
+            get = learned.get
+            counts = self._token_list
+            for zone in zones:
+                for unit in zone:
+                    value = get(unit)
+                    total += counts[unit] * ratio if value is None else value
+            return total
         parts = [np.zeros(1, dtype=np.float64)]
         for zone in zones:
             size = len(zone)
