@@ -568,7 +568,7 @@ def session_turn_costs(size: int, monkeypatch: pytest.MonkeyPatch) -> list[int]:
     session.fit(messages)
     history = session._core._history
     analysed: list[int] = []
-    original_ids = _lexical.TermVocabulary.ids
+    original_ids = _lexical.TermVocabulary.id_list
 
     def counting_ids(self: _lexical.TermVocabulary, words: Sequence[str]) -> Any:
         analysed.append(1)
@@ -577,7 +577,7 @@ def session_turn_costs(size: int, monkeypatch: pytest.MonkeyPatch) -> list[int]:
     def rebuilt(*args: object, **kwargs: object) -> None:
         raise AssertionError("a session turn rebuilt a BM25 corpus")
 
-    monkeypatch.setattr(_lexical.TermVocabulary, "ids", counting_ids)
+    monkeypatch.setattr(_lexical.TermVocabulary, "id_list", counting_ids)
     monkeypatch.setattr(_lexical.Bm25Corpus, "of_term_ids", rebuilt)
     monkeypatch.setattr(_lexical.Bm25Corpus, "__init__", rebuilt)
     costs = []

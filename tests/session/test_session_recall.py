@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from session_histories import chat_turns
 
 from pycupel.adapters import openai
+from pycupel.session import core
+from pycupel.session.recall import Recall
 
 SYSTEM = {"role": "system", "content": "You are a patient assistant who keeps notes."}
 QUESTION = {"role": "user", "content": "What name did we pick for the new puppy?"}
@@ -163,6 +166,33 @@ def test_a_remark_on_what_the_window_shows_leaves_the_zone_in_place() -> None:
     _, moved = windows[True]
     assert moved.report.cache_break == "recall"
     assert FERRY in moved.messages
+
+
+def test_a_zone_left_in_place_is_not_chosen(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Recall on need reads the scores alone: when the zone stays, no zone is chosen (the
+    # relevance pass over the dropped units would be thrown away).
+    chosen: list[int] = []
+    original = core.choose_recall
+
+    def counting(*args: Any, **kwargs: Any) -> Recall:
+        chosen.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(core, "choose_recall", counting)
+    session = openai.Session(budget=1_500)
+    history = ferry_history()
+    replay(session, history)
+    first = session.fit(history)
+    assert chosen  # the question re-decided the zone
+    chosen.clear()
+    history += [
+        {"role": "assistant", "content": "Biscuit."},
+        {"role": "user", "content": "Good, a late harbour ferry is fine by me."},
+    ]
+    kept = session.fit(history)
+    assert kept.report.cache_break is None
+    assert kept.messages[: len(first.messages)] == first.messages
+    assert not chosen
 
 
 VAULT = {

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from itertools import count, repeat
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -92,7 +92,7 @@ def terms_of(texts: Sequence[str]) -> list[list[str]]:
     return [[stems[w] for w in text_words if w in stems] for text_words in words]
 
 
-def _stems(words: Sequence[Sequence[str]]) -> dict[str, str]:
+def _stems(words: Sequence[Iterable[str]]) -> dict[str, str]:
     """Stem of every distinct content word of ``words`` (stop words and 1-letter words absent)."""
     vocabulary: set[str] = set().union(*words).difference(STOP_WORDS)
     kept = [word for word in sorted(vocabulary) if len(word) > 1]
@@ -166,6 +166,10 @@ class _FirstSeen(dict[bytes, int]):
         return number
 
 
+_NOT_STOP: Final = (-1).__ne__
+"""Whether a word's term id is one (-1 marks a stop word)."""
+
+
 class TermVocabulary:
     """Term ids assigned as documents arrive, for a corpus that grows (a session's history).
 
@@ -174,17 +178,26 @@ class TermVocabulary:
     shared between threads: one belongs to one conversation.
     """
 
-    __slots__ = ("_stems", "term_ids")
+    __slots__ = ("_stems", "_word_ids", "term_ids")
 
     def __init__(self) -> None:
         self.term_ids: dict[str, int] = {}
         self._stems: dict[str, str | None] = {}  # word -> stem, None for a stop word
+        # Word -> its stem's term id (-1 for a stop word), for the words of the documents
+        # numbered so far: a text of known words is looked up in one C pass.
+        self._word_ids: dict[str, int] = {}
 
     def _learn(self, words: Sequence[str]) -> dict[str, str | None]:
         """Word -> stem (``None`` for a stop word) with every one of ``words`` in it; each
         distinct word is stemmed once, the first time it is seen."""
         known = self._stems
-        new = [word for word in dict.fromkeys(words) if word not in known]
+        new = set(words).difference(known)  # in C (the order of the new words is irrelevant)
+        if new:
+            # A number is its own stem (the English stemmer's rules are all about letters),
+            # and chats bring new ones every turn: they skip the stemmer.
+            for word in [word for word in new if word.isdigit() and word.isascii()]:
+                known[word] = word if len(word) > 1 else None
+                new.discard(word)
         if new:
             stems = _stems([new])
             for word in new:
@@ -195,27 +208,41 @@ class TermVocabulary:
         """The term ids of ``words`` (a :func:`words_of` list) that the vocabulary already
         numbers, in order, repeats kept: stop words and terms no document holds are left
         out, and no term gets a new id (a query's terms)."""
+        found = list(map(self._word_ids.get, words))
+        if None not in found:  # every word was in a numbered document (a session's query)
+            return list(filter(_NOT_STOP, cast("list[int]", found)))
         known = self._learn(words)
+        # Looked up per word in C (map); only the filtering runs per word in Python.
+        stems = [stem for stem in map(known.__getitem__, words) if stem is not None]
+        return [term for term in map(self.term_ids.get, stems) if term is not None]
+
+    def id_list(self, words: Sequence[str]) -> list[int]:
+        """:meth:`ids` as a list."""
+        word_ids = self._word_ids
+        found = list(map(word_ids.get, words))
+        if None in found:
+            self._number([word for word in dict.fromkeys(words) if word not in word_ids])
+            found = list(map(word_ids.__getitem__, words))
+        return list(filter(_NOT_STOP, cast("list[int]", found)))
+
+    def _number(self, new: list[str]) -> None:
+        """Remember the ``new`` words (distinct, in order of first appearance) with their
+        stems' term ids (-1 for a stop word), numbering new stems in that order.
+
+        A stem no document held yet can only come from a word never seen in one, so the
+        stems of a text are numbered in order of first appearance, as a pass over all its
+        words would number them.
+        """
+        known = self._learn(new)
         term_ids = self.term_ids
-        found: list[int] = []
-        for word in words:
+        word_ids = self._word_ids
+        for word in new:
             stem = known[word]
-            if stem is not None:
-                term = term_ids.get(stem)
-                if term is not None:
-                    found.append(term)
-        return found
+            word_ids[word] = -1 if stem is None else term_ids.setdefault(stem, len(term_ids))
 
     def ids(self, words: Sequence[str]) -> IntArray:
         """The term ids of ``words`` (a :func:`words_of` list), stop words left out, in order."""
-        known = self._learn(words)
-        term_ids = self.term_ids
-        found: list[int] = []
-        for word in words:
-            stem = known[word]
-            if stem is not None:
-                found.append(term_ids.setdefault(stem, len(term_ids)))
-        return np.array(found, dtype=np.intp)
+        return np.array(self.id_list(words), dtype=np.intp)
 
 
 class Bm25Corpus:

@@ -78,7 +78,7 @@ from pycupel.pipeline import Pipeline
 from pycupel.scorers.base import Scorer
 from pycupel.session.calibration import Calibration
 from pycupel.session.history import NO_SYSTEM, History, MessageFormat
-from pycupel.session.recall import Recall, select_recall
+from pycupel.session.recall import Recall, RecallScores, choose_recall, score_recall
 from pycupel.session.shrink import (
     ScaledCounter,
     ShownVersions,
@@ -173,7 +173,7 @@ class CoreWindow:
         """The window's messages, taken from ``messages`` (the history this window was
         fitted for), with the shorter versions and the summary in place."""
         if not self.overrides and self.summary is None:
-            return [messages[index] for index in self.message_indices]
+            return list(map(messages.__getitem__, self.message_indices))
         return [message for _, message in self.entries(messages)]
 
     def window(self, messages: Sequence[M]) -> SessionWindow[M]:
@@ -241,6 +241,20 @@ class SessionCore(Generic[M]):
         self._recall: list[int] = []
         self._tail: list[int] = []
         self._previous: list[int] = []
+        # The previous request's largest unit and its units' counts summed (the counts as
+        # the window shows them; kept only without shorter versions).
+        self._previous_max = -1
+        self._previous_tokens = 0
+        # The previous request's units and message positions, and the stable zone whose
+        # messages were last counted with that count.
+        self._previous_units: tuple[MessageUnit, ...] = ()
+        self._previous_indices: tuple[int, ...] = ()
+        self._stable_messages: tuple[list[int], int] = ([], 0)
+        self._recall_messages: tuple[list[int], tuple[int, ...]] = ([], ())
+        self._stable_positions: tuple[list[int], npt.NDArray[np.intp]] = (
+            [],
+            np.zeros(0, dtype=np.intp),
+        )
         self._reported_units: frozenset[int] = frozenset()
         self._recall_query = -1
         self._turn = 0
@@ -452,7 +466,8 @@ class SessionCore(Generic[M]):
 
         compacted = False
         selection: SelectionReport | None = None
-        if self._tokens(self._stable) + self._tokens(self._tail) > high:
+        grown_tokens = self._tokens(self._stable) + self._tokens(self._tail)
+        if grown_tokens > high:
             selection = yield from self._compaction(messages, low, high)
             overhead = self._fixed() * upper
             high = self.compact_at * self.budget - overhead
@@ -462,25 +477,33 @@ class SessionCore(Generic[M]):
         latest = history.latest_user_unit
         # The recall zone is no part of the stable prefix: it may use what the budget leaves
         # (within recall_share), not only what the high watermark leaves.
-        window_tokens = self._tokens(self._stable, self._tail)
+        if compacted or self._learned or self._shown is not None:
+            window_tokens = self._tokens(self._stable, self._tail)
+        else:
+            # Without learned tokens each zone's sum is its count times the ratio, added to
+            # 0.0: the two zones summed apart add up to the same float.
+            window_tokens = grown_tokens
         limit = self._recall_limit(overhead)
         new_message = latest != self._recall_query
         zone_fits = window_tokens + self._tokens(self._recall) <= limit
         recall: Recall | None = None
         if recall_cap > 0 and (new_message or (self._recall and not zone_fits)):
-            recall = self._select_recall(min(recall_cap, limit - window_tokens))
+            query = history.latest_user_text()
+            scores = self._score_recall(query)
             if (
                 zone_fits
                 and not compacted
                 and sync.edited_at is None
                 and not self.recall_every_turn
-                and not _asks(history.latest_user_text())
-                and recall.window_share >= RECALL_MARGIN
+                and not _asks(query)
+                and (scores is None or scores.window_share >= RECALL_MARGIN)
             ):
                 # Recall on need: the message asks nothing, and the window already holds
-                # its best match (or one at least RECALL_MARGIN as good): the zone stays.
+                # its best match (or one at least RECALL_MARGIN as good): the zone stays,
+                # and no zone is chosen.
                 self._recall_query = latest
-                recall = None
+            else:
+                recall = self._choose_recall(scores, min(recall_cap, limit - window_tokens))
         if recall is not None:
             if (
                 recall.crowded
@@ -607,39 +630,64 @@ class SessionCore(Generic[M]):
     def _select_recall(self, room: float) -> Recall:
         """Dropped units the latest user message needs, ascending, within ``room``
         (:func:`~pycupel.session.recall.select_recall`)."""
+        return self._choose_recall(self._score_recall(), room)
+
+    def _score_recall(self, query: str | None = None) -> RecallScores | None:
+        """The recall corpus scored for the latest user message (its text ``query`` when
+        the caller has it; :func:`~pycupel.session.recall.score_recall`); None when nothing
+        open matches."""
         history = self._history
-        query = history.latest_user_text()
+        if query is None:
+            query = history.latest_user_text()
         if not query:
-            return Recall([], crowded=False)
+            return None
         units = history.units
-        in_window = np.zeros(len(units), dtype=np.bool_)
-        in_window[self._stable] = True
-        in_window[self._tail] = True
         # Every unit but the system prompt, pinned units and the latest user turn (kept by
         # the history as units arrive).
-        scored = history.recall_units
         corpus = history.recall_corpus()
-        if not (corpus & ~in_window).any():  # the whole corpus is in the window
+        # The stable prefix as an index array, converted again only when the zone was
+        # replaced (positions are kept by an edit, and it is never changed in place).
+        converted, positions = self._stable_positions
+        if converted is not self._stable:
+            positions = np.asarray(self._stable, dtype=np.intp)
+            self._stable_positions = (self._stable, positions)
+        # What the zone may recall: the corpus less the stable prefix and the tail.
+        open_units = corpus.copy()
+        open_units[positions] = False
+        open_units[self._tail] = False
+        if not open_units.any():  # the whole corpus is in the window
+            return None
+        return score_recall(
+            units,
+            scored=history.recall_units,
+            query=query,
+            index=history.recall_index,
+            vocabulary=history.vocabulary,
+            scorer=self._scorer,
+            corpus=corpus,
+            open_units=open_units,
+            linked=history.linked_flags(),
+        )
+
+    def _choose_recall(self, scores: RecallScores | None, room: float) -> Recall:
+        """The units to recall within ``room`` from :meth:`_score_recall`'s ``scores``
+        (:func:`~pycupel.session.recall.choose_recall`)."""
+        if scores is None:
             return Recall([], crowded=False)
+        history = self._history
+        units = history.units
         headers = self._headers
         if len(headers) < len(units):
             start = len(headers)
             items = [unit.item for unit in units[start:]]
             headers.extend(session_headers(items, headers[-1] if headers else -1, start))
-        return select_recall(
+        return choose_recall(
             units,
+            scores,
             tokens=self._guarded_tokens(),
-            headers=headers,
-            in_window=in_window,
-            scored=scored,
-            query=query,
             room=room,
-            index=history.recall_index,
-            vocabulary=history.vocabulary,
-            scorer=self._scorer,
+            headers=headers,
             alone=history.unit_alone,
-            alone_flags=history.alone_flags(),
-            corpus=corpus,
         )
 
     def _compact(
@@ -797,7 +845,10 @@ class SessionCore(Generic[M]):
         units = history.units
         request = [*self._stable, *self._recall, *self._tail]
         previous = self._previous
-        if request[: len(previous)] == previous and (not previous or max(previous) < valid_below):
+        extends = request[: len(previous)] == previous and (
+            not previous or self._previous_max < valid_below
+        )
+        if extends:
             common = len(previous)  # the request extends the previous one (compared in C)
         else:
             common = 0
@@ -808,21 +859,54 @@ class SessionCore(Generic[M]):
         if cache_break is None and common < len(self._previous):
             cache_break = "recall"  # defensive: any shrink of the prefix is reported
         fixed = self._fixed()
-        if self._shown is None:
-            estimate = history.tokens_of(request) + fixed
-        else:
-            estimate = sum(self._estimate(u) for u in request) + fixed
         calibration = self._calibration
         ratio = calibration.ratio
-        tokens = round(self._sum([request], ratio) + fixed * ratio)
-        cached = round(self._sum([request[:common]], ratio))
-        # Per unit in C (map, chain): these run over the whole window every turn.
-        request_units = tuple(map(units.__getitem__, request))
-        indices = list(chain.from_iterable(map(_INDICES, request_units)))
-        stable = sum(map(len, map(_INDICES, map(units.__getitem__, self._stable))))
-        recall_messages = tuple(
-            chain.from_iterable(map(_INDICES, map(units.__getitem__, self._recall)))
-        )
+        new_units = request[common:] if extends else request
+        self._previous_max = max(self._previous_max if extends else -1, *new_units, -1)
+        if self._shown is None:
+            # The units' counts, summed once: an extending request adds its new units to the
+            # previous request's sum (integers, exact).
+            if extends:
+                common_tokens = self._previous_tokens
+                units_tokens = common_tokens + history.tokens_of(new_units)
+            else:
+                units_tokens = history.tokens_of(request)
+                common_tokens = history.tokens_of(request[:common])
+            self._previous_tokens = units_tokens
+            estimate = units_tokens + fixed
+            if not self._learned:
+                # What _sum gives from the counts alone: the count times the ratio.
+                tokens = round(units_tokens * ratio + fixed * ratio)
+                cached = round(common_tokens * ratio)
+        else:
+            estimate = sum(self._estimate(u) for u in request) + fixed
+        if self._shown is not None or self._learned:
+            tokens = round(self._sum([request], ratio) + fixed * ratio)
+            cached = round(self._sum([request[:common]], ratio))
+        # Per unit in C (map, chain). A request that extends the previous one within the
+        # same units (no edit re-read them) adds its new units' parts to the previous ones.
+        if extends and edited_at is None:
+            added = tuple(map(units.__getitem__, new_units))
+            request_units = self._previous_units + added
+            indices = self._previous_indices + tuple(chain.from_iterable(map(_INDICES, added)))
+        else:
+            request_units = tuple(map(units.__getitem__, request))
+            indices = tuple(chain.from_iterable(map(_INDICES, request_units)))
+        self._previous_units = request_units
+        self._previous_indices = indices
+        # The stable prefix's messages, counted again only when the zone was replaced (it
+        # is never changed in place).
+        counted, stable = self._stable_messages
+        if counted is not self._stable or edited_at is not None:
+            stable = sum(map(len, map(_INDICES, map(units.__getitem__, self._stable))))
+            self._stable_messages = (self._stable, stable)
+        # The recall zone's messages, listed again only when the zone was replaced.
+        listed, recall_messages = self._recall_messages
+        if listed is not self._recall or edited_at is not None:
+            recall_messages = tuple(
+                chain.from_iterable(map(_INDICES, map(units.__getitem__, self._recall)))
+            )
+            self._recall_messages = (self._recall, recall_messages)
         recall = len(recall_messages)
         summary = self._summary.message if self._summary is not None else None
         summary_at = 0
@@ -856,7 +940,7 @@ class SessionCore(Generic[M]):
         self._last_estimate = estimate
         return CoreWindow(
             units=request_units,
-            message_indices=tuple(indices),
+            message_indices=indices,
             stable_messages=stable,
             recall_messages=recall,
             tokens=tokens,

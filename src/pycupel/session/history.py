@@ -35,7 +35,7 @@ from pycupel.adapters._units import (
 )
 from pycupel.adapters._variants import Editor
 from pycupel.scorers._bm25_index import Bm25Index
-from pycupel.scorers._lexical import FloatArray, IntArray, TermVocabulary, words_of
+from pycupel.scorers._lexical import FloatArray, TermVocabulary, words_of
 from pycupel.tokens import TokenCounter
 
 __all__ = ["NO_SYSTEM", "History", "MessageFormat", "ParseState", "Sync"]
@@ -45,6 +45,8 @@ _Scalar = TypeVar("_Scalar", bound=np.generic)
 BoolArray = npt.NDArray[np.bool_]
 
 _STEP = timedelta(seconds=1)
+_FEW = 512
+"""Up to this many units are summed in plain Python (an array round trip costs more)."""
 
 NO_SYSTEM: object = object()
 """Marks a format without a system prompt beside the messages (OpenAI, LangChain)."""
@@ -143,7 +145,7 @@ class History(Generic[M]):
         self.units: list[MessageUnit] = []
         # Each unit's terms, analysed once, for the recall zone's BM25 corpus.
         self.vocabulary = TermVocabulary()
-        self.unit_terms: list[IntArray] = []
+        self.unit_terms: list[list[int]] = []
         # The recall corpus: every unit but the system prompt, pinned units and the latest
         # user turn, ascending (``recall_units``) and as BM25 postings (``recall_index``),
         # kept as units arrive so that a turn reads only what its query needs.
@@ -157,6 +159,10 @@ class History(Generic[M]):
         # recall zone's array passes (grown with _unit_tokens).
         self._alone_flags = np.zeros(64, dtype=np.bool_)
         self._in_corpus = np.zeros(64, dtype=np.bool_)
+        # Whether each unit and the next share context (neither is a tool round), and each
+        # unit's tokens as a list (plain sums of a zone cost less than an array round trip).
+        self._linked = np.zeros(64, dtype=np.bool_)
+        self._token_list: list[int] = []
         self.latest_user_unit = -1
         self._open_start = 0
         self._provisional = False
@@ -372,7 +378,7 @@ class History(Generic[M]):
             unanswered=(),
         )
         number = len(self.units)
-        terms = self.vocabulary.ids(words_of(unit.item.content))
+        terms = self.vocabulary.id_list(words_of(unit.item.content))
         latest = any(message.user_turn for message in parsed) and not system_unit
         if latest:
             previous = self.latest_user_unit
@@ -389,6 +395,7 @@ class History(Generic[M]):
             self._unit_tokens = _grown(self._unit_tokens, number)
             self._alone_flags = _grown(self._alone_flags, number)
             self._in_corpus = _grown(self._in_corpus, number)
+            self._linked = _grown(self._linked, number)
         if not latest and _recallable(unit):
             self.recall_units.append(number)
             self.recall_index.add(number, terms)
@@ -396,12 +403,20 @@ class History(Generic[M]):
         alone = bool(unit.call_ids)
         self.unit_alone.append(alone)
         self._alone_flags[number] = alone
+        if number:
+            self._linked[number - 1] = not (alone or self.unit_alone[number - 1])
         self._unit_tokens[number] = unit.item.tokens
+        self._token_list.append(unit.item.tokens)
 
     def alone_flags(self) -> BoolArray:
         """:attr:`unit_alone` as a boolean array (a read-only view: valid until the next
         unit arrives)."""
         return _read_only(self._alone_flags[: len(self.units)])
+
+    def linked_flags(self) -> BoolArray:
+        """Whether each unit and the next share context: ``~(flags[:-1] | flags[1:])`` of
+        :meth:`alone_flags` (a read-only view: valid until the next unit arrives)."""
+        return _read_only(self._linked[: max(len(self.units) - 1, 0)])
 
     def recall_corpus(self) -> BoolArray:
         """Whether each unit is in the recall corpus (:attr:`recall_units` as a boolean
@@ -410,6 +425,8 @@ class History(Generic[M]):
 
     def tokens_of(self, units: Sequence[int]) -> int:
         """The units' tokens by the session's counter, summed."""
+        if len(units) <= _FEW:  # a window's zones: plain integers cost less than arrays
+            return sum(map(self._token_list.__getitem__, units))
         return int(self._unit_tokens[np.asarray(units, dtype=np.intp)].sum())
 
     def guarded_sum(
@@ -422,6 +439,14 @@ class History(Generic[M]):
         if not learned:
             for zone in zones:
                 total += self.tokens_of(zone) * ratio
+            return total
+        if sum(map(len, zones)) <= _FEW:  # a window's zones: the loop itself, in plain floats
+            get = learned.get
+            counts = self._token_list
+            for zone in zones:
+                for unit in zone:
+                    value = get(unit)
+                    total += counts[unit] * ratio if value is None else value
             return total
         parts = [np.zeros(1, dtype=np.float64)]
         for zone in zones:

@@ -38,7 +38,17 @@ from pycupel.scorers._lexical import FloatArray, IntArray, TermVocabulary
 from pycupel.scorers.base import Scorer, check_finite_scores, score_array_for
 from pycupel.scorers.relevance import RelevanceScorer
 
-__all__ = ["RECALL_STRUCTURE", "RELATIVE_THRESHOLD", "select_recall"]
+BoolArray = npt.NDArray[np.bool_]
+
+__all__ = [
+    "RECALL_STRUCTURE",
+    "RELATIVE_THRESHOLD",
+    "Recall",
+    "RecallScores",
+    "choose_recall",
+    "score_recall",
+    "select_recall",
+]
 
 RELATIVE_THRESHOLD = 0.3
 """Units are recalled for their relevance when they score at least this share of the best."""
@@ -68,7 +78,21 @@ class Recall:
 
 _NOTHING = Recall([], crowded=False)
 
-BoolArray = npt.NDArray[np.bool_]
+
+@dataclass(frozen=True, slots=True)
+class RecallScores:
+    """The first half of the selection: every unit scored for the query, and how much of
+    the best match the window holds (what a session reads to decide whether the zone moves
+    before it pays for choosing one; :func:`choose_recall` finishes the selection)."""
+
+    smoothed: FloatArray
+    """Each unit's relevance with its neighbours' share (by unit position)."""
+    open: BoolArray
+    """The units that may be recalled: in the corpus and not in the window."""
+    found: IntArray
+    """The open units scoring at least :data:`RELATIVE_THRESHOLD` of the best (ascending)."""
+    window_share: float
+    """:attr:`Recall.window_share`."""
 
 
 def select_recall(
@@ -106,8 +130,45 @@ def select_recall(
             when the caller keeps them (saves converting them every turn).
         ``tokens`` and ``in_window`` may be given as arrays.
     """
-    if not query or not scored:
+    found = score_recall(
+        units,
+        in_window=in_window,
+        scored=scored,
+        query=query,
+        index=index,
+        vocabulary=vocabulary,
+        scorer=scorer,
+        alone=alone,
+        alone_flags=alone_flags,
+        corpus=corpus,
+    )
+    if found is None:
         return _NOTHING
+    return choose_recall(units, found, tokens=tokens, room=room, headers=headers, alone=alone)
+
+
+def score_recall(
+    units: Sequence[MessageUnit],
+    *,
+    in_window: Sequence[bool] | BoolArray | None = None,
+    scored: Sequence[int],
+    query: str,
+    index: Bm25Index,
+    vocabulary: TermVocabulary,
+    scorer: Scorer | None = None,
+    alone: list[bool] | None = None,
+    alone_flags: BoolArray | None = None,
+    corpus: BoolArray | None = None,
+    open_units: BoolArray | None = None,
+    linked: BoolArray | None = None,
+) -> RecallScores | None:
+    """:func:`select_recall`'s scores (its arguments), or None when nothing open matches
+    (the selection is then empty, with a ``window_share`` of 1.0). ``open_units`` is
+    ``corpus & ~in_window`` (``in_window`` is then not read; without either, nothing is in
+    the window) and ``linked`` is ``~(alone_flags[:-1] | alone_flags[1:])`` when the caller
+    has them."""
+    if not query or not scored:
+        return None
     if scorer is None:
         scores = relevance_scores(_RELEVANCE, index, vocabulary, query, len(units))
     else:
@@ -116,27 +177,52 @@ def select_recall(
         check_finite_scores(scorer, items, base)
         scores = np.zeros(len(units), dtype=np.float64)
         scores[list(scored)] = base
-    best = float(scores.max(initial=0.0))
+    # ufunc reductions called directly: the array methods' wrappers cost more than the
+    # reductions at these sizes.
+    best = float(np.maximum.reduce(scores, initial=0.0))
     if best <= 0.0:
-        return _NOTHING
-    structure = RECALL_STRUCTURE
+        return None
     # A tool round stands alone (its output is the evidence, the rounds around it are other
     # calls): it neither shares context with its neighbours nor brings them.
-    if alone is None:
-        alone = [bool(unit.call_ids) for unit in units]
-    flags = np.asarray(alone, dtype=np.bool_) if alone_flags is None else alone_flags
-    linked = ~(flags[:-1] | flags[1:])
-    smoothed_array = with_context(scores, structure.context, linked)
+    if linked is None:
+        if alone_flags is None:
+            if alone is None:
+                alone = [bool(unit.call_ids) for unit in units]
+            alone_flags = np.asarray(alone, dtype=np.bool_)
+        linked = ~(alone_flags[:-1] | alone_flags[1:])
+    smoothed = with_context(scores, RECALL_STRUCTURE.context, linked)
     # Units outside the corpus (the system prompt, the latest user turn) are never recalled.
     if corpus is None:
         corpus = np.zeros(len(units), dtype=np.bool_)
         corpus[list(scored)] = True
-    open_array = corpus & ~np.asarray(in_window, dtype=np.bool_)
-    found = np.flatnonzero(open_array & (smoothed_array >= RELATIVE_THRESHOLD * best))
+    if open_units is None:
+        open_units = corpus.copy()
+        if in_window is not None:
+            open_units &= ~np.asarray(in_window, dtype=np.bool_)
+    strong = smoothed >= RELATIVE_THRESHOLD * best
+    strong &= open_units
+    found = strong.nonzero()[0]
     if not found.size:
-        return _NOTHING
-    inside = float(np.max(smoothed_array, where=corpus & ~open_array, initial=0.0))
-    window_share = inside / float(np.max(smoothed_array, where=corpus, initial=0.0))
+        return None
+    # The corpus units in the window: where the corpus and its open units differ.
+    inside = float(np.maximum.reduce(smoothed, where=corpus ^ open_units, initial=0.0))
+    window_share = inside / float(np.maximum.reduce(smoothed, where=corpus, initial=0.0))
+    return RecallScores(smoothed, open_units, found, window_share)
+
+
+def choose_recall(
+    units: Sequence[MessageUnit],
+    scores: RecallScores,
+    *,
+    tokens: Sequence[float] | FloatArray,
+    room: float,
+    headers: Sequence[int] | None = None,
+    alone: list[bool] | None = None,
+) -> Recall:
+    """The second half of :func:`select_recall` (its arguments): the open units taken by
+    relevance per token within ``room``."""
+    structure = RECALL_STRUCTURE
+    smoothed_array, open_array, found = scores.smoothed, scores.open, scores.found
     values = smoothed_array[found]
     strongest = int(found[np.flatnonzero(values == values.max())[-1]])
     token_array = np.asarray(tokens, dtype=np.float64)
@@ -144,6 +230,8 @@ def select_recall(
         # Only the best by relevance per token can fit a zone a share of the budget large.
         key = -values / np.maximum(token_array[found], 1.0) ** structure.density
         found = np.sort(found[_first_by_key(key, _RANKED)])
+    if alone is None:
+        alone = [bool(unit.call_ids) for unit in units]
     if not structure.session_headers:
         headers = None
     elif headers is None:
@@ -169,7 +257,7 @@ def select_recall(
         list(compress(range(len(units)), map(and_, chosen, opened))),
         crowded=not chosen[strongest] and token_list[strongest] > room,
         best=strongest,
-        window_share=window_share,
+        window_share=scores.window_share,
     )
 
 
