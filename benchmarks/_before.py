@@ -3,14 +3,17 @@
 ``load_before(rev)`` extracts ``src/pycupel`` at git revision ``rev`` into a temporary
 directory as the package ``pycupel_before`` (every ``pycupel`` import in it renamed), and
 imports it. Both versions then run in one process, their calls taking turns, so machine load
-hits them alike and their ratio means something even on a busy machine.
+hits them alike and their ratio means something even on a busy machine. The directory is
+removed when the process exits (not before: the package imports its modules lazily).
 """
 
 from __future__ import annotations
 
+import atexit
 import importlib
 import io
 import re
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -31,6 +34,7 @@ def load_before(rev: str) -> ModuleType:
         check=True,
     ).stdout
     target = Path(tempfile.mkdtemp(prefix="pycupel-before-"))
+    atexit.register(shutil.rmtree, target, ignore_errors=True)
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         tar.extractall(target, filter="data")
     package = target / NAME
