@@ -30,6 +30,7 @@ from pycupel.slicers import (
     QuotaEntry,
     QuotaSlice,
     Slicer,
+    StreamSlice,
 )
 from pycupel.slicers._common import (
     TOKEN_TOTAL_LIMIT,
@@ -60,6 +61,7 @@ def slicers() -> dict[str, Slicer]:
         "count-knapsack": CountConstrainedKnapsackSlice([CountQuotaEntry("Message", 0, 5)]),
         "packer": PackerSlice(None),
         "optimal": OptimalSlice(),
+        "stream": StreamSlice(),
     }
 
 
@@ -136,6 +138,33 @@ def test_a_score_that_is_not_a_real_number_has_the_full_rule(name: str) -> None:
         "0.2",
         SCORE_RULE,
     )
+
+
+HUGE = 10**400
+"""An int that float() cannot represent (float64 tops out near 1.8e308)."""
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize(
+    "score", [HUGE, -HUGE, Fraction(HUGE, 3)], ids=["huge", "minus-huge", "huge-fraction"]
+)
+def test_a_score_beyond_the_float64_range_is_refused_by_name(name: str, score: object) -> None:
+    for first in (ScoredItem(ITEM, 0.5), ScoredItem(ITEM, 1), any_score(ITEM, Fraction(1, 2))):
+        items = [first, any_score(ContextItem("b", tokens=3), score)]
+        with pytest.raises(SliceInputError) as caught:
+            slicers()[name].slice(items, budget(100))
+        assert caught.value.field == "items[1].score"
+        assert caught.value.value is score
+        assert caught.value.rule == "must be within the float64 range (about ±1.8e308)"
+
+
+def test_an_integer_score_within_the_float64_range_is_accepted() -> None:
+    # 2**1023 is the largest power of two a float64 holds; its item outranks the other.
+    items = [scored("top", 3, 2**1023), scored("low", 3, 1)]
+    assert check_scored_items(items) is items
+    # The knapsacks refuse it by their own rule (its scaled value passes 2**62).
+    for name in sorted(set(NAMES) - {"knapsack", "count-knapsack"}):
+        assert selected(slicers()[name].slice(items, budget(3))) == ["top"], name
 
 
 def test_the_first_bad_element_is_the_one_named() -> None:
@@ -262,7 +291,7 @@ def test_the_first_negative_count_is_named_not_an_earlier_zero(name: str) -> Non
     with pytest.raises(SliceInputError) as caught:
         slicers()[name].slice(items, budget(100))
     assert (caught.value.field, caught.value.value) == ("items[2].item.tokens", -3)
-    if name != "packer":  # the packer states its own rule for token counts
+    if name not in {"packer", "stream"}:  # these state their own rule for token counts
         assert caught.value.rule == NEGATIVE_RULE
 
 

@@ -180,3 +180,25 @@ def test_bad_entries_are_refused(entry: object) -> None:
         asyncio.run(StreamSlice().aslice(source(), budget(10)))  # type: ignore[arg-type]
     with pytest.raises(SliceInputError):
         asyncio.run(StreamSlice().aslice([entry], budget(10)))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("score", [10**400, -(10**400)], ids=["huge", "minus-huge"])
+def test_a_score_beyond_the_float64_range_is_refused_by_name(score: int) -> None:
+    entry = ScoredItem(ContextItem("x", tokens=1), score)
+
+    async def source() -> AsyncIterator[ScoredItem]:
+        yield ScoredItem(ContextItem("first", tokens=1), 0.5)
+        yield entry
+
+    for read in (source(), Source([ScoredItem(ContextItem("first", tokens=1), 0.5), entry])):
+        with pytest.raises(SliceInputError) as caught:
+            asyncio.run(StreamSlice().aslice(aiter(read), budget(10)))
+        assert (caught.value.field, caught.value.value) == ("items[1].score", score)
+        assert caught.value.rule == "must be within the float64 range (about ±1.8e308)"
+
+
+@pytest.mark.parametrize("given", [None, {1, 2}, 5], ids=repr)
+def test_slice_refuses_a_non_sequence_like_every_slicer(given: object) -> None:
+    with pytest.raises(SliceInputError) as caught:
+        StreamSlice().slice(given, budget(10))  # type: ignore[arg-type]
+    assert (caught.value.field, caught.value.value) == ("items", given)

@@ -27,6 +27,7 @@ else:
     from pycupel._numpy import numpy as np
 
 __all__ = [
+    "SCORE_RANGE_RULE",
     "TOKEN_TOTAL_LIMIT",
     "CheckedScoredItems",
     "ColumnSlicer",
@@ -117,6 +118,9 @@ def check_budget(budget: object) -> ContextBudget:
 
 _PLAIN_SCORE_TYPES = frozenset({float, int})
 
+SCORE_RANGE_RULE = "must be within the float64 range (about ±1.8e308)"
+"""The rule a score breaks when ``float()`` cannot hold it (an int past about 1.8e308)."""
+
 
 def _score_types() -> frozenset[type]:
     """The exact score types the fast checks accept: float, int and, once numpy is loaded
@@ -135,8 +139,22 @@ def _all_exactly(values: Sequence[object], kind: type) -> bool:
 
 
 def _real_scores(scores: Sequence[object]) -> bool:
-    """Whether every score has one of the fast checks' exact types (see :func:`_score_types`)."""
-    return _all_exactly(scores, float) or set(map(type, scores)) <= _score_types()
+    """Whether every score has one of the fast checks' exact types (see :func:`_score_types`)
+    and, when some are ints, every one converts to a float."""
+    if _all_exactly(scores, float):
+        return True
+    types = set(map(type, scores))
+    return types <= _score_types() and (int not in types or _all_floatable(scores))
+
+
+def _all_floatable(scores: Sequence[object]) -> bool:
+    """Whether ``float()`` takes every one of ``scores`` (an int beyond float64's range, about
+    1.8e308, does not: the per-element walk names it)."""
+    try:
+        list(map(float, scores))  # type: ignore[arg-type]
+    except OverflowError:
+        return False
+    return True
 
 
 class CheckedScoredItems(tuple[ScoredItem, ...]):
@@ -148,7 +166,8 @@ class CheckedScoredItems(tuple[ScoredItem, ...]):
 
 
 def check_scored_items(items: object) -> Sequence[ScoredItem]:
-    """Return ``items`` if it is a sequence of :class:`ScoredItem` with real-number scores.
+    """Return ``items`` if it is a sequence of :class:`ScoredItem` with real-number scores
+    (each within the float64 range).
 
     Every slicer's ``slice`` starts here, so a direct call with the wrong shape of input gets
     the same :class:`SliceInputError` from all of them. The common case (exact types
@@ -178,6 +197,10 @@ def check_scored_items(items: object) -> Sequence[ScoredItem]:
                 score,
                 "must be a real number (int or float; text and Decimal are not converted)",
             )
+        try:
+            float(score)
+        except OverflowError:  # an int (or fraction) beyond float64: no slicer can rank it
+            raise SliceInputError(f"items[{index}].score", score, SCORE_RANGE_RULE) from None
     return items
 
 

@@ -32,7 +32,12 @@ from dataclasses import dataclass
 from pycupel._checks import check_int
 from pycupel.errors import CupelError, SliceInputError, SlicerConfigError, StreamSourceError
 from pycupel.model import ContextBudget, ContextItem, ScoredItem
-from pycupel.slicers._common import Frozen, check_budget
+from pycupel.slicers._common import (
+    SCORE_RANGE_RULE,
+    Frozen,
+    check_budget,
+    check_scored_items,
+)
 from pycupel.slicers.base import SliceResult
 
 __all__ = ["StreamSlice", "StreamSliceResult"]
@@ -86,6 +91,7 @@ class StreamSlice(Frozen):
     def slice(self, items: Sequence[ScoredItem], budget: ContextBudget) -> SliceResult:
         """The streaming algorithm over a list (already read): batches in list order."""
         remaining = check_budget(budget).target_tokens
+        items = check_scored_items(items)
         selected: list[ContextItem] = []
         if remaining <= 0:
             return SliceResult.of(selected)
@@ -150,7 +156,11 @@ def _checked(entry: object, index: int) -> ScoredItem:
         and not isinstance(entry[1], bool)
     ):
         raise SliceInputError(f"items[{index}]", entry, "must be a ScoredItem(item, score)")
-    if not math.isfinite(entry[1]):
+    try:
+        finite = math.isfinite(entry[1])
+    except OverflowError:  # an int beyond float64
+        raise SliceInputError(f"items[{index}].score", entry[1], SCORE_RANGE_RULE) from None
+    if not finite:
         raise SliceInputError(f"items[{index}].score", entry[1], "must be finite")
     if entry[0].tokens < 0:
         raise SliceInputError(f"items[{index}].item.tokens", entry[0].tokens, "must be >= 0")
