@@ -29,9 +29,10 @@ from typing import Any, ClassVar
 import numpy as np
 import pytest
 
-from pycupel.adapters._structure import Structure, select_structured
-from pycupel.adapters._units import MessageUnit
-from pycupel.adapters._variants import Shrink, Variant, _Versions, select_with_variants
+from pycupel.conversation.structure import Structure, select_structured
+from pycupel.conversation.units import MessageUnit
+from pycupel.conversation.upgrade import select_with_variants
+from pycupel.conversation.versions import Shrink, Variant, Versions
 from pycupel.diagnostics import NullTraceCollector
 from pycupel.model import ContextBudget, ContextItem, ContextKind, ScoredItem
 from pycupel.pipeline import Pipeline
@@ -433,12 +434,12 @@ def test_structured_selection_reads_each_unit_a_bounded_number_of_times(deduplic
     assert at_large["hash"] <= 4 * len(large), at_large
 
 
-def versions_of(units: list[MessageUnit]) -> dict[int, _Versions[Any]]:
+def versions_of(units: list[MessageUnit]) -> dict[int, Versions[Any]]:
     """Every third unit gets a placeholder and a truncation over counting items."""
-    versions: dict[int, _Versions[Any]] = {}
+    versions: dict[int, Versions[Any]] = {}
     for position, unit in enumerate(units[:-1]):
         if position % 3 == 0 and unit.item.tokens > 10:
-            versions[position] = _Versions(
+            versions[position] = Versions(
                 truncated=Variant("truncated", unit.item.replace(tokens=8), ()),
                 placeholder=Variant("placeholder", unit.item.replace(tokens=4), ()),
             )
@@ -447,7 +448,7 @@ def versions_of(units: list[MessageUnit]) -> dict[int, _Versions[Any]]:
 
 @pytest.mark.parametrize("deduplicate", [False, True])
 def test_shrinking_selection_reads_each_unit_a_bounded_number_of_times(deduplicate: bool) -> None:
-    def select(units: list[MessageUnit], versions: dict[int, _Versions[Any]]) -> None:
+    def select(units: list[MessageUnit], versions: dict[int, Versions[Any]]) -> None:
         total = sum(unit.item.tokens for unit in units)
         select_with_variants(
             units,

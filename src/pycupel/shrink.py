@@ -1,6 +1,6 @@
 """How tool results and long messages may be shortened instead of dropped.
 
-:class:`Shrink` holds the options; the chat adapters (:mod:`pycupel.adapters._variants`) and
+:class:`Shrink` holds the options; the chat adapters (:mod:`pycupel.conversation.versions`) and
 sessions (:mod:`pycupel.session.shrink`) make the shorter versions, and a
 :class:`~pycupel.policy.Policy` may carry a ``Shrink`` (the conversation preset does), so that
 fitting with that policy shortens without ``shrink=True``. It is plain validated data, with no

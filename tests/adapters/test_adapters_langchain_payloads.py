@@ -16,8 +16,8 @@ from test_adapters_repair import broken, event, openai_history
 
 from pycupel.adapters import MessageOverhead
 from pycupel.adapters import langchain as lc_adapter
-from pycupel.adapters._media import anthropic_image_tokens, openai_image_tokens
-from pycupel.adapters._repair import ORPHAN_FILTER
+from pycupel.conversation.media import anthropic_image_tokens, openai_image_tokens
+from pycupel.conversation.repair import ORPHAN_FILTER
 from pycupel.errors import MessageFormatError, PinnedBudgetError, PipelineConfigError
 
 messages_module = pytest.importorskip("langchain_core.messages")

@@ -13,7 +13,7 @@ import pytest
 from adapter_histories import WordCounter
 
 from pycupel.adapters import MessageOverhead, anthropic, gemini, openai, responses
-from pycupel.adapters._media import (
+from pycupel.conversation.media import (
     anthropic_image_tokens,
     data_url_bytes,
     gemini_image_tokens,

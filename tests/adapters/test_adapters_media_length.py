@@ -11,7 +11,7 @@ import pytest
 from adapter_histories import WordCounter
 
 from pycupel.adapters import MessageOverhead, anthropic, gemini, openai, responses
-from pycupel.adapters._media_length import (
+from pycupel.conversation.media_length import (
     MEDIA_RATES,
     decode_payload,
     pdf_pages,

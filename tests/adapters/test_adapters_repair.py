@@ -12,7 +12,7 @@ from test_adapters_gemini import assert_gemini_valid
 from test_adapters_responses import assert_responses_valid
 
 from pycupel.adapters import anthropic, gemini, openai, responses
-from pycupel.adapters._repair import ORPHAN_FILTER
+from pycupel.conversation.repair import ORPHAN_FILTER
 from pycupel.errors import MessageFormatError, PinnedBudgetError, PipelineConfigError
 
 COUNTER = WordCounter()

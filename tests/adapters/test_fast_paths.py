@@ -11,10 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pycupel.adapters import Shrink, Structure, openai
-from pycupel.adapters._fit import fit_units, fitted_messages, with_variants
-from pycupel.adapters._structure import take_relevant
-from pycupel.adapters._units import ParsedMessage, _message_timestamps, _UnitMaker
-from pycupel.adapters._variants import best_first, best_value_first, unit_versions
+from pycupel.conversation.fit import fit_units, fitted_messages, with_variants
+from pycupel.conversation.parsed import ParsedMessage
+from pycupel.conversation.structure import take_relevant
+from pycupel.conversation.units import _message_timestamps, _UnitMaker
+from pycupel.conversation.upgrade import best_first, best_value_first
+from pycupel.conversation.versions import unit_versions
 from pycupel.errors import PinnedBudgetError
 from pycupel.model import ContextItem
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from pycupel.adapters import anthropic, langchain, openai
-from pycupel.adapters._summary import SUMMARY_MARK
+from pycupel.conversation.summary import SUMMARY_MARK
 from pycupel.errors import PipelineConfigError, SummarizerError
 from pycupel.histories import agent_history
 

@@ -11,7 +11,7 @@ import pytest
 from adapter_histories import WordCounter, shortened_copy
 
 from pycupel.adapters import Shrink, anthropic, gemini, langchain, openai, responses, variant_name
-from pycupel.adapters._variants import VARIANT_KEY
+from pycupel.conversation.versions import VARIANT_KEY
 from pycupel.errors import PipelineConfigError
 from pycupel.histories import AgentHistory, agent_history
 

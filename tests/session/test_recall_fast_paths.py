@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pycupel.adapters import openai
-from pycupel.adapters._structure import session_headers, take_relevant, with_context
-from pycupel.adapters._units import MessageUnit
+from pycupel.conversation.structure import session_headers, take_relevant, with_context
+from pycupel.conversation.units import MessageUnit
 from pycupel.scorers._bm25_index import Bm25Index, relevance_scores
 from pycupel.scorers._lexical import TermVocabulary, _stemmer, _stems, words_of
 from pycupel.session import recall

@@ -53,16 +53,24 @@ Decisions shared by all of them:
   ids of at most :data:`MAX_ID_LENGTH` characters; larger inputs raise MessageFormatError.
 """
 
-from pycupel.adapters._fit import UNANSWERED_FILTER, FitResult
-from pycupel.adapters._format import (
+from pycupel.conversation import (
     MAX_ID_LENGTH,
     MAX_MESSAGES,
     MAX_PARTS_PER_MESSAGE,
     MAX_TOOL_CALLS_PER_MESSAGE,
+    SYNTHETIC_EPOCH,
+    UNANSWERED_FILTER,
+    FitResult,
+    MessageOverhead,
+    MessageUnit,
+    MessageUnits,
+    Shrink,
+    Structure,
+    StructuredSelection,
+    VariantName,
+    select_structured,
+    variant_name,
 )
-from pycupel.adapters._structure import Structure, StructuredSelection, select_structured
-from pycupel.adapters._units import SYNTHETIC_EPOCH, MessageOverhead, MessageUnit, MessageUnits
-from pycupel.adapters._variants import Shrink, VariantName, variant_name
 
 __all__ = [
     "MAX_ID_LENGTH",

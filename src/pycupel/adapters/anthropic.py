@@ -49,8 +49,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Unpack, cast
 
 from pycupel._checks import check_bool
-from pycupel.adapters._async import afit
-from pycupel.adapters._fit import (
+from pycupel.conversation.afit import afit
+from pycupel.conversation.fit import (
     LeadingFilter,
     allows_unanswered,
     fit_units,
@@ -58,7 +58,23 @@ from pycupel.adapters._fit import (
     resolve_structure,
     with_variants,
 )
-from pycupel.adapters._format import (
+from pycupel.conversation.media import base64_prefix, image_tokens
+from pycupel.conversation.media_length import document_tokens
+from pycupel.conversation.options import AlternatingFitOptions
+from pycupel.conversation.overhead import MessageOverhead
+from pycupel.conversation.parsed import AnswerRef, CallRef, ParsedMessage, count_parsed
+from pycupel.conversation.repair import group_units
+from pycupel.conversation.structure import Structure
+from pycupel.conversation.summary import (
+    OnSummaryError,
+    Summarize,
+    Summary,
+    dropped_messages,
+    insert_after_system,
+)
+from pycupel.conversation.tools import ANTHROPIC_TOOLS, with_tools
+from pycupel.conversation.units import MessageUnit, MessageUnits
+from pycupel.conversation.validate import (
     MAX_MESSAGES,
     MAX_PARTS_PER_MESSAGE,
     as_json_text,
@@ -68,29 +84,7 @@ from pycupel.adapters._format import (
     expect_str,
     fail,
 )
-from pycupel.adapters._media import base64_prefix, image_tokens
-from pycupel.adapters._media_length import document_tokens
-from pycupel.adapters._options import AlternatingFitOptions
-from pycupel.adapters._repair import group_units
-from pycupel.adapters._structure import Structure
-from pycupel.adapters._summary import (
-    OnSummaryError,
-    Summarize,
-    Summary,
-    dropped_messages,
-    insert_after_system,
-)
-from pycupel.adapters._tools import ANTHROPIC_TOOLS, with_tools
-from pycupel.adapters._units import (
-    AnswerRef,
-    CallRef,
-    MessageOverhead,
-    MessageUnit,
-    MessageUnits,
-    ParsedMessage,
-    count_parsed,
-)
-from pycupel.adapters._variants import Editor, Replace, Shrink, resolve_shrink
+from pycupel.conversation.versions import Editor, Replace, Shrink, resolve_shrink
 from pycupel.diagnostics import SelectionReport
 from pycupel.errors import PipelineConfigError
 from pycupel.model import ContextBudget, ContextItem
@@ -184,7 +178,7 @@ def from_messages(
         allow_unanswered: keep a ``tool_use`` nobody answers as a flagged unit instead of
             raising (the API rejects a request holding it).
         repair: drop messages holding orphaned tool results (kept in ``repairs``) and
-            allow unanswered calls instead of raising (see :mod:`pycupel.adapters._repair`).
+            allow unanswered calls instead of raising (see :mod:`pycupel.conversation.repair`).
 
     Raises:
         MessageFormatError: a malformed message or system prompt, an orphaned ``tool_result``,
@@ -293,7 +287,7 @@ def fit_messages(
         start_with_user: drop leading unpinned units that start with an assistant message.
         merge_consecutive: merge runs of same-role messages in the output.
         repair: fix what the provider rejects instead of raising, reporting each fix as a
-            ``Filtered`` exclusion (see :mod:`pycupel.adapters._repair`).
+            ``Filtered`` exclusion (see :mod:`pycupel.conversation.repair`).
         query, keep_recent, structure: as for :func:`pycupel.adapters.openai.fit_messages`.
         shrink: as for :func:`pycupel.adapters.openai.fit_messages` (older tool results
             kept as placeholders, long ones truncated; on by default without a policy).

@@ -52,8 +52,8 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Unpack, cast
 
 from pycupel._checks import check_bool
-from pycupel.adapters._async import afit
-from pycupel.adapters._fit import (
+from pycupel.conversation.afit import afit
+from pycupel.conversation.fit import (
     LeadingFilter,
     allows_unanswered,
     fit_units,
@@ -61,7 +61,22 @@ from pycupel.adapters._fit import (
     resolve_structure,
     with_variants,
 )
-from pycupel.adapters._format import (
+from pycupel.conversation.media import base64_prefix, image_tokens
+from pycupel.conversation.media_length import audio_tokens, document_tokens
+from pycupel.conversation.options import AlternatingFitOptions
+from pycupel.conversation.overhead import MessageOverhead
+from pycupel.conversation.parsed import AnswerRef, CallRef, ParsedMessage, count_parsed
+from pycupel.conversation.repair import group_units
+from pycupel.conversation.structure import Structure
+from pycupel.conversation.summary import (
+    OnSummaryError,
+    Summarize,
+    Summary,
+    dropped_messages,
+)
+from pycupel.conversation.tools import GEMINI_TOOLS, with_tools
+from pycupel.conversation.units import MessageUnit, MessageUnits
+from pycupel.conversation.validate import (
     MAX_MESSAGES,
     MAX_PARTS_PER_MESSAGE,
     as_json_text,
@@ -71,28 +86,7 @@ from pycupel.adapters._format import (
     expect_str,
     fail,
 )
-from pycupel.adapters._media import base64_prefix, image_tokens
-from pycupel.adapters._media_length import audio_tokens, document_tokens
-from pycupel.adapters._options import AlternatingFitOptions
-from pycupel.adapters._repair import group_units
-from pycupel.adapters._structure import Structure
-from pycupel.adapters._summary import (
-    OnSummaryError,
-    Summarize,
-    Summary,
-    dropped_messages,
-)
-from pycupel.adapters._tools import GEMINI_TOOLS, with_tools
-from pycupel.adapters._units import (
-    AnswerRef,
-    CallRef,
-    MessageOverhead,
-    MessageUnit,
-    MessageUnits,
-    ParsedMessage,
-    count_parsed,
-)
-from pycupel.adapters._variants import Editor, Replace, Shrink, resolve_shrink
+from pycupel.conversation.versions import Editor, Replace, Shrink, resolve_shrink
 from pycupel.diagnostics import SelectionReport
 from pycupel.errors import PipelineConfigError
 from pycupel.model import ContextBudget, ContextItem
@@ -201,7 +195,7 @@ def from_messages(
         allow_unanswered: keep a function call nobody answers as a flagged unit instead of
             raising.
         repair: drop messages holding orphaned tool results (kept in ``repairs``) and
-            allow unanswered calls instead of raising (see :mod:`pycupel.adapters._repair`).
+            allow unanswered calls instead of raising (see :mod:`pycupel.conversation.repair`).
 
     Raises:
         MessageFormatError: a malformed turn or part, a function response answering no earlier
@@ -308,7 +302,7 @@ def fit_messages(
         start_with_user: drop leading unpinned units that start with a ``model`` turn.
         merge_consecutive: merge runs of same-role turns in the output.
         repair: fix what the provider rejects instead of raising, reporting each fix as a
-            ``Filtered`` exclusion (see :mod:`pycupel.adapters._repair`).
+            ``Filtered`` exclusion (see :mod:`pycupel.conversation.repair`).
         query, keep_recent, structure: as for :func:`pycupel.adapters.openai.fit_messages`
             (structure-aware selection for the query by default).
         shrink: as for :func:`pycupel.adapters.openai.fit_messages` (older tool results

@@ -15,7 +15,7 @@ told otherwise. Content may be a string or a list of strings and content blocks:
 blocks are counted as text; image blocks (``image_url``, and ``image`` in LangChain's standard
 forms: ``base64``/``url``/``file_id`` keys, ``source_type`` with ``data``/``url``/``id``, or an
 Anthropic ``source``) are priced from their pixel size with the formula of ``image_pricing``
-(OpenAI's by default, like the overhead; see :mod:`pycupel.adapters._media`), else at the
+(OpenAI's by default, like the overhead; see :mod:`pycupel.conversation.media`), else at the
 overhead's fixed image cost; audio and file blocks need an estimate in the overhead; and
 ``tool_use``/``tool_call`` blocks repeating an entry of ``tool_calls`` are not counted twice.
 Other blocks count as their JSON text.
@@ -23,7 +23,7 @@ Other blocks count as their JSON text.
 ``tools=`` takes the tools bound to the chat model (LangChain tools, functions, pydantic
 models or tool dicts, as ``bind_tools`` does): each is converted to its OpenAI tool schema and
 counted with OpenAI's framing. ``repair=True`` fixes what a provider rejects (orphaned tool
-results, unanswered calls) and reports each fix (see :mod:`pycupel.adapters._repair`).
+results, unanswered calls) and reports each fix (see :mod:`pycupel.conversation.repair`).
 
 ``langchain-core`` is imported only when a function here is called; without it they raise
 :class:`~pycupel.errors.AdapterUnavailableError`.
@@ -36,8 +36,9 @@ from datetime import datetime
 from types import MappingProxyType, ModuleType
 from typing import TYPE_CHECKING, Any, Literal, Unpack, cast
 
-from pycupel.adapters._async import afit
-from pycupel.adapters._fit import (
+from pycupel.adapters.openai import DEFAULT_OVERHEAD
+from pycupel.conversation.afit import afit
+from pycupel.conversation.fit import (
     FitResult,
     allows_unanswered,
     fit_units,
@@ -45,7 +46,28 @@ from pycupel.adapters._fit import (
     resolve_counter,
     resolve_structure,
 )
-from pycupel.adapters._format import (
+from pycupel.conversation.media import (
+    ImageProvider,
+    base64_prefix,
+    data_url_bytes,
+    image_tokens,
+)
+from pycupel.conversation.media_length import audio_tokens, document_tokens
+from pycupel.conversation.options import FitOptions as _FitOptions
+from pycupel.conversation.overhead import MessageOverhead
+from pycupel.conversation.parsed import AnswerRef, CallRef, Category, ParsedMessage, count_parsed
+from pycupel.conversation.repair import group_units
+from pycupel.conversation.structure import Structure
+from pycupel.conversation.summary import (
+    OnSummaryError,
+    Summarize,
+    Summary,
+    dropped_messages,
+    insert_after_system,
+)
+from pycupel.conversation.tools import OPENAI_TOOLS, with_tools
+from pycupel.conversation.units import MessageUnits
+from pycupel.conversation.validate import (
     MAX_MESSAGES,
     MAX_PARTS_PER_MESSAGE,
     MAX_TOOL_CALLS_PER_MESSAGE,
@@ -57,35 +79,7 @@ from pycupel.adapters._format import (
     expect_str,
     fail,
 )
-from pycupel.adapters._media import (
-    ImageProvider,
-    base64_prefix,
-    data_url_bytes,
-    image_tokens,
-)
-from pycupel.adapters._media_length import audio_tokens, document_tokens
-from pycupel.adapters._options import FitOptions as _FitOptions
-from pycupel.adapters._repair import group_units
-from pycupel.adapters._structure import Structure
-from pycupel.adapters._summary import (
-    OnSummaryError,
-    Summarize,
-    Summary,
-    dropped_messages,
-    insert_after_system,
-)
-from pycupel.adapters._tools import OPENAI_TOOLS, with_tools
-from pycupel.adapters._units import (
-    AnswerRef,
-    CallRef,
-    Category,
-    MessageOverhead,
-    MessageUnits,
-    ParsedMessage,
-    count_parsed,
-)
-from pycupel.adapters._variants import Editor, Replace, Shrink, resolve_shrink
-from pycupel.adapters.openai import DEFAULT_OVERHEAD
+from pycupel.conversation.versions import Editor, Replace, Shrink, resolve_shrink
 from pycupel.errors import AdapterUnavailableError, PipelineConfigError
 from pycupel.model import ContextBudget, ContextItem
 from pycupel.pipeline import Pipeline

@@ -29,8 +29,8 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, Unpack
 
-from pycupel.adapters._async import afit
-from pycupel.adapters._fit import (
+from pycupel.conversation.afit import afit
+from pycupel.conversation.fit import (
     FitResult,
     allows_unanswered,
     fit_units,
@@ -38,7 +38,23 @@ from pycupel.adapters._fit import (
     resolve_counter,
     resolve_structure,
 )
-from pycupel.adapters._format import (
+from pycupel.conversation.media import data_url_bytes, image_tokens
+from pycupel.conversation.media_length import audio_tokens, document_tokens
+from pycupel.conversation.options import FitOptions as _FitOptions
+from pycupel.conversation.overhead import MessageOverhead
+from pycupel.conversation.parsed import AnswerRef, CallRef, Category, ParsedMessage, count_parsed
+from pycupel.conversation.repair import group_units
+from pycupel.conversation.structure import Structure
+from pycupel.conversation.summary import (
+    OnSummaryError,
+    Summarize,
+    Summary,
+    dropped_messages,
+    insert_after_system,
+)
+from pycupel.conversation.tools import OPENAI_TOOLS, with_tools
+from pycupel.conversation.units import MessageUnits
+from pycupel.conversation.validate import (
     MAX_MESSAGES,
     MAX_PARTS_PER_MESSAGE,
     MAX_TOOL_CALLS_PER_MESSAGE,
@@ -50,29 +66,7 @@ from pycupel.adapters._format import (
     expect_str,
     fail,
 )
-from pycupel.adapters._media import data_url_bytes, image_tokens
-from pycupel.adapters._media_length import audio_tokens, document_tokens
-from pycupel.adapters._options import FitOptions as _FitOptions
-from pycupel.adapters._repair import group_units
-from pycupel.adapters._structure import Structure
-from pycupel.adapters._summary import (
-    OnSummaryError,
-    Summarize,
-    Summary,
-    dropped_messages,
-    insert_after_system,
-)
-from pycupel.adapters._tools import OPENAI_TOOLS, with_tools
-from pycupel.adapters._units import (
-    AnswerRef,
-    CallRef,
-    Category,
-    MessageOverhead,
-    MessageUnits,
-    ParsedMessage,
-    count_parsed,
-)
-from pycupel.adapters._variants import Editor, Replace, Shrink, resolve_shrink
+from pycupel.conversation.versions import Editor, Replace, Shrink, resolve_shrink
 from pycupel.model import ContextBudget, ContextItem
 from pycupel.pipeline import Pipeline
 from pycupel.session import (
@@ -161,7 +155,7 @@ def from_messages(
             raising :class:`~pycupel.errors.MessageFormatError`; such a unit is flagged in
             ``unanswered_call_ids`` (OpenAI rejects a request holding it).
         repair: drop messages holding orphaned tool results (kept in ``repairs``) and
-            allow unanswered calls instead of raising (see :mod:`pycupel.adapters._repair`).
+            allow unanswered calls instead of raising (see :mod:`pycupel.conversation.repair`).
 
     Returns:
         The units; ``.items`` are the candidates for a pipeline and :func:`to_messages` maps a
@@ -278,7 +272,7 @@ def fit_messages(
         unanswered_tool_calls: ``"error"`` raises for a call nobody answers; ``"drop"`` leaves
             its unit out and reports it excluded with reason ``Filtered``.
         repair: fix what the provider rejects instead of raising, reporting each fix as a
-            ``Filtered`` exclusion (see :mod:`pycupel.adapters._repair`).
+            ``Filtered`` exclusion (see :mod:`pycupel.conversation.repair`).
         query: what the next answer is about; defaults to the text of the latest user
             message. Read by query-aware scorers (the default preset's relevance).
         keep_recent: tokens of the newest turns always kept, as an unbroken tail (shorthand

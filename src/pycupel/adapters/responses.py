@@ -44,15 +44,31 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Unpack, cast
 
-from pycupel.adapters._async import afit
-from pycupel.adapters._fit import (
+from pycupel.conversation.afit import afit
+from pycupel.conversation.fit import (
     allows_unanswered,
     fit_units,
     resolve_counter,
     resolve_structure,
     with_variants,
 )
-from pycupel.adapters._format import (
+from pycupel.conversation.media import data_url_bytes, image_tokens
+from pycupel.conversation.media_length import audio_tokens, document_tokens
+from pycupel.conversation.options import FitOptions as _FitOptions
+from pycupel.conversation.overhead import MessageOverhead
+from pycupel.conversation.parsed import AnswerRef, CallRef, Category, ParsedMessage, count_parsed
+from pycupel.conversation.repair import group_units
+from pycupel.conversation.structure import Structure
+from pycupel.conversation.summary import (
+    OnSummaryError,
+    Summarize,
+    Summary,
+    dropped_messages,
+    insert_after_system,
+)
+from pycupel.conversation.tools import OPENAI_TOOLS, with_tools
+from pycupel.conversation.units import MessageUnit, MessageUnits
+from pycupel.conversation.validate import (
     MAX_MESSAGES,
     MAX_PARTS_PER_MESSAGE,
     as_json_text,
@@ -63,30 +79,7 @@ from pycupel.adapters._format import (
     expect_str,
     fail,
 )
-from pycupel.adapters._media import data_url_bytes, image_tokens
-from pycupel.adapters._media_length import audio_tokens, document_tokens
-from pycupel.adapters._options import FitOptions as _FitOptions
-from pycupel.adapters._repair import group_units
-from pycupel.adapters._structure import Structure
-from pycupel.adapters._summary import (
-    OnSummaryError,
-    Summarize,
-    Summary,
-    dropped_messages,
-    insert_after_system,
-)
-from pycupel.adapters._tools import OPENAI_TOOLS, with_tools
-from pycupel.adapters._units import (
-    AnswerRef,
-    CallRef,
-    Category,
-    MessageOverhead,
-    MessageUnit,
-    MessageUnits,
-    ParsedMessage,
-    count_parsed,
-)
-from pycupel.adapters._variants import Editor, Replace, Shrink, resolve_shrink
+from pycupel.conversation.versions import Editor, Replace, Shrink, resolve_shrink
 from pycupel.diagnostics import SelectionReport
 from pycupel.model import ContextBudget, ContextItem
 from pycupel.pipeline import Pipeline
@@ -214,7 +207,7 @@ def from_messages(
             default synthetic, strictly increasing ones in item order.
         allow_unanswered: keep a call nobody answers as a flagged unit instead of raising.
         repair: drop messages holding orphaned tool results (kept in ``repairs``) and
-            allow unanswered calls instead of raising (see :mod:`pycupel.adapters._repair`).
+            allow unanswered calls instead of raising (see :mod:`pycupel.conversation.repair`).
 
     Raises:
         MessageFormatError: a malformed item, an output answering no earlier call, a call id
@@ -317,7 +310,7 @@ def fit_messages(
         unanswered_tool_calls: ``"error"`` raises for a call nobody answers; ``"drop"``
             leaves its unit out, reported with reason ``Filtered``.
         repair: fix what the provider rejects instead of raising, reporting each fix as a
-            ``Filtered`` exclusion (see :mod:`pycupel.adapters._repair`).
+            ``Filtered`` exclusion (see :mod:`pycupel.conversation.repair`).
         query, keep_recent, structure: as for :func:`pycupel.adapters.openai.fit_messages`
             (structure-aware selection for the query by default).
         shrink: as for :func:`pycupel.adapters.openai.fit_messages` (older tool results

@@ -356,8 +356,8 @@ def render_request(
     ``system`` is Anthropic's system prompt beside the messages. Anthropic ``cache_control``
     markers on the system prompt or the messages become :attr:`RenderedRequest.breakpoints`.
     """
-    from pycupel.adapters import _units  # noqa: PLC0415  (analytics load the adapters on use)
-    from pycupel.adapters._fit import resolve_counter  # noqa: PLC0415
+    from pycupel.conversation.fit import resolve_counter  # noqa: PLC0415
+    from pycupel.conversation.parsed import message_tokens  # noqa: PLC0415
 
     chosen_counter = resolve_counter(counter)
     if format == "openai":
@@ -374,7 +374,7 @@ def render_request(
         sources = ([system] if system is not None else []) + list(messages)
     else:
         raise PipelineConfigError("format", format, "must be 'openai' or 'anthropic'")
-    tokens = _units.message_tokens(parsed, chosen_counter)
+    tokens = message_tokens(parsed, chosen_counter)
     blocks = []
     breakpoints = []
     for position, source in enumerate(sources):

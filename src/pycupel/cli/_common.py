@@ -292,7 +292,7 @@ def history_defaults(
 
         policy = presets.conversation()
     if query is None:
-        from pycupel.adapters._fit import default_query  # noqa: PLC0415 (histories only)
+        from pycupel.conversation.fit import default_query  # noqa: PLC0415 (histories only)
 
         query = default_query(units.units)
     return policy, query

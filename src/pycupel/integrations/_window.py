@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from pycupel.adapters._fit import allows_unanswered, resolve_budget, resolve_counter
-from pycupel.adapters._units import MessageOverhead
+from pycupel.conversation.fit import allows_unanswered, resolve_budget, resolve_counter
+from pycupel.conversation.overhead import MessageOverhead
 from pycupel.errors import PipelineConfigError
 from pycupel.model import ContextBudget
 from pycupel.pipeline import Pipeline

@@ -40,7 +40,7 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra ins
     ) from exc
 
 from pycupel.adapters import langchain as adapter
-from pycupel.adapters._units import MessageOverhead
+from pycupel.conversation.overhead import MessageOverhead
 from pycupel.diagnostics import SelectionReport
 from pycupel.integrations._sessions import DEFAULT_MAX_SESSIONS, SessionPool, session_budget
 from pycupel.integrations._window import WindowSettings

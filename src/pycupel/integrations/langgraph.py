@@ -30,7 +30,7 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra ins
         "LangGraph pre-model hook", "langchain-core", "langgraph"
     ) from exc
 
-from pycupel.adapters._units import MessageOverhead
+from pycupel.conversation.overhead import MessageOverhead
 from pycupel.integrations._sessions import DEFAULT_MAX_SESSIONS
 from pycupel.integrations._window import WindowSettings
 from pycupel.integrations.langchain import SessionWindows, fit_window

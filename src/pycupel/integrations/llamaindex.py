@@ -45,9 +45,9 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra ins
     raise IntegrationUnavailableError("LlamaIndex", "llama-index-core", "llamaindex") from exc
 
 from pycupel.adapters import openai as chat
-from pycupel.adapters._fit import resolve_budget, resolve_counter
-from pycupel.adapters._format import as_json_text
-from pycupel.adapters._units import MessageOverhead
+from pycupel.conversation.fit import resolve_budget, resolve_counter
+from pycupel.conversation.overhead import MessageOverhead
+from pycupel.conversation.validate import as_json_text
 from pycupel.diagnostics import SelectionReport
 from pycupel.integrations._sessions import session_budget
 from pycupel.integrations._window import WindowSettings

@@ -40,7 +40,7 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra ins
 
 from pycupel._checks import check_str
 from pycupel.adapters import responses
-from pycupel.adapters._units import MessageOverhead
+from pycupel.conversation.overhead import MessageOverhead
 from pycupel.diagnostics import SelectionReport
 from pycupel.integrations._sessions import session_budget
 from pycupel.integrations._window import WindowSettings

@@ -16,8 +16,8 @@ from types import MappingProxyType, ModuleType
 from typing import Any
 
 from pycupel.adapters import MessageUnits
-from pycupel.adapters._fit import Fitted, LeadingFilter, fit_units
 from pycupel.adapters.anthropic import START_WITH_USER_FILTER
+from pycupel.conversation.fit import Fitted, LeadingFilter, fit_units
 from pycupel.pipeline import Pipeline
 from pycupel.replay.schema import FORMAT_NAMES, LoggedRequest
 from pycupel.tokens import TokenCounter

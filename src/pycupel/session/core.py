@@ -10,7 +10,7 @@ A request is three zones, in this order::
   whole previous request from its prompt cache.
 * **Compaction.** When the stable prefix and tail reach the high watermark, the window is
   selected once from the whole history down to the low watermark (``compact_to`` x budget)
-  with the adapters' structure-aware selection (:mod:`pycupel.adapters._structure`): system
+  with the adapters' structure-aware selection (:mod:`pycupel.conversation.structure`): system
   prompt and latest user turn pinned, an unbroken run of recent units, the rest by the
   policy's relevance to the latest user message. The recent run starts at a message
   position rounded up to a multiple of ``grid``, so compactions land on the same boundaries
@@ -68,9 +68,9 @@ import numpy as np
 import numpy.typing as npt
 
 from pycupel._checks import check_bool, check_float, check_int
-from pycupel.adapters._fit import LeadingFilter, fit_units, resolve_counter
-from pycupel.adapters._structure import Structure, session_headers
-from pycupel.adapters._units import MessageUnit, MessageUnits
+from pycupel.conversation.fit import LeadingFilter, fit_units, resolve_counter
+from pycupel.conversation.structure import Structure, session_headers
+from pycupel.conversation.units import MessageUnit, MessageUnits
 from pycupel.diagnostics import SelectionReport
 from pycupel.errors import PinnedBudgetError, SessionConfigError
 from pycupel.model import ContextBudget, ContextKind
@@ -92,8 +92,8 @@ from pycupel.tokens import TokenCounter
 from pycupel.tokens.asynchronous import AsyncTokenCounter, precount
 
 if TYPE_CHECKING:
-    from pycupel.adapters._summary import OnSummaryError, Summarize
-    from pycupel.adapters._variants import Shrink
+    from pycupel.conversation.summary import OnSummaryError, Summarize
+    from pycupel.conversation.versions import Shrink
     from pycupel.policy import Policy
 
 __all__ = [
@@ -697,7 +697,7 @@ class SessionCore(Generic[M]):
         the summary); sets the zones.
 
         The selection is the adapters' structure-aware one
-        (:func:`~pycupel.adapters._structure.select_structured`), run over the whole history
+        (:func:`~pycupel.conversation.structure.select_structured`), run over the whole history
         in the provider's count: system prompt and latest user turn pinned, an unbroken run
         of the newest units that starts on a grid boundary (within :data:`TAIL_SHARE` of
         ``low``) as its recent tail, and the rest by relevance to the latest user message.

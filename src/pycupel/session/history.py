@@ -3,7 +3,7 @@
 Each turn the caller passes the whole history again. :meth:`History.sync` compares it with what
 was seen before (cheaply: each known message against a snapshot of its content, taken when it
 was first parsed), parses and counts only the messages that are new, groups them into units
-(a tool call and its results stay together, as in :mod:`pycupel.adapters._units`).
+(a tool call and its results stay together, as in :mod:`pycupel.conversation.units`).
 
 An earlier message that changed, disappeared or was replaced by a different one is an *edit*:
 everything from the unit holding it on is forgotten and parsed again, and the caller is told
@@ -23,17 +23,11 @@ from typing import Generic, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from pycupel.adapters._format import MAX_MESSAGES, expect_list, fail
-from pycupel.adapters._units import (
-    SYNTHETIC_EPOCH,
-    CallRef,
-    MessageOverhead,
-    MessageUnit,
-    ParsedMessage,
-    _make_unit,
-    message_tokens,
-)
-from pycupel.adapters._variants import Editor
+from pycupel.conversation.overhead import MessageOverhead
+from pycupel.conversation.parsed import CallRef, ParsedMessage, message_tokens
+from pycupel.conversation.units import SYNTHETIC_EPOCH, MessageUnit, make_unit
+from pycupel.conversation.validate import MAX_MESSAGES, expect_list, fail
+from pycupel.conversation.versions import Editor
 from pycupel.scorers._bm25_index import Bm25Index
 from pycupel.scorers._lexical import FloatArray, TermVocabulary, words_of
 from pycupel.tokens import TokenCounter
@@ -368,7 +362,7 @@ class History(Generic[M]):
     def _close_unit(
         self, parsed: Sequence[ParsedMessage], tokens: Sequence[int], *, system_unit: bool = False
     ) -> None:
-        unit = _make_unit(
+        unit = make_unit(
             parsed,
             tokens,
             self._stamps,

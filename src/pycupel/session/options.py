@@ -15,8 +15,8 @@ from pycupel.pipeline import Pipeline
 from pycupel.tokens import TokenCounter
 
 if TYPE_CHECKING:
-    from pycupel.adapters._summary import OnSummaryError, Summarize
-    from pycupel.adapters._variants import Shrink
+    from pycupel.conversation.summary import OnSummaryError, Summarize
+    from pycupel.conversation.versions import Shrink
     from pycupel.policy import Policy
 
 __all__ = ["SessionOptions"]

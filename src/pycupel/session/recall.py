@@ -1,6 +1,6 @@
 """The recall zone's selection: dropped units the latest user message needs, within a room.
 
-The same structure-aware relevance as ``fit_messages`` (:mod:`pycupel.adapters._structure`),
+The same structure-aware relevance as ``fit_messages`` (:mod:`pycupel.conversation.structure`),
 applied to what the window left out:
 
 * every unit of the history except the system prompt and the latest user turn is scored for
@@ -26,13 +26,13 @@ from operator import and_
 import numpy as np
 import numpy.typing as npt
 
-from pycupel.adapters._structure import (
+from pycupel.conversation.structure import (
     Structure,
     session_headers,
     take_relevant,
     with_context,
 )
-from pycupel.adapters._units import MessageUnit
+from pycupel.conversation.units import MessageUnit
 from pycupel.scorers._bm25_index import Bm25Index, relevance_scores
 from pycupel.scorers._lexical import FloatArray, IntArray, TermVocabulary
 from pycupel.scorers.base import Scorer, check_finite_scores, score_array_for

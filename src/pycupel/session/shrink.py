@@ -1,7 +1,7 @@
 """The shorter versions a session's compaction keeps: placeholders and truncations in the window.
 
 With ``shrink=`` a compaction selects as ``fit_messages`` does
-(:mod:`pycupel.adapters._variants`): a unit it would drop may stay as a shorter version (a
+(:mod:`pycupel.conversation.versions`): a unit it would drop may stay as a shorter version (a
 tool result cleared to ``[result cleared: N tokens]`` after its call, a head + tail
 truncation), chosen by value under the compaction's limit. :class:`ShownVersions` holds what
 the window shows until the next compaction:
@@ -27,8 +27,9 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Generic, TypeVar
 
-from pycupel.adapters._units import MessageUnit, ParsedMessage, message_tokens
-from pycupel.adapters._variants import Editor, Shrink, Variant
+from pycupel.conversation.parsed import ParsedMessage, message_tokens
+from pycupel.conversation.units import MessageUnit
+from pycupel.conversation.versions import Editor, Shrink, Variant
 from pycupel.errors import SessionConfigError
 from pycupel.tokens import TokenCounter
 from pycupel.tokens.base import checked_counts

@@ -10,7 +10,7 @@ of the stable prefix:
 * **Cache-stable.** The message is made once per compaction and the same object is sent on
   every turn until the next one, so the summary never breaks the cached prefix on its own:
   the prefix changes only when the compaction changes it anyway.
-* **Within the budget.** A compaction keeps :data:`~pycupel.adapters._summary.SUMMARY_SHARE`
+* **Within the budget.** A compaction keeps :data:`~pycupel.conversation.summary.SUMMARY_SHARE`
   of the budget for the summary (it cuts the history that much lower); between compactions
   the summary counts as a fixed part of every request, beside the per-request overhead.
 * **Failures.** A callback that raises, returns no string or more tokens than the reserve
@@ -25,9 +25,9 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 from typing import Generic, TypeVar
 
-from pycupel.adapters._summary import SUMMARY_MARK, SUMMARY_SHARE, Summary
-from pycupel.adapters._units import message_tokens
-from pycupel.adapters._variants import Editor
+from pycupel.conversation.parsed import message_tokens
+from pycupel.conversation.summary import SUMMARY_MARK, SUMMARY_SHARE, Summary
+from pycupel.conversation.versions import Editor
 from pycupel.errors import SessionConfigError
 from pycupel.tokens import TokenCounter
 

@@ -1,9 +1,8 @@
-"""The provider-neutral core of the chat adapters: message units.
+"""Message units: the messages that are kept or dropped together, and their items.
 
-A provider adapter (OpenAI, Anthropic, LangChain) validates its own message shapes and turns
-every message into a :class:`ParsedMessage`: its role, the text the model sees, the fixed
-token costs around that text, the tool calls it issues and the tool calls it answers. This
-module does the rest, once for every provider:
+A format module turns every message into a
+:class:`~pycupel.conversation.parsed.ParsedMessage`; this module does the rest, once for
+every format:
 
 * **Grouping.** A tool call and the result(s) answering it must be kept or dropped together,
   so every message from the one issuing a call up to the one answering it forms one *unit*
@@ -27,222 +26,23 @@ from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime, timedelta
 from itertools import accumulate, repeat
 from types import MappingProxyType
-from typing import Generic, Literal, NamedTuple, TypeVar, cast
+from typing import Generic, NamedTuple, TypeVar, cast
 
-from pycupel._checks import check_int
-from pycupel.adapters._format import fail
+from pycupel.conversation.overhead import MessageOverhead
+from pycupel.conversation.parsed import CallRef, ParsedMessage, message_tokens
+from pycupel.conversation.validate import fail
 from pycupel.diagnostics import ExcludedItem
 from pycupel.errors import ItemValidationError, PipelineConfigError
 from pycupel.model import ContextItem, ContextKind, ContextSource, utc_micros
 from pycupel.tokens import TokenCounter
-from pycupel.tokens.base import checked_counts
 
-__all__ = [
-    "SYNTHETIC_EPOCH",
-    "AnswerRef",
-    "CallRef",
-    "Category",
-    "MessageOverhead",
-    "MessageUnit",
-    "MessageUnits",
-    "ParsedMessage",
-    "build_units",
-    "count_parsed",
-    "message_tokens",
-]
+__all__ = ["SYNTHETIC_EPOCH", "MessageUnit", "MessageUnits", "build_units", "make_unit"]
 
 M = TypeVar("M")
-
-Category = Literal["system", "user", "assistant", "tool"]
-"""What a message is, independent of the provider's role names."""
-
-_NO_SIZES: Mapping[str, tuple[int, int]] = MappingProxyType({})
 
 SYNTHETIC_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 """Base of the synthetic timestamps: message ``i`` is stamped ``SYNTHETIC_EPOCH + (i+1) s``."""
 _STEP = timedelta(seconds=1)
-
-
-@dataclass(frozen=True, slots=True)
-class MessageOverhead:
-    """Fixed token costs a chat format adds around the text the counter sees.
-
-    The defaults of each adapter approximate its provider's chat format; providers do not
-    publish exact numbers for every model, so tune these for yours (or compare against the
-    provider's reported prompt tokens) when the budget is tight.
-
-    Attributes:
-        per_message: added once per message (role markers and separators).
-        per_name: added once per message that carries a ``name`` (the name itself is counted
-            as text).
-        per_tool_call: added once per tool call (and, for Anthropic, per ``tool_result``
-            block), for the structure around the counted name and arguments.
-        per_request: added once per request (the reply priming); subtracted from the budget
-            by ``fit_messages`` and included by ``count_tokens``.
-        image: cost of one image part/block whose pixel size is unknown (an image read
-            from its base64 data, or listed in ``image_sizes``, is priced from its size; see
-            :mod:`pycupel.adapters._media`).
-        audio: fixed cost of one audio part; ``None`` means "no estimate": a history holding
-            audio then raises :class:`~pycupel.errors.PipelineConfigError` asking for one.
-        document: fixed cost of one file/PDF part or block whose text is not given inline;
-            ``None`` means "no estimate", as for ``audio``.
-        image_sizes: ``(width, height)`` in pixels of images given by URL or file id (whose
-            data the adapter cannot read), keyed by that URL or id.
-    """
-
-    per_message: int
-    per_name: int = 0
-    per_tool_call: int = 0
-    per_request: int = 0
-    image: int = 0
-    audio: int | None = None
-    document: int | None = None
-    image_sizes: Mapping[str, tuple[int, int]] = field(
-        default_factory=lambda: _NO_SIZES, hash=False
-    )
-
-    def __post_init__(self) -> None:
-        err = PipelineConfigError
-        if not isinstance(self.image_sizes, Mapping):
-            raise PipelineConfigError("overhead.image_sizes", self.image_sizes, "must be a mapping")
-        for key, size in self.image_sizes.items():
-            at = f"overhead.image_sizes[{key!r}]"
-            if not isinstance(key, str):
-                raise PipelineConfigError(at, key, "keys must be image URLs or file ids (strings)")
-            if not isinstance(size, tuple) or len(size) != 2:
-                raise PipelineConfigError(at, size, "must be a (width, height) tuple")
-            check_int(err, f"{at}[0]", size[0], minimum=1)
-            check_int(err, f"{at}[1]", size[1], minimum=1)
-        object.__setattr__(self, "image_sizes", MappingProxyType(dict(self.image_sizes)))
-        for name in ("per_message", "per_name", "per_tool_call", "per_request", "image"):
-            check_int(err, f"overhead.{name}", getattr(self, name), minimum=0)
-        for name in ("audio", "document"):
-            value = getattr(self, name)
-            if value is not None:
-                check_int(err, f"overhead.{name}", value, minimum=0)
-
-    def media_cost(self, media: Literal["audio", "document"], location: str) -> int:
-        """The fixed cost of an audio or document part, or an error asking for one."""
-        cost = self.audio if media == "audio" else self.document
-        if cost is None:
-            raise PipelineConfigError(
-                f"overhead.{media}",
-                None,
-                f"must be set to count the {media} at {location} "
-                f"(its token cost cannot be estimated from the message)",
-            )
-        return cost
-
-
-@dataclass(frozen=True, slots=True)
-class CallRef:
-    """A tool call issued by a message."""
-
-    call_id: str
-    location: str
-    name: str
-
-
-@dataclass(frozen=True, slots=True)
-class AnswerRef:
-    """A tool result inside a message, answering the call with ``call_id``."""
-
-    call_id: str
-    location: str
-
-
-@dataclass(frozen=True, slots=True)
-class ParsedMessage:
-    """One validated message, reduced to what grouping and counting need.
-
-    Attributes:
-        index: position in the provider's message list; ``None`` for a system prompt passed
-            beside the list (Anthropic's ``system`` parameter).
-        role: the provider's role name, used when rendering (``"developer"``, ``"tool"``...).
-        category: what the message is, provider-neutral.
-        text: the text the model sees for this message (content, rendered tool calls and
-            results, the name); it is what the counter counts.
-        fixed_tokens: the format's fixed costs for this message (overheads, media).
-        calls: tool calls this message issues.
-        answers: tool calls this message answers.
-        user_turn: True when the message carries user-authored input (not only tool
-            results); the latest such message is the "latest user turn".
-        name: the message's ``name`` (a participant or function name); counted as text.
-        label: how the message is introduced in the rendered item content; defaults to the
-            role, followed by the name in parentheses when there is one.
-        tool_names: names of the tools called or answered, for tags.
-        joins_next: the message must stay with the one that follows it (an OpenAI Responses
-            ``reasoning`` item and the call or reply it led to); they share a unit.
-    """
-
-    index: int | None
-    role: str
-    category: Category
-    text: str
-    fixed_tokens: int
-    calls: tuple[CallRef, ...] = ()
-    answers: tuple[AnswerRef, ...] = ()
-    user_turn: bool = False
-    name: str | None = None
-    label: str | None = None
-    tool_names: tuple[str, ...] = ()
-    joins_next: bool = False
-
-    @classmethod
-    def of_text(
-        cls,
-        index: int | None,
-        role: str,
-        category: Category,
-        text: str,
-        fixed_tokens: int,
-        *,
-        user_turn: bool = False,
-    ) -> ParsedMessage:
-        """A message that is text only (no tool call or result, no name, no label).
-
-        The same object the constructor builds, made through the slots' own setters: adapters
-        build one per message, and the frozen dataclass's ``__init__`` costs twice as much.
-        """
-        message = object.__new__(cls)
-        _message_index(message, index)
-        _message_role(message, role)
-        _message_category(message, category)
-        _message_text(message, text)
-        _message_fixed_tokens(message, fixed_tokens)
-        _message_calls(message, ())
-        _message_answers(message, ())
-        _message_user_turn(message, user_turn)
-        _message_name(message, None)
-        _message_label(message, None)
-        _message_tool_names(message, ())
-        _message_joins_next(message, False)
-        return message
-
-    def rendered(self) -> str:
-        """The message as it appears in an item's content: ``"label: text"``."""
-        label = self.label
-        if label is None:
-            label = f"{self.role} ({self.name})" if self.name else self.role
-        return f"{label}: {self.text}"
-
-
-# The slot setters in field order; a new ParsedMessage field makes this unpacking fail at
-# import (and ParsedMessage.of_text must then set it).
-(
-    _message_index,
-    _message_role,
-    _message_category,
-    _message_text,
-    _message_fixed_tokens,
-    _message_calls,
-    _message_answers,
-    _message_user_turn,
-    _message_name,
-    _message_label,
-    _message_tool_names,
-    _message_joins_next,
-) = (getattr(ParsedMessage, field.name).__set__ for field in fields(ParsedMessage))
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -482,26 +282,6 @@ def _pair_tool_calls(
     return spans, unanswered
 
 
-def message_tokens(parsed: Sequence[ParsedMessage], counter: TokenCounter) -> list[int]:
-    """Tokens of each message: its counted text and name plus its fixed costs.
-
-    All texts go to the counter in one ``count_batch`` call.
-    """
-    texts = [message.text for message in parsed]
-    named = [position for position, message in enumerate(parsed) if message.name]
-    texts.extend(parsed[position].name or "" for position in named)
-    counts = checked_counts(counter, counter.count_batch(texts), len(texts))
-    tokens = [count + message.fixed_tokens for count, message in zip(counts, parsed, strict=False)]
-    for offset, position in enumerate(named):
-        tokens[position] += counts[len(parsed) + offset]
-    return tokens
-
-
-def count_parsed(parsed: Sequence[ParsedMessage], counter: TokenCounter) -> int:
-    """Tokens of all messages (without the per-request overhead)."""
-    return sum(message_tokens(parsed, counter))
-
-
 class _Stamps(NamedTuple):
     """Each message's timestamp in UTC and in microseconds, and the oldest one."""
 
@@ -648,7 +428,7 @@ class _UnitMaker:
         )
 
 
-def _make_unit(
+def make_unit(
     messages: Sequence[ParsedMessage],
     message_token_counts: Sequence[int],
     stamps: Sequence[datetime],

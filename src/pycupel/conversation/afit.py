@@ -21,7 +21,7 @@ import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from pycupel.adapters._summary import SUMMARY_MARK, Summary
+from pycupel.conversation.summary import SUMMARY_MARK, Summary
 from pycupel.tokens.asynchronous import (
     AsyncTokenCounter,
     PrecountedCounter,

@@ -24,13 +24,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pycupel.adapters._format import (
+from pycupel.conversation.overhead import MessageOverhead
+from pycupel.conversation.validate import (
     MAX_PARTS_PER_MESSAGE,
     as_json_text,
     expect_list,
     expect_mapping,
 )
-from pycupel.adapters._units import MessageOverhead
 from pycupel.tokens import TokenCounter
 from pycupel.tokens.base import checked_counts
 

@@ -39,7 +39,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pycupel._checks import check_bool, check_float, check_int
-from pycupel.adapters._units import MessageUnit
+from pycupel.conversation.units import MessageUnit
 from pycupel.diagnostics import ExcludedItem, IncludedItem, SelectionReport
 from pycupel.diagnostics.reasons import BudgetExceeded, Deduplicated, InclusionReason
 from pycupel.errors import PinnedBudgetError, PipelineConfigError

@@ -11,10 +11,10 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal, TypedDict
 
-from pycupel.adapters._structure import Structure
-from pycupel.adapters._summary import OnSummaryError, Summarize
-from pycupel.adapters._units import MessageOverhead
-from pycupel.adapters._variants import Shrink
+from pycupel.conversation.overhead import MessageOverhead
+from pycupel.conversation.structure import Structure
+from pycupel.conversation.summary import OnSummaryError, Summarize
+from pycupel.conversation.versions import Shrink
 from pycupel.model import ContextBudget
 from pycupel.pipeline import Pipeline
 

@@ -3,7 +3,7 @@
 * The budget is the whole prompt. An ``int`` becomes ``ContextBudget(max=target=budget)``; the
   format's per-request overhead is taken off ``max_tokens`` and ``target_tokens`` before the
   pipeline sees it, so the fitted messages, counted with ``count_tokens``, stay within it.
-* ``fit_messages`` with no policy selects structure-aware (:mod:`pycupel.adapters._structure`):
+* ``fit_messages`` with no policy selects structure-aware (:mod:`pycupel.conversation.structure`):
   :func:`pycupel.presets.conversation` scores the units for the query (by default the text
   of the latest user message) and the conversation's shape is kept (a recent tail,
   neighbours, dated headers). A ``structure=`` (or ``keep_recent=``) applies the same
@@ -29,18 +29,15 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
 from pycupel._checks import check_bool, check_int
-from pycupel.adapters._structure import Structure, select_structured
-from pycupel.adapters._units import MessageUnit, MessageUnits
-from pycupel.adapters._variants import (
-    Editor,
-    Shrink,
-    Variant,
+from pycupel.conversation.structure import Structure, select_structured
+from pycupel.conversation.units import MessageUnit, MessageUnits
+from pycupel.conversation.upgrade import (
     complete_pipeline_selection,
     pipeline_candidates,
     resolve_versions,
     select_with_variants,
-    unit_versions,
 )
+from pycupel.conversation.versions import Editor, Shrink, Variant, unit_versions
 from pycupel.diagnostics import ExcludedItem, Filtered, SelectionReport
 from pycupel.errors import PinnedBudgetError, PipelineConfigError
 from pycupel.model import ContextBudget, ContextItem, compute_effective_budget
@@ -278,7 +275,7 @@ def fit_units(
     :func:`resolve_structure`'s answer); without it the policy's pipeline runs, and a
     ``None`` policy means :func:`pycupel.presets.chat`.
     With ``shrink`` (and the format's ``editor`` and ``counter``), a structure-aware
-    selection may keep units in a shorter version (:mod:`pycupel.adapters._variants`) when
+    selection may keep units in a shorter version (:mod:`pycupel.conversation.versions`) when
     the history does not fit whole.
     Messages repair mode left out before grouping (``units.repairs``) are reported excluded.
     """

@@ -1,34 +1,6 @@
-"""Shorter versions of message units: tool-result placeholders and head + tail truncations.
+"""Choosing which version of each unit to keep under the budget: whole, shorter, or none.
 
-An item used to be kept whole or dropped. For a tool result there is a third choice: keep the
-call and replace the result by a short placeholder (``[result of read_file cleared: 5,400
-tokens]``), so the model still sees what it did and does not call the tool again; or keep the
-result's head and tail around a ``[... N tokens elided ...]`` marker. Long plain messages get
-the truncated version too.
-
-* **Versions.** :func:`unit_versions` builds, for each unit, its placeholder and truncated
-  versions (:class:`Variant`): the unit's messages rewritten by the provider adapter (an
-  :class:`Editor`), counted exactly as ``count_tokens`` counts them. A placeholder keeps the
-  result's id (``tool_call_id``, ``tool_use_id``, ``call_id``, a Gemini
-  ``functionResponse``'s name and id), so the history stays valid in every format.
-* **Choice.** :func:`select_with_variants` wraps the structure-aware selection: it runs on
-  the whole budget first; then a placeholder is reserved for every tool result (newest
-  first, within ``placeholder_share`` of the room), and of what the selection took the
-  recent tail, then its strongest matches (:data:`STRONG_MATCH` of the best score: the
-  oldest placeholders give way to them), then the other best-scored units are kept whole
-  while they fit beside those placeholders; every other tool result falls back to its
-  placeholder; the room left
-  upgrades units by value density (score per token, the structure's exponent) to the
-  largest version that fits. At most one version of a unit is ever kept.
-* **Report.** A unit kept in a shorter version is reported included (reason ``Scored``, its
-  score) with the version's item: its ``metadata["variant"]`` names the version and
-  ``metadata["cupel:variant-of"]`` the unit. :func:`variant_name` reads it back (``"full"``
-  for any other item). The wire format is unchanged: the versions are ordinary items.
-* **The pipeline path.** With a given policy, :func:`pipeline_candidates` offers every
-  version as a candidate sharing a ``cupel:variant-of`` key, which
-  :class:`~pycupel.slicers.OptimalSlice` reads (at most one version per unit, chosen
-  exactly); for any other slicer :func:`resolve_versions` keeps the largest version chosen of
-  each unit and reports the others ``Deduplicated`` against it.
+See :mod:`pycupel.conversation.versions` for the versions themselves and the rules.
 """
 
 from __future__ import annotations
@@ -36,307 +8,40 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Final, Generic, Literal, TypeVar
+from typing import Final, Generic, TypeVar
 
-from pycupel.adapters._structure import Structure, StructuredChoice, choose_structured
-from pycupel.adapters._units import MessageUnit, ParsedMessage, message_tokens
+from pycupel.conversation.structure import Structure, StructuredChoice, choose_structured
+from pycupel.conversation.units import MessageUnit
+from pycupel.conversation.versions import (
+    VARIANT_KEY,
+    VARIANT_NAME_KEY,
+    Variant,
+    Versions,
+    unit_key,
+)
 from pycupel.diagnostics import ExcludedItem, IncludedItem, SelectionReport
 from pycupel.diagnostics.reasons import BudgetExceeded, Deduplicated, InclusionReason
-from pycupel.errors import PipelineConfigError
 from pycupel.model import ContextBudget, ContextItem, compute_effective_budget
 from pycupel.scorers.base import Scorer
 from pycupel.shrink import Shrink
-from pycupel.tokens import TokenCounter
-from pycupel.tokens.base import checked_counts
 
 __all__ = [
-    "VARIANT_KEY",
-    "VARIANT_NAME_KEY",
-    "Editor",
-    "Replace",
-    "Shrink",
-    "Variant",
-    "VariantName",
+    "STRONG_MATCH",
+    "VariantSelection",
+    "best_first",
+    "best_value_first",
     "complete_pipeline_selection",
     "pipeline_candidates",
-    "resolve_shrink",
     "resolve_versions",
     "select_with_variants",
-    "unit_versions",
-    "variant_name",
 ]
 
 M = TypeVar("M")
 
-VariantName = Literal["full", "truncated", "placeholder"]
-"""The versions of a unit: whole, head + tail, or a placeholder for its tool results."""
-
-VARIANT_KEY: Final = "cupel:variant-of"
-"""The specification's metadata key for versions of one thing (read by OptimalSlice)."""
-VARIANT_NAME_KEY: Final = "variant"
-"""Item metadata naming the version a shorter item stands for."""
 STRONG_MATCH: Final = 0.8
 """Units the selection took that score at least this share of the best score are kept whole
 before the placeholders (the oldest placeholders give way): on tight budgets the
 placeholders of a long history would otherwise crowd out the very turns the question needs."""
-
-Replace = Callable[[str | None, str], str | None]
-"""``replace(tool, text)``: the new text of a tool result (``tool`` is the tool's name, ``""``
-when unknown) or of a plain message (``tool`` is ``None``), or ``None`` to leave it."""
-
-
-@dataclass(frozen=True, slots=True)
-class Editor(Generic[M]):
-    """What a provider adapter gives the versions: a way to rewrite and to re-read messages.
-
-    Attributes:
-        rewrite: ``rewrite(messages, replace)`` returns the unit's messages with each tool
-            result's text (and each plain string message) replaced as ``replace`` says,
-            keeping every id; ``None`` when nothing changed.
-        parse: parses a run of messages of the format (a unit, rewritten or not) so that
-            they are counted and rendered exactly as ``count_tokens`` would.
-    """
-
-    rewrite: Callable[[Sequence[M], Replace], list[M] | None]
-    parse: Callable[[Sequence[M]], list[ParsedMessage]]
-
-
-def resolve_shrink(shrink: object, *, policy: object) -> Shrink | None:
-    """The ``shrink=`` option: ``None`` follows the policy (the default selection shrinks, a
-    :class:`~pycupel.policy.Policy` as its ``shrink`` says, a Pipeline does not);
-    ``True``/``False`` switch the default options on or off, a :class:`Shrink` is used as
-    given."""
-    if shrink is None:
-        if policy is None:
-            return Shrink()
-        carried = getattr(policy, "shrink", None)  # a Policy's; a Pipeline has none
-        return carried if isinstance(carried, Shrink) else None
-    if isinstance(shrink, bool):
-        return Shrink() if shrink else None
-    if isinstance(shrink, Shrink):
-        return shrink
-    raise PipelineConfigError("shrink", shrink, "must be a pycupel.adapters.Shrink, a bool or None")
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class Variant(Generic[M]):
-    """A shorter version of a unit.
-
-    Attributes:
-        name: ``"truncated"`` or ``"placeholder"``.
-        item: the version's candidate item (its text, its exact tokens, ``metadata``
-            naming the version and the unit).
-        messages: the unit's messages in this version (new objects where rewritten, the
-            caller's own objects elsewhere).
-    """
-
-    name: VariantName
-    item: ContextItem
-    messages: tuple[M, ...]
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class _Versions(Generic[M]):
-    """The shorter versions of one unit (at least one is set)."""
-
-    truncated: Variant[M] | None = None
-    placeholder: Variant[M] | None = None
-
-
-def variant_name(item: ContextItem) -> VariantName:
-    """The version an item of a report stands for: ``"full"`` unless it is a shorter one."""
-    name = item.metadata.get(VARIANT_NAME_KEY)
-    if name in ("truncated", "placeholder"):
-        return name  # type: ignore[no-any-return]  # checked just above
-    return "full"
-
-
-# --------------------------------------------------------------------------- versions
-
-
-def placeholder_text(tokens: int) -> str:
-    """The text standing for a cleared tool result (its call, just before it, names the tool
-    and its arguments: repeating them would cost tokens on every placeholder)."""
-    return f"[result cleared: {tokens:,} tokens]"
-
-
-def truncated_text(text: str, tokens: int, keep: int, counter: TokenCounter) -> str:
-    """``text`` cut to its head and tail (about ``keep`` tokens together) around a marker
-    naming the tokens left out; cuts fall on line ends where the text has them."""
-    share = keep / max(tokens, 1)
-    head_chars = max(1, int(len(text) * share * 0.6))
-    tail_chars = max(1, int(len(text) * share * 0.4))
-    head = text[:head_chars]
-    tail = text[len(text) - tail_chars :]
-    newline = head.rfind("\n")
-    if newline > head_chars // 2:
-        head = head[:newline]
-    newline = tail.find("\n")
-    if 0 <= newline < tail_chars // 2:
-        tail = tail[newline + 1 :]
-    kept = checked_counts(counter, counter.count_batch([head, tail]), 2)
-    elided = max(tokens - kept[0] - kept[1], 0)
-    return f"{head}\n[... {elided:,} tokens elided ...]\n{tail}"
-
-
-def unit_versions(
-    units: Sequence[MessageUnit],
-    messages: Sequence[M],
-    *,
-    editor: Editor[M],
-    counter: TokenCounter,
-    shrink: Shrink,
-) -> dict[int, _Versions[M]]:
-    """Position of a unit -> its shorter versions (units without any are left out)."""
-    counter = _Remembering(counter)  # a result's text is counted for several versions
-    tool_positions = [
-        position
-        for position, unit in enumerate(units)
-        if unit.call_ids and not unit.item.pinned and not unit.unanswered_call_ids
-    ]
-    newest = set(tool_positions[len(tool_positions) - shrink.keep_whole :])
-    if shrink.keep_whole == 0:
-        newest = set()
-    found: dict[int, _Versions[M]] = {}
-    for position, unit in enumerate(units):
-        if unit.item.pinned or unit.system_parameter or unit.unanswered_call_ids:
-            continue
-        if position in newest:
-            continue
-        is_tool = bool(unit.call_ids)
-        if not is_tool and (not shrink.truncate or shrink.long_message == 0):
-            continue
-        if not is_tool and unit.item.tokens <= shrink.long_message:
-            continue
-        original = [messages[index] for index in unit.message_indices]
-        truncated = placeholder = None
-        if shrink.truncate:
-            truncated = _variant(
-                unit,
-                original=original,
-                name="truncated",
-                replace=_truncator(shrink, counter),
-                editor=editor,
-                counter=counter,
-            )
-        if is_tool and shrink.placeholders:
-            placeholder = _variant(
-                unit,
-                original=original,
-                name="placeholder",
-                replace=_placeholder(shrink, counter),
-                editor=editor,
-                counter=counter,
-            )
-        if (
-            truncated is not None
-            and placeholder is not None
-            and truncated.item.tokens <= placeholder.item.tokens
-        ):
-            truncated = None
-        if truncated is not None and truncated.item.tokens >= unit.item.tokens:
-            truncated = None
-        if placeholder is not None and placeholder.item.tokens >= unit.item.tokens:
-            placeholder = None
-        if truncated is not None or placeholder is not None:
-            found[position] = _Versions(truncated, placeholder)
-    return found
-
-
-class _Remembering:
-    """A counter that counts each distinct text once (for one call of unit_versions)."""
-
-    __slots__ = ("_counter", "_known")
-
-    def __init__(self, counter: TokenCounter) -> None:
-        self._counter = counter
-        self._known: dict[str, int] = {}
-
-    def count(self, text: str) -> int:
-        known = self._known.get(text)
-        return self.count_batch([text])[0] if known is None else known
-
-    def count_batch(self, texts: Sequence[str]) -> list[int]:
-        known = self._known
-        missing = [text for text in dict.fromkeys(texts) if text not in known]
-        if missing:
-            counts = checked_counts(self._counter, self._counter.count_batch(missing), len(missing))
-            known.update(zip(missing, counts, strict=True))
-        return list(map(known.__getitem__, texts))
-
-
-def _placeholder(shrink: Shrink, counter: TokenCounter) -> Replace:
-    def replace(tool: str | None, text: str) -> str | None:
-        if tool is None or tool in shrink.exclude_tools:
-            return None
-        return placeholder_text(counter.count(text))
-
-    return replace
-
-
-def _truncator(shrink: Shrink, counter: TokenCounter) -> Replace:
-    def replace(tool: str | None, text: str) -> str | None:
-        if tool is not None and tool in shrink.exclude_tools:
-            return None
-        tokens = counter.count(text)
-        if tokens <= 2 * shrink.truncate_to:
-            return None
-        return truncated_text(text, tokens, shrink.truncate_to, counter)
-
-    return replace
-
-
-def _variant(
-    unit: MessageUnit,
-    *,
-    original: Sequence[M],
-    name: VariantName,
-    replace: Replace,
-    editor: Editor[M],
-    counter: TokenCounter,
-) -> Variant[M] | None:
-    rewritten = editor.rewrite(original, replace)
-    if rewritten is None:
-        return None
-    parsed = editor.parse(rewritten)
-    tokens = sum(message_tokens(parsed, counter))
-    metadata = {
-        **unit.item.metadata,
-        VARIANT_KEY: _unit_key(unit),
-        VARIANT_NAME_KEY: name,
-    }
-    content = "\n\n".join(message.rendered() for message in parsed)
-    whole = unit.item
-    if (
-        whole.timestamp is not None
-        and whole.timestamp_micros is not None
-        and whole.priority is None
-        and whole.future_relevance_hint is None
-        and whole.original_tokens is None
-        and content
-    ):
-        # What whole.replace(...) builds, from values valid by construction (the unit's
-        # checked fields, a rendered text, counted tokens), without checking them again.
-        item = ContextItem._prevalidated(
-            content,
-            tokens=tokens,
-            kind=whole.kind,
-            source=whole.source,
-            tags=whole.tags,
-            metadata=MappingProxyType(metadata),
-            timestamp=whole.timestamp,
-            timestamp_micros=whole.timestamp_micros,
-            pinned=False,
-        )
-    else:
-        item = whole.replace(content=content, tokens=tokens, metadata=metadata, pinned=False)
-    return Variant(name, item, tuple(rewritten))
-
-
-def _unit_key(unit: MessageUnit) -> str:
-    first = unit.message_indices[0] if unit.message_indices else -1
-    return f"message-unit:{first}"
-
 
 # --------------------------------------------------------------------------- selection
 
@@ -360,7 +65,7 @@ class VariantSelection(Generic[M]):
 
 def select_with_variants(
     units: Sequence[MessageUnit],
-    versions: Mapping[int, _Versions[M]],
+    versions: Mapping[int, Versions[M]],
     *,
     budget: ContextBudget,
     scorer: Scorer,
@@ -425,7 +130,7 @@ def select_with_variants(
 
 def complete_pipeline_selection(
     units: Sequence[MessageUnit],
-    versions: Mapping[int, _Versions[M]],
+    versions: Mapping[int, Versions[M]],
     report: SelectionReport,
     *,
     budget: ContextBudget,
@@ -478,7 +183,7 @@ def _room(units: Sequence[MessageUnit], budget: ContextBudget) -> int:
 
 
 def _floors(
-    versions: Mapping[int, _Versions[M]], room: int, shrink: Shrink
+    versions: Mapping[int, Versions[M]], room: int, shrink: Shrink
 ) -> tuple[dict[int, Variant[M]], int]:
     """A placeholder reserved for every tool result that has one, newest first, within
     ``placeholder_share`` of ``room``; and the tokens reserved."""
@@ -538,7 +243,7 @@ def _tokens(item: ContextItem, variant: Variant[M] | None) -> int:
 
 def _complete(
     units: Sequence[MessageUnit],
-    versions: Mapping[int, _Versions[M]],
+    versions: Mapping[int, Versions[M]],
     floors: Mapping[int, Variant[M]],
     choice: StructuredChoice,
     *,
@@ -666,7 +371,7 @@ def _complete(
 
 
 def pipeline_candidates(
-    units: Sequence[MessageUnit], versions: Mapping[int, _Versions[M]]
+    units: Sequence[MessageUnit], versions: Mapping[int, Versions[M]]
 ) -> tuple[list[ContextItem], dict[ContextItem, tuple[int, Variant[M] | None]]]:
     """The pipeline's candidates: every unit's item, and for a unit with shorter versions its
     whole item and each version, all sharing a ``cupel:variant-of`` value (so OptimalSlice
@@ -678,7 +383,7 @@ def pipeline_candidates(
             items.append(unit.item)
             origin[unit.item] = (position, None)
             continue
-        metadata = {**unit.item.metadata, VARIANT_KEY: _unit_key(unit), VARIANT_NAME_KEY: "full"}
+        metadata = {**unit.item.metadata, VARIANT_KEY: unit_key(unit), VARIANT_NAME_KEY: "full"}
         whole = unit.item.replace(metadata=metadata)
         items.append(whole)
         origin[whole] = (position, None)

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Literal
 
-from pycupel.adapters._units import MessageOverhead
+from pycupel.conversation.overhead import MessageOverhead
 
 __all__ = [
     "MEDIA_RATES",

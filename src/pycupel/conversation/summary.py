@@ -21,8 +21,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeVar
 
-from pycupel.adapters._fit import Fitted
-from pycupel.adapters._units import MessageUnits
+from pycupel.conversation.fit import Fitted
+from pycupel.conversation.units import MessageUnits
 from pycupel.errors import PipelineConfigError, SummarizerError
 from pycupel.model import ContextBudget
 

@@ -23,12 +23,8 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from pycupel._checks import check_bool
-from pycupel.adapters._units import (
-    MessageUnit,
-    ParsedMessage,
-    build_units,
-    message_tokens,
-)
+from pycupel.conversation.parsed import ParsedMessage, message_tokens
+from pycupel.conversation.units import MessageUnit, build_units
 from pycupel.diagnostics import ExcludedItem, Filtered
 from pycupel.errors import PipelineConfigError
 from pycupel.model import ContextItem, ContextKind, ContextSource
@@ -74,9 +70,9 @@ def group_units(
     timestamps: Sequence[datetime] | None,
     allow_unanswered: bool,
 ) -> tuple[tuple[MessageUnit, ...], tuple[ExcludedItem, ...]]:
-    """:func:`~pycupel.adapters._units.build_units`, or with ``repair`` the units of the
+    """:func:`~pycupel.conversation.units.build_units`, or with ``repair`` the units of the
     messages left after dropping orphaned results (unanswered calls then allowed, flagged for
-    :func:`~pycupel.adapters._fit.fit_units` to filter) and the exclusions reporting the
+    :func:`~pycupel.conversation.fit.fit_units` to filter) and the exclusions reporting the
     dropped messages."""
     check_bool(PipelineConfigError, "repair", repair)
     if not repair:

@@ -1,0 +1,159 @@
+"""A message reduced to what grouping and counting need: the formats' common representation.
+
+Each format module validates its own message shapes and turns every message into a
+:class:`ParsedMessage`: its role, the text the model sees, the fixed token costs around that
+text, the tool calls it issues and the tool calls it answers. Everything downstream (units,
+versions, selection, sessions) reads only these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+from typing import Literal
+
+from pycupel.tokens import TokenCounter
+from pycupel.tokens.base import checked_counts
+
+__all__ = [
+    "AnswerRef",
+    "CallRef",
+    "Category",
+    "ParsedMessage",
+    "count_parsed",
+    "message_tokens",
+]
+
+Category = Literal["system", "user", "assistant", "tool"]
+"""What a message is, independent of the provider's role names."""
+
+
+@dataclass(frozen=True, slots=True)
+class CallRef:
+    """A tool call issued by a message."""
+
+    call_id: str
+    location: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerRef:
+    """A tool result inside a message, answering the call with ``call_id``."""
+
+    call_id: str
+    location: str
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedMessage:
+    """One validated message, reduced to what grouping and counting need.
+
+    Attributes:
+        index: position in the provider's message list; ``None`` for a system prompt passed
+            beside the list (Anthropic's ``system`` parameter).
+        role: the provider's role name, used when rendering (``"developer"``, ``"tool"``...).
+        category: what the message is, provider-neutral.
+        text: the text the model sees for this message (content, rendered tool calls and
+            results, the name); it is what the counter counts.
+        fixed_tokens: the format's fixed costs for this message (overheads, media).
+        calls: tool calls this message issues.
+        answers: tool calls this message answers.
+        user_turn: True when the message carries user-authored input (not only tool
+            results); the latest such message is the "latest user turn".
+        name: the message's ``name`` (a participant or function name); counted as text.
+        label: how the message is introduced in the rendered item content; defaults to the
+            role, followed by the name in parentheses when there is one.
+        tool_names: names of the tools called or answered, for tags.
+        joins_next: the message must stay with the one that follows it (an OpenAI Responses
+            ``reasoning`` item and the call or reply it led to); they share a unit.
+    """
+
+    index: int | None
+    role: str
+    category: Category
+    text: str
+    fixed_tokens: int
+    calls: tuple[CallRef, ...] = ()
+    answers: tuple[AnswerRef, ...] = ()
+    user_turn: bool = False
+    name: str | None = None
+    label: str | None = None
+    tool_names: tuple[str, ...] = ()
+    joins_next: bool = False
+
+    @classmethod
+    def of_text(
+        cls,
+        index: int | None,
+        role: str,
+        category: Category,
+        text: str,
+        fixed_tokens: int,
+        *,
+        user_turn: bool = False,
+    ) -> ParsedMessage:
+        """A message that is text only (no tool call or result, no name, no label).
+
+        The same object the constructor builds, made through the slots' own setters: adapters
+        build one per message, and the frozen dataclass's ``__init__`` costs twice as much.
+        """
+        message = object.__new__(cls)
+        _message_index(message, index)
+        _message_role(message, role)
+        _message_category(message, category)
+        _message_text(message, text)
+        _message_fixed_tokens(message, fixed_tokens)
+        _message_calls(message, ())
+        _message_answers(message, ())
+        _message_user_turn(message, user_turn)
+        _message_name(message, None)
+        _message_label(message, None)
+        _message_tool_names(message, ())
+        _message_joins_next(message, False)
+        return message
+
+    def rendered(self) -> str:
+        """The message as it appears in an item's content: ``"label: text"``."""
+        label = self.label
+        if label is None:
+            label = f"{self.role} ({self.name})" if self.name else self.role
+        return f"{label}: {self.text}"
+
+
+# The slot setters in field order; a new ParsedMessage field makes this unpacking fail at
+# import (and ParsedMessage.of_text must then set it).
+(
+    _message_index,
+    _message_role,
+    _message_category,
+    _message_text,
+    _message_fixed_tokens,
+    _message_calls,
+    _message_answers,
+    _message_user_turn,
+    _message_name,
+    _message_label,
+    _message_tool_names,
+    _message_joins_next,
+) = (getattr(ParsedMessage, field.name).__set__ for field in fields(ParsedMessage))
+
+
+def message_tokens(parsed: Sequence[ParsedMessage], counter: TokenCounter) -> list[int]:
+    """Tokens of each message: its counted text and name plus its fixed costs.
+
+    All texts go to the counter in one ``count_batch`` call.
+    """
+    texts = [message.text for message in parsed]
+    named = [position for position, message in enumerate(parsed) if message.name]
+    texts.extend(parsed[position].name or "" for position in named)
+    counts = checked_counts(counter, counter.count_batch(texts), len(texts))
+    tokens = [count + message.fixed_tokens for count, message in zip(counts, parsed, strict=False)]
+    for offset, position in enumerate(named):
+        tokens[position] += counts[len(parsed) + offset]
+    return tokens
+
+
+def count_parsed(parsed: Sequence[ParsedMessage], counter: TokenCounter) -> int:
+    """Tokens of all messages (without the per-request overhead)."""
+    return sum(message_tokens(parsed, counter))
