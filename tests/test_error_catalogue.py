@@ -57,6 +57,7 @@ from pycupel.errors import (
     TableTooLargeError,
     TelemetryUnavailableError,
     TokenizerError,
+    UnknownOptionError,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -187,6 +188,7 @@ SAMPLES: list[CupelError] = [
     PlacerConfigError("X.place", "2 items for 3 given", "must return exactly the items"),
     PipelineConfigError("items", None, "must be a sequence"),
     MissingQueryError("query", None, "RelevanceScorer needs the run's query"),
+    UnknownOptionError("budegt", 5, "is not an option of fit_messages()"),
     SessionConfigError("compact_at", 1.5, "must be <= 1"),
     ProviderUsageError("usage.prompt_tokens", -1, "must be >= 0"),
     BudgetSimulationError("slack_tokens", -1, "must be >= 0"),

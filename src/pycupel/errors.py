@@ -48,6 +48,7 @@ __all__ = [
     "TableTooLargeError",
     "TelemetryUnavailableError",
     "TokenizerError",
+    "UnknownOptionError",
 ]
 
 
@@ -99,6 +100,11 @@ class PlacerConfigError(InvalidValueError):
 
 class PipelineConfigError(InvalidValueError):
     """A pipeline or one of its call arguments is invalid."""
+
+
+class UnknownOptionError(PipelineConfigError, TypeError):
+    """A keyword option a function does not take, or a required one left out (also a
+    ``TypeError``, as Python raises for a wrong keyword)."""
 
 
 class MissingQueryError(PipelineConfigError):

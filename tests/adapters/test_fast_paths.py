@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pycupel.adapters import Shrink, Structure, openai
-from pycupel.conversation.fit import fit_units, fitted_messages, with_variants
+from pycupel.conversation.fit import fit_units, fitted_entries, with_variants
 from pycupel.conversation.parsed import ParsedMessage
 from pycupel.conversation.structure import take_relevant
 from pycupel.conversation.units import _message_timestamps, _UnitMaker
@@ -115,7 +115,7 @@ def test_unit_items_equal_validated_items(timestamps: list[datetime] | None) -> 
     share=st.floats(min_value=0.05, max_value=1.2),
     long_results=st.booleans(),
 )
-def test_fitted_messages_equal_the_validating_route(
+def test_fitted_entries_equal_the_validating_route(
     length: int, seed: int, share: float, long_results: bool
 ) -> None:
     # fit_messages lists the kept messages straight from the fit; to_messages over
@@ -137,13 +137,13 @@ def test_fitted_messages_equal_the_validating_route(
             unanswered_tool_calls="error",
             structure=Structure(),
             shrink=Shrink(),
-            editor=openai._editor(units.overhead),
+            editor=openai.CODEC.editor(units.overhead),
             counter=counter,
         )
     except PinnedBudgetError:
         return
     expected = openai.to_messages(fitted.selected, with_variants(units, fitted))
-    assert fitted_messages(units, fitted) == expected
+    assert [message for _, message in fitted_entries(units, fitted)] == expected
     assert openai.fit_messages(history, budget=budget, counter=counter).messages == expected
 
 
@@ -169,7 +169,7 @@ def test_version_items_equal_validated_replacements(
     versions = unit_versions(
         candidates,
         units.messages,
-        editor=openai._editor(units.overhead),
+        editor=openai.CODEC.editor(units.overhead),
         counter=counter,
         shrink=Shrink(long_message=50),
     )

@@ -32,9 +32,13 @@ def test_session_options_are_exactly_the_engine_options() -> None:
 @pytest.mark.parametrize("name", ADAPTERS)
 def test_every_adapter_session_takes_each_option_and_validates_it(name: str) -> None:
     session_class = importlib.import_module(f"pycupel.adapters.{name}").Session
-    parameters = inspect.signature(session_class.__init__).parameters
-    assert parameters["options"].kind is inspect.Parameter.VAR_KEYWORD
-    assert {"budget", "overhead"} <= _keywords(session_class.__init__)
+    # The signature lists every engine option by name, with its default.
+    parameters = inspect.signature(session_class).parameters
+    options = set(SessionOptions.__optional_keys__)
+    assert {"budget", "overhead"} | options <= _keywords(session_class.__init__)
+    defaults = inspect.signature(SessionCore.__init__).parameters
+    for option in options:
+        assert parameters[option].default == defaults[option].default, option
     # Passed through: the engine validates each one and names it.
     for option, bad in [("compact_at", 1.5), ("grid", 0), ("recall_share", -0.1)]:
         with pytest.raises(SessionConfigError, match=option):

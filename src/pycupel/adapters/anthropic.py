@@ -45,37 +45,21 @@ inline text are counted as text, other documents need ``MessageOverhead(document
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Unpack, cast
+from types import MappingProxyType
+from typing import Any, Literal, NamedTuple, Unpack, cast
 
 from pycupel._checks import check_bool
-from pycupel.conversation.afit import afit
-from pycupel.conversation.fit import (
-    LeadingFilter,
-    allows_unanswered,
-    fit_units,
-    resolve_counter,
-    resolve_structure,
-    with_variants,
-)
+from pycupel.conversation import api
+from pycupel.conversation.api import START_WITH_USER_FILTER
+from pycupel.conversation.codec import Codec, Kept
 from pycupel.conversation.media import base64_prefix, image_tokens
 from pycupel.conversation.media_length import document_tokens
-from pycupel.conversation.options import AlternatingFitOptions
+from pycupel.conversation.options import AlternatingFitOptions, UnitOptions, documented
 from pycupel.conversation.overhead import MessageOverhead
-from pycupel.conversation.parsed import AnswerRef, CallRef, ParsedMessage, count_parsed
-from pycupel.conversation.repair import group_units
-from pycupel.conversation.structure import Structure
-from pycupel.conversation.summary import (
-    OnSummaryError,
-    Summarize,
-    Summary,
-    dropped_messages,
-    insert_after_system,
-)
-from pycupel.conversation.tools import ANTHROPIC_TOOLS, with_tools
-from pycupel.conversation.units import MessageUnit, MessageUnits
+from pycupel.conversation.parsed import AnswerRef, CallRef, ParsedMessage, ParseState
+from pycupel.conversation.tools import ANTHROPIC_TOOLS
+from pycupel.conversation.units import MessageUnits
 from pycupel.conversation.validate import (
-    MAX_MESSAGES,
     MAX_PARTS_PER_MESSAGE,
     as_json_text,
     expect_id,
@@ -84,30 +68,22 @@ from pycupel.conversation.validate import (
     expect_str,
     fail,
 )
-from pycupel.conversation.versions import Editor, Replace, Shrink, resolve_shrink
+from pycupel.conversation.versions import Replace
 from pycupel.diagnostics import SelectionReport
 from pycupel.errors import PipelineConfigError
-from pycupel.model import ContextBudget, ContextItem
-from pycupel.pipeline import Pipeline
-from pycupel.session import (
-    CoreWindow,
-    MessageFormat,
-    ParseState,
-    ProviderUsage,
-    SessionCore,
-    SessionOptions,
-    SessionWindow,
-)
-from pycupel.session.history import snapshot_json
+from pycupel.model import ContextItem
+from pycupel.session.chat import SESSION_DEFAULTS, SESSION_DOCS, ChatSession
+from pycupel.session.core import CoreWindow
+from pycupel.session.options import SessionOptions
+from pycupel.session.window import SessionWindow
 from pycupel.tokens import TokenCounter
 from pycupel.tokens.asynchronous import AsyncTokenCounter
 
-if TYPE_CHECKING:
-    from pycupel.policy import Policy
-
 __all__ = [
+    "CODEC",
     "DEFAULT_OVERHEAD",
     "START_WITH_USER_FILTER",
+    "AnthropicCodec",
     "AnthropicFitResult",
     "AnthropicHistory",
     "FitOptions",
@@ -123,9 +99,6 @@ SOURCE = "anthropic messages"
 
 DEFAULT_OVERHEAD = MessageOverhead(per_message=4, per_tool_call=10, per_request=3, image=1600)
 """An estimate of Anthropic's prompt format (see the module documentation)."""
-
-START_WITH_USER_FILTER = "start-with-user"
-"""``Filtered.filter_name`` of leading assistant units dropped by ``start_with_user``."""
 
 AnthropicMessage = Mapping[str, Any]
 SystemPrompt = str | Sequence[Mapping[str, Any]]
@@ -149,62 +122,72 @@ class AnthropicFitResult(NamedTuple):
     """Why every unit was included or excluded."""
 
 
+class FitOptions(AlternatingFitOptions, total=False):
+    """:func:`fit_messages`' keyword options (all but ``counter``), which
+    :func:`afit_messages` takes and passes on."""
+
+    system: SystemPrompt | None
+
+
+_DOCS: Mapping[str, str] = MappingProxyType(
+    {
+        "system": "the request's system prompt (a string or a list of text blocks); the "
+        "budget covers it and the messages."
+    }
+)
+
+
+class AnthropicCodec(Codec[AnthropicMessage]):
+    """Messages API messages to the engine and back (see the module documentation)."""
+
+    provider = "anthropic"
+    source = SOURCE
+    default_overhead = DEFAULT_OVERHEAD
+    tool_framing = ANTHROPIC_TOOLS
+    leading_role = "assistant"
+
+    def parse(
+        self, index: int, message: AnthropicMessage, overhead: MessageOverhead, state: ParseState
+    ) -> ParsedMessage:
+        return _parse_message(index, message, overhead, state.tool_names)
+
+    def parse_system(self, system: object, overhead: MessageOverhead) -> ParsedMessage:
+        return _parse_system(system, overhead)
+
+    def rewrite(
+        self, messages: Sequence[AnthropicMessage], replace: Replace, overhead: MessageOverhead
+    ) -> list[AnthropicMessage] | None:
+        return _rewrite(messages, replace, overhead)
+
+    def summary_message(self, text: str) -> AnthropicMessage:
+        return {"role": "user", "content": text}
+
+    def merge(self, kept: Kept[AnthropicMessage]) -> list[AnthropicMessage]:
+        return _merge_runs(kept)
+
+
+CODEC = AnthropicCodec()
+"""The codec of this module's functions."""
+
+
+@documented(UnitOptions)
 def from_messages(
     messages: Sequence[AnthropicMessage],
     *,
     system: SystemPrompt | None = None,
-    counter: TokenCounter | None = None,
-    tools: Sequence[Mapping[str, Any]] | None = None,
-    overhead: MessageOverhead | None = None,
-    pin_system: bool = True,
-    pin_latest_user: bool = True,
-    timestamps: Sequence[datetime] | None = None,
-    allow_unanswered: bool = False,
-    repair: bool = False,
+    **options: Unpack[UnitOptions],
 ) -> MessageUnits[AnthropicMessage]:
     """Split an Anthropic history (and its system prompt) into units, one item per unit.
 
     Args:
         messages: the ``messages`` of the request (never modified).
         system: the request's ``system`` prompt, a string or a list of text blocks.
-        counter: counts text; defaults to :class:`~pycupel.tokens.HeuristicCounter`.
-        tools: the request's tool definitions (``tools=``), counted once per request as
-            part of the prompt (their JSON text plus the provider's framing).
-        overhead: fixed costs around the text; defaults to :data:`DEFAULT_OVERHEAD`.
-        pin_system: pin the system prompt.
-        pin_latest_user: pin the unit holding the latest user turn.
-        timestamps: one aware datetime per message (the system prompt takes the oldest); by
-            default synthetic, strictly increasing ones in message order.
-        allow_unanswered: keep a ``tool_use`` nobody answers as a flagged unit instead of
-            raising (the API rejects a request holding it).
-        repair: drop messages holding orphaned tool results (kept in ``repairs``) and
-            allow unanswered calls instead of raising (see :mod:`pycupel.conversation.repair`).
 
     Raises:
         MessageFormatError: a malformed message or system prompt, an orphaned ``tool_result``,
             a duplicate ``tool_use`` id or (unless allowed) an unanswered ``tool_use``.
     """
-    resolved = resolve_counter(counter)
-    chosen = with_tools(
-        overhead if overhead is not None else DEFAULT_OVERHEAD,
-        tools,
-        source=SOURCE,
-        counter=resolved,
-        framing=ANTHROPIC_TOOLS,
-    )
-    parsed = _parse(messages, system, chosen)
-    units, repairs = group_units(
-        parsed,
-        repair=repair,
-        source=SOURCE,
-        counter=resolved,
-        message_count=len(parsed) - (system is not None),
-        pin_system=pin_system,
-        pin_latest_user=pin_latest_user,
-        timestamps=timestamps,
-        allow_unanswered=allow_unanswered,
-    )
-    return MessageUnits("anthropic", tuple(messages), units, chosen, system=system, repairs=repairs)
+    return api.read_units(CODEC, messages, system, options)
 
 
 def to_messages(
@@ -220,8 +203,8 @@ def to_messages(
     documentation); a message with keys other than ``role`` and ``content`` cannot be merged
     and raises :class:`~pycupel.errors.MessageFormatError`.
     """
-    check_bool(PipelineConfigError, "merge_consecutive", merge_consecutive)
-    return _history(units.select(selection), units, merge_consecutive=merge_consecutive)
+    kept, messages = api.selected(CODEC, selection, units, merge_consecutive=merge_consecutive)
+    return AnthropicHistory(cast("SystemPrompt", units.system) if kept else None, messages)
 
 
 def count_tokens(
@@ -233,66 +216,22 @@ def count_tokens(
     overhead: MessageOverhead | None = None,
 ) -> int:
     """Tokens of a request's system prompt and messages, counted as :func:`fit_messages` does."""
-    resolved = resolve_counter(counter)
-    chosen = with_tools(
-        overhead if overhead is not None else DEFAULT_OVERHEAD,
-        tools,
-        source=SOURCE,
-        counter=resolved,
-        framing=ANTHROPIC_TOOLS,
-    )
-    parsed = _parse(messages, system, chosen)
-    return count_parsed(parsed, resolved) + chosen.per_request
+    return api.count(CODEC, messages, system, counter=counter, tools=tools, overhead=overhead)
 
 
+@documented(FitOptions, docs=_DOCS)
 def fit_messages(
     messages: Sequence[AnthropicMessage],
     *,
-    system: SystemPrompt | None = None,
-    budget: int | ContextBudget,
-    policy: Policy | Pipeline | None = None,
     counter: TokenCounter | None = None,
-    tools: Sequence[Mapping[str, Any]] | None = None,
-    overhead: MessageOverhead | None = None,
-    pin_system: bool = True,
-    pin_latest_user: bool = True,
-    timestamps: Sequence[datetime] | None = None,
-    deduplicate: bool = False,
-    unanswered_tool_calls: Literal["error", "drop"] = "error",
-    repair: bool = False,
-    query: str | None = None,
-    keep_recent: int | None = None,
-    structure: Structure | None = None,
-    shrink: Shrink | bool | None = None,
-    summarize: Summarize | None = None,
-    on_summary_error: OnSummaryError = "raise",
-    start_with_user: bool = True,
-    merge_consecutive: bool = False,
+    **options: Unpack[FitOptions],
 ) -> AnthropicFitResult:
-    """Fit an Anthropic history into a token budget.
+    """Fit an Anthropic history (and its system prompt) into a token budget.
 
     Args:
         messages: the request's messages (never modified).
-        system: the request's system prompt.
-        budget: tokens for the whole prompt (system + messages), or a ContextBudget.
-        policy: the selection policy (or a Pipeline); by default structure-aware selection
-            with :func:`pycupel.presets.conversation` (as for
-            :func:`pycupel.adapters.openai.fit_messages`).
-        counter, tools, overhead, pin_system, pin_latest_user, timestamps: as for
-            :func:`from_messages`.
-        deduplicate: let the pipeline drop units whose rendered text is byte-identical (off
-            by default: repeated short turns are not duplicates).
-        unanswered_tool_calls: ``"error"`` raises for a ``tool_use`` nobody answers;
-            ``"drop"`` leaves its unit out, reported with reason ``Filtered``.
-        start_with_user: drop leading unpinned units that start with an assistant message.
-        merge_consecutive: merge runs of same-role messages in the output.
-        repair: fix what the provider rejects instead of raising, reporting each fix as a
-            ``Filtered`` exclusion (see :mod:`pycupel.conversation.repair`).
-        query, keep_recent, structure: as for :func:`pycupel.adapters.openai.fit_messages`.
-        shrink: as for :func:`pycupel.adapters.openai.fit_messages` (older tool results
-            kept as placeholders, long ones truncated; on by default without a policy).
-        summarize, on_summary_error: as for :func:`pycupel.adapters.openai.fit_messages`
-            (a summary of what was left out, right after the system prompt).
+        system: the request's system prompt; the budget covers it and the messages.
+        counter: counts text; defaults to :class:`~pycupel.tokens.HeuristicCounter`.
 
     Returns:
         ``AnthropicFitResult(system, messages, report)``, ready for
@@ -301,58 +240,29 @@ def fit_messages(
     Raises:
         MessageFormatError: malformed history.
         PinnedBudgetError: the pinned system prompt and latest user turn alone do not fit.
+        UnknownOptionError: an option this function does not take, or no ``budget``.
     """
-    check_bool(PipelineConfigError, "start_with_user", start_with_user)
-    check_bool(PipelineConfigError, "merge_consecutive", merge_consecutive)
-    units = from_messages(
-        messages,
-        system=system,
-        counter=counter,
-        tools=tools,
-        overhead=overhead,
-        pin_system=pin_system,
-        pin_latest_user=pin_latest_user,
-        timestamps=timestamps,
-        allow_unanswered=allows_unanswered(unanswered_tool_calls),
-        repair=repair,
+    system = options.pop("system", None)
+    fitting = api.fit(CODEC, messages, system, counter, options)
+    return AnthropicFitResult(
+        system if fitting.system_kept else None, fitting.messages, fitting.report
     )
-    summary = Summary.start(summarize, on_summary_error, budget)
-    fitted = fit_units(
-        units,
-        budget=summary.budget if summary is not None else budget,
-        policy=policy,
-        deduplicate=deduplicate,
-        unanswered_tool_calls="drop" if repair else unanswered_tool_calls,
-        query=query,
-        structure=resolve_structure(policy, structure, keep_recent),
-        shrink=resolve_shrink(shrink, policy=policy),
-        editor=_editor(units.overhead),
-        counter=counter,
-        leading_filter=(
-            LeadingFilter(START_WITH_USER_FILTER, lambda unit: unit.first_role == "assistant")
-            if start_with_user or repair
-            else None
-        ),
-    )
-    history = _history(
-        fitted.units, with_variants(units, fitted), merge_consecutive=merge_consecutive
-    )
-    fitted_messages = history.messages
-    if summary is not None:
-        dropped = dropped_messages(units, fitted)
-        text = summary.text(dropped, None)
-        message: AnthropicMessage = {"role": "user", "content": text}
-        if text is not None and summary.fits(
-            count_parsed(_parse([message], None, units.overhead), resolve_counter(counter)),
-            len(dropped),
-        ):
-            fitted_messages = insert_after_system(fitted_messages, message, is_system=_never)
-    return AnthropicFitResult(history.system, fitted_messages, fitted.report)
 
 
-def _never(message: object) -> bool:
-    """No message of the list is a system prompt (it is passed beside the list)."""
-    return False
+@documented(FitOptions, docs=_DOCS)
+async def afit_messages(
+    messages: Sequence[AnthropicMessage],
+    *,
+    counter: AsyncTokenCounter,
+    **options: Unpack[FitOptions],
+) -> AnthropicFitResult:
+    """:func:`fit_messages` with an asynchronous token counter (such as a wrapped
+    ``messages.count_tokens``): every distinct text counted in one awaited call."""
+    system = options.pop("system", None)
+    fitting = await api.afit(CODEC, messages, system, counter, options)
+    return AnthropicFitResult(
+        system if fitting.system_kept else None, fitting.messages, fitting.report
+    )
 
 
 # --------------------------------------------------------------------------- sessions
@@ -362,7 +272,7 @@ CacheTTL = Literal["5m", "1h"]
 _NOT_CACHEABLE = frozenset({"thinking", "redacted_thinking"})
 
 
-class Session:
+class Session(ChatSession[AnthropicMessage]):
     """One conversation, fitted turn after turn into a cache-stable window with breakpoints.
 
     Call :meth:`fit` every turn with the whole history so far and the system prompt, send
@@ -387,8 +297,9 @@ class Session:
             first); unpinned leading units starting with one are left out.
     """
 
-    __slots__ = ("_cache_control", "_core")
+    __slots__ = ("_cache_control",)
 
+    @documented(SessionOptions, docs=SESSION_DOCS, defaults=SESSION_DEFAULTS)
     def __init__(
         self,
         *,
@@ -408,29 +319,10 @@ class Session:
             if cache_ttl == "5m"
             else {"type": "ephemeral", "ttl": "1h"}
         )
-        chosen = overhead if overhead is not None else DEFAULT_OVERHEAD
+        self._start(budget, overhead, options, start_with_user=start_with_user)
 
-        def parse(index: int, raw: AnthropicMessage, state: ParseState) -> ParsedMessage:
-            return _parse_message(index, raw, chosen, state.tool_names)
-
-        def parse_system(system: object) -> ParsedMessage:
-            return _parse_system(system, chosen)
-
-        self._core: SessionCore[AnthropicMessage] = SessionCore(
-            MessageFormat(
-                "anthropic",
-                SOURCE,
-                chosen,
-                parse=parse,
-                snapshot=snapshot_json,
-                parse_system=parse_system,
-                drops_leading=_starts_with_assistant if start_with_user else None,
-                editor=_editor(chosen),
-                summary_message=_summary_message,
-            ),
-            budget=budget,
-            **options,
-        )
+    def _codec(self) -> AnthropicCodec:
+        return CODEC
 
     def fit(
         self, messages: Sequence[AnthropicMessage], *, system: SystemPrompt | None = None
@@ -442,7 +334,7 @@ class Session:
                 without its result.
             PinnedBudgetError: the system prompt and latest user turn alone do not fit.
         """
-        return self._marked(messages, system, self._core.fit(messages, system))
+        return self._fit(messages, system)
 
     async def afit(
         self,
@@ -455,10 +347,9 @@ class Session:
         as a wrapped ``messages.count_tokens``): one awaited ``count_batch`` call per turn
         for the texts this turn adds. Raises what :meth:`fit` raises.
         """
-        window = await self._core.afit(messages, counter, system)
-        return self._marked(messages, system, window)
+        return await self._afit(messages, counter, system)
 
-    def _marked(
+    def _window(
         self, messages: Sequence[AnthropicMessage], system: object, window: CoreWindow
     ) -> SessionWindow[AnthropicMessage]:
         """The window to send, with its cache breakpoints set on copies."""
@@ -483,24 +374,6 @@ class Session:
             compacted=window.compacted,
             system=sent_system,
         )
-
-    def record_usage(self, usage: object) -> ProviderUsage:
-        """Calibrate with ``response.usage`` (``input_tokens`` plus the cache read and
-        creation counts; an object or a dict).
-
-        Raises:
-            ProviderUsageError: not a usage object, or a negative or non-integer count.
-            SessionConfigError: no window was fitted yet, or its usage was already recorded.
-        """
-        return self._core.record_usage(usage)
-
-
-def _summary_message(text: str) -> AnthropicMessage:
-    return {"role": "user", "content": text}
-
-
-def _starts_with_assistant(unit: MessageUnit) -> bool:
-    return unit.first_role == "assistant"
 
 
 def _with_breakpoint(message: AnthropicMessage, control: Mapping[str, str]) -> AnthropicMessage:
@@ -533,27 +406,7 @@ def _with_system_breakpoint(system: object, control: Mapping[str, str]) -> objec
     return blocks
 
 
-# --------------------------------------------------------------------------- rebuilding
-
-
-def _history(
-    chosen: Sequence[MessageUnit],
-    units: MessageUnits[AnthropicMessage],
-    *,
-    merge_consecutive: bool,
-) -> AnthropicHistory:
-    system: SystemPrompt | None = None
-    kept: list[tuple[int, AnthropicMessage]] = []
-    for unit in chosen:
-        if unit.system_parameter:
-            system = cast("SystemPrompt", units.system)  # validated when parsed
-        kept.extend((index, units.messages[index]) for index in unit.message_indices)
-    if not merge_consecutive:
-        return AnthropicHistory(system, [message for _, message in kept])
-    return AnthropicHistory(system, _merge_runs(kept))
-
-
-def _merge_runs(kept: Sequence[tuple[int, AnthropicMessage]]) -> list[AnthropicMessage]:
+def _merge_runs(kept: Kept[AnthropicMessage]) -> list[AnthropicMessage]:
     merged: list[AnthropicMessage] = []
     for index, message in kept:
         if merged and merged[-1]["role"] == message["role"]:
@@ -587,21 +440,6 @@ def _blocks(content: object) -> list[Any]:
         return [{"type": "text", "text": content}] if content else []
     assert isinstance(content, list | tuple)  # validated when parsed
     return list(content)
-
-
-# --------------------------------------------------------------------------- versions
-
-
-def _editor(overhead: MessageOverhead) -> Editor[AnthropicMessage]:
-    def parse(messages: Sequence[AnthropicMessage]) -> list[ParsedMessage]:
-        return _parse(list(messages), None, overhead)
-
-    def rewrite(
-        messages: Sequence[AnthropicMessage], replace: Replace
-    ) -> list[AnthropicMessage] | None:
-        return _rewrite(messages, replace, overhead)
-
-    return Editor(rewrite=rewrite, parse=parse)
 
 
 def _rewrite(
@@ -644,17 +482,6 @@ def _rewrite(
 
 
 # --------------------------------------------------------------------------- parsing
-
-
-def _parse(messages: object, system: object, overhead: MessageOverhead) -> list[ParsedMessage]:
-    parsed: list[ParsedMessage] = []
-    if system is not None:
-        parsed.append(_parse_system(system, overhead))
-    history = expect_list(SOURCE, "messages", messages, limit=MAX_MESSAGES)
-    tool_names: dict[str, str] = {}
-    for index, raw in enumerate(history):
-        parsed.append(_parse_message(index, raw, overhead, tool_names))
-    return parsed
 
 
 def _parse_system(system: object, overhead: MessageOverhead) -> ParsedMessage:
@@ -845,27 +672,3 @@ def _image_cost(source: Mapping[str, Any], at: str, overhead: MessageOverhead) -
         sizes=overhead.image_sizes,
         fallback=overhead.image,
     )
-
-
-# --------------------------------------------------------------------------- async
-
-
-class FitOptions(AlternatingFitOptions, total=False):
-    """:func:`fit_messages`' keyword options (all but ``counter``), which
-    :func:`afit_messages` takes and passes on."""
-
-    tools: Sequence[Mapping[str, Any]] | None
-    system: SystemPrompt | None
-
-
-async def afit_messages(
-    messages: Sequence[AnthropicMessage],
-    *,
-    counter: AsyncTokenCounter,
-    **options: Unpack[FitOptions],
-) -> AnthropicFitResult:
-    """:func:`fit_messages` with an asynchronous token counter (e.g. a wrapped count-tokens
-    endpoint): every distinct text is counted in one awaited ``count_batch`` call, and a
-    coroutine ``summarize`` callback is awaited (called once, with what the fit drops).
-    Takes every option of :func:`fit_messages` (see :class:`FitOptions`)."""
-    return await afit(fit_messages, messages, counter, options)

@@ -47,37 +47,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
-from datetime import datetime
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Unpack, cast
+from typing import Any, NamedTuple, Unpack, cast
 
 from pycupel._checks import check_bool
-from pycupel.conversation.afit import afit
-from pycupel.conversation.fit import (
-    LeadingFilter,
-    allows_unanswered,
-    fit_units,
-    resolve_counter,
-    resolve_structure,
-    with_variants,
-)
+from pycupel.conversation import api
+from pycupel.conversation.api import START_WITH_USER_FILTER
+from pycupel.conversation.codec import Codec, Kept
 from pycupel.conversation.media import base64_prefix, image_tokens
 from pycupel.conversation.media_length import audio_tokens, document_tokens
-from pycupel.conversation.options import AlternatingFitOptions
+from pycupel.conversation.options import AlternatingFitOptions, UnitOptions, documented
 from pycupel.conversation.overhead import MessageOverhead
-from pycupel.conversation.parsed import AnswerRef, CallRef, ParsedMessage, count_parsed
-from pycupel.conversation.repair import group_units
-from pycupel.conversation.structure import Structure
-from pycupel.conversation.summary import (
-    OnSummaryError,
-    Summarize,
-    Summary,
-    dropped_messages,
-)
-from pycupel.conversation.tools import GEMINI_TOOLS, with_tools
-from pycupel.conversation.units import MessageUnit, MessageUnits
+from pycupel.conversation.parsed import AnswerRef, CallRef, ParsedMessage, ParseState
+from pycupel.conversation.tools import GEMINI_TOOLS
+from pycupel.conversation.units import MessageUnits
 from pycupel.conversation.validate import (
-    MAX_MESSAGES,
     MAX_PARTS_PER_MESSAGE,
     as_json_text,
     expect_id,
@@ -86,31 +70,23 @@ from pycupel.conversation.validate import (
     expect_str,
     fail,
 )
-from pycupel.conversation.versions import Editor, Replace, Shrink, resolve_shrink
+from pycupel.conversation.versions import Replace
 from pycupel.diagnostics import SelectionReport
 from pycupel.errors import PipelineConfigError
-from pycupel.model import ContextBudget, ContextItem
-from pycupel.pipeline import Pipeline
-from pycupel.session import (
-    CoreWindow,
-    MessageFormat,
-    ParseState,
-    ProviderUsage,
-    SessionCore,
-    SessionOptions,
-    SessionWindow,
-)
-from pycupel.session.history import snapshot_json
+from pycupel.model import ContextItem
+from pycupel.session.chat import SESSION_DEFAULTS, SESSION_DOCS, ChatSession
+from pycupel.session.core import CoreWindow
+from pycupel.session.options import SessionOptions
+from pycupel.session.window import SessionWindow
 from pycupel.tokens import TokenCounter
 from pycupel.tokens.asynchronous import AsyncTokenCounter
 
-if TYPE_CHECKING:
-    from pycupel.policy import Policy
-
 __all__ = [
+    "CODEC",
     "DEFAULT_OVERHEAD",
     "START_WITH_USER_FILTER",
     "FitOptions",
+    "GeminiCodec",
     "GeminiFitResult",
     "GeminiHistory",
     "Session",
@@ -126,8 +102,6 @@ SOURCE = "gemini contents"
 DEFAULT_OVERHEAD = MessageOverhead(per_message=4, per_tool_call=6, per_request=3, image=258)
 """An estimate of Gemini's prompt format (see the module documentation)."""
 
-START_WITH_USER_FILTER = "start-with-user"
-"""``Filtered.filter_name`` of leading model units dropped by ``start_with_user``."""
 
 GeminiContent = Mapping[str, Any]
 SystemInstruction = str | Mapping[str, Any]
@@ -166,64 +140,76 @@ class GeminiFitResult(NamedTuple):
     """Why every unit was included or excluded."""
 
 
+class FitOptions(AlternatingFitOptions, total=False):
+    """:func:`fit_messages`' keyword options (all but ``counter``), which
+    :func:`afit_messages` takes and passes on."""
+
+    system_instruction: SystemInstruction | None
+
+
+_DOCS: Mapping[str, str] = MappingProxyType(
+    {
+        "system_instruction": "the request's ``system_instruction`` (a string, or a content "
+        "mapping with text parts); the budget covers it and the contents."
+    }
+)
+
+
+class GeminiCodec(Codec[GeminiContent]):
+    """Gemini ``contents`` to the engine and back (see the module documentation)."""
+
+    provider = "gemini"
+    source = SOURCE
+    list_name = "contents"
+    default_overhead = DEFAULT_OVERHEAD
+    tool_framing = GEMINI_TOOLS
+    leading_role = "model"
+    merges_on_repair = True
+
+    def parse(
+        self, index: int, message: GeminiContent, overhead: MessageOverhead, state: ParseState
+    ) -> ParsedMessage:
+        open_calls = state.extra.setdefault("open_calls", _OpenCalls())
+        assert isinstance(open_calls, _OpenCalls)  # only this parser sets it
+        return _parse_content(index, message, overhead, open_calls)
+
+    def parse_system(self, system: object, overhead: MessageOverhead) -> ParsedMessage:
+        return _parse_system(system, overhead)
+
+    def rewrite(
+        self, messages: Sequence[GeminiContent], replace: Replace, overhead: MessageOverhead
+    ) -> list[GeminiContent] | None:
+        return _rewrite(messages, replace)
+
+    def summary_message(self, text: str) -> GeminiContent:
+        return {"role": "user", "parts": [{"text": text}]}
+
+    def merge(self, kept: Kept[GeminiContent]) -> list[GeminiContent]:
+        return merge_runs(kept)
+
+
+CODEC = GeminiCodec()
+"""The codec of this module's functions."""
+
+
+@documented(UnitOptions)
 def from_messages(
     messages: Sequence[GeminiContent],
     *,
     system_instruction: SystemInstruction | None = None,
-    counter: TokenCounter | None = None,
-    tools: Sequence[Mapping[str, Any]] | None = None,
-    overhead: MessageOverhead | None = None,
-    pin_system: bool = True,
-    pin_latest_user: bool = True,
-    timestamps: Sequence[datetime] | None = None,
-    allow_unanswered: bool = False,
-    repair: bool = False,
+    **options: Unpack[UnitOptions],
 ) -> MessageUnits[GeminiContent]:
     """Split Gemini ``contents`` (and the system instruction) into units, one item per unit.
 
     Args:
         messages: the request's ``contents`` (never modified).
         system_instruction: the request's ``system_instruction``.
-        counter: counts text; defaults to :class:`~pycupel.tokens.HeuristicCounter`.
-        tools: the request's tool definitions (``tools=``), counted once per request as
-            part of the prompt (their JSON text plus the provider's framing).
-        overhead: fixed costs around the text; defaults to :data:`DEFAULT_OVERHEAD`.
-        pin_system: pin the system instruction.
-        pin_latest_user: pin the unit holding the latest user turn.
-        timestamps: one aware datetime per turn (the system instruction takes the oldest); by
-            default synthetic, strictly increasing ones in turn order.
-        allow_unanswered: keep a function call nobody answers as a flagged unit instead of
-            raising.
-        repair: drop messages holding orphaned tool results (kept in ``repairs``) and
-            allow unanswered calls instead of raising (see :mod:`pycupel.conversation.repair`).
 
     Raises:
         MessageFormatError: a malformed turn or part, a function response answering no earlier
             call, a call id used twice or (unless allowed) an unanswered call.
     """
-    resolved = resolve_counter(counter)
-    chosen = with_tools(
-        overhead if overhead is not None else DEFAULT_OVERHEAD,
-        tools,
-        source=SOURCE,
-        counter=resolved,
-        framing=GEMINI_TOOLS,
-    )
-    parsed = _parse(messages, system_instruction, chosen)
-    units, repairs = group_units(
-        parsed,
-        repair=repair,
-        source=SOURCE,
-        counter=resolved,
-        message_count=len(parsed) - (system_instruction is not None),
-        pin_system=pin_system,
-        pin_latest_user=pin_latest_user,
-        timestamps=timestamps,
-        allow_unanswered=allow_unanswered,
-    )
-    return MessageUnits(
-        "gemini", tuple(messages), units, chosen, system=system_instruction, repairs=repairs
-    )
+    return api.read_units(CODEC, messages, system_instruction, options)
 
 
 def to_messages(
@@ -238,8 +224,8 @@ def to_messages(
     other than ``role`` and ``parts`` cannot be merged and raises
     :class:`~pycupel.errors.MessageFormatError`).
     """
-    check_bool(PipelineConfigError, "merge_consecutive", merge_consecutive)
-    return _history(units.select(selection), units, merge_consecutive=merge_consecutive)
+    kept, contents = api.selected(CODEC, selection, units, merge_consecutive=merge_consecutive)
+    return GeminiHistory(cast("SystemInstruction", units.system) if kept else None, contents)
 
 
 def count_tokens(
@@ -251,64 +237,27 @@ def count_tokens(
     overhead: MessageOverhead | None = None,
 ) -> int:
     """Tokens of a request's system instruction and contents, as :func:`fit_messages` counts."""
-    resolved = resolve_counter(counter)
-    chosen = with_tools(
-        overhead if overhead is not None else DEFAULT_OVERHEAD,
-        tools,
-        source=SOURCE,
-        counter=resolved,
-        framing=GEMINI_TOOLS,
+    return api.count(
+        CODEC, messages, system_instruction, counter=counter, tools=tools, overhead=overhead
     )
-    parsed = _parse(messages, system_instruction, chosen)
-    return count_parsed(parsed, resolved) + chosen.per_request
 
 
+@documented(FitOptions, docs=_DOCS)
 def fit_messages(
     messages: Sequence[GeminiContent],
     *,
-    system_instruction: SystemInstruction | None = None,
-    budget: int | ContextBudget,
-    policy: Policy | Pipeline | None = None,
     counter: TokenCounter | None = None,
-    tools: Sequence[Mapping[str, Any]] | None = None,
-    overhead: MessageOverhead | None = None,
-    pin_system: bool = True,
-    pin_latest_user: bool = True,
-    timestamps: Sequence[datetime] | None = None,
-    deduplicate: bool = False,
-    unanswered_tool_calls: Literal["error", "drop"] = "error",
-    repair: bool = False,
-    query: str | None = None,
-    keep_recent: int | None = None,
-    structure: Structure | None = None,
-    shrink: Shrink | bool | None = None,
-    summarize: Summarize | None = None,
-    on_summary_error: OnSummaryError = "raise",
-    start_with_user: bool = True,
-    merge_consecutive: bool = False,
+    **options: Unpack[FitOptions],
 ) -> GeminiFitResult:
     """Fit Gemini ``contents`` (and the system instruction) into a token budget.
+
+    With ``repair=True``, runs of same-role turns left side by side are merged (Gemini
+    rejects them) as ``merge_consecutive`` does.
 
     Args:
         messages: the request's ``contents`` (never modified).
         system_instruction: the request's ``system_instruction``.
-        budget: tokens for the whole prompt, or a ContextBudget.
-        policy: the selection policy (or a Pipeline); defaults to :func:`pycupel.presets.chat`.
-        counter, tools, overhead, pin_system, pin_latest_user, timestamps: as for
-            :func:`from_messages`.
-        deduplicate: let the pipeline drop units whose rendered text is byte-identical.
-        unanswered_tool_calls: ``"error"`` raises for a call nobody answers; ``"drop"``
-            leaves its unit out, reported with reason ``Filtered``.
-        start_with_user: drop leading unpinned units that start with a ``model`` turn.
-        merge_consecutive: merge runs of same-role turns in the output.
-        repair: fix what the provider rejects instead of raising, reporting each fix as a
-            ``Filtered`` exclusion (see :mod:`pycupel.conversation.repair`).
-        query, keep_recent, structure: as for :func:`pycupel.adapters.openai.fit_messages`
-            (structure-aware selection for the query by default).
-        shrink: as for :func:`pycupel.adapters.openai.fit_messages` (older tool results
-            kept as placeholders, long ones truncated; on by default without a policy).
-        summarize, on_summary_error: as for :func:`pycupel.adapters.openai.fit_messages`
-            (a summary of what was left out, right after the system prompt).
+        counter: counts text; defaults to :class:`~pycupel.tokens.HeuristicCounter`.
 
     Returns:
         ``GeminiFitResult(system_instruction, contents, report)``.
@@ -316,59 +265,38 @@ def fit_messages(
     Raises:
         MessageFormatError: malformed contents.
         PinnedBudgetError: the pinned units alone do not fit.
+        UnknownOptionError: an option this function does not take, or no ``budget``.
     """
-    check_bool(PipelineConfigError, "start_with_user", start_with_user)
-    check_bool(PipelineConfigError, "merge_consecutive", merge_consecutive)
-    units = from_messages(
-        messages,
-        system_instruction=system_instruction,
-        counter=counter,
-        tools=tools,
-        overhead=overhead,
-        pin_system=pin_system,
-        pin_latest_user=pin_latest_user,
-        timestamps=timestamps,
-        allow_unanswered=allows_unanswered(unanswered_tool_calls),
-        repair=repair,
-    )
-    summary = Summary.start(summarize, on_summary_error, budget)
-    fitted = fit_units(
-        units,
-        budget=summary.budget if summary is not None else budget,
-        policy=policy,
-        deduplicate=deduplicate,
-        unanswered_tool_calls="drop" if repair else unanswered_tool_calls,
-        query=query,
-        structure=resolve_structure(policy, structure, keep_recent),
-        shrink=resolve_shrink(shrink, policy=policy),
-        editor=_editor(units.overhead),
-        counter=counter,
-        leading_filter=(
-            LeadingFilter(START_WITH_USER_FILTER, lambda unit: unit.first_role == "model")
-            if start_with_user or repair
-            else None
-        ),
-    )
-    history = _history(
-        fitted.units, with_variants(units, fitted), merge_consecutive=merge_consecutive or repair
-    )
-    contents = history.contents
-    if summary is not None:
-        dropped = dropped_messages(units, fitted)
-        text = summary.text(dropped, None)
-        content: GeminiContent = {"role": "user", "parts": [{"text": text}]}
-        if text is not None and summary.fits(
-            count_parsed(_parse([content], None, units.overhead), resolve_counter(counter)),
-            len(dropped),
-        ):
-            contents = [content, *contents]
-    return GeminiFitResult(history.system_instruction, contents, fitted.report)
+    system_instruction = options.pop("system_instruction", None)
+    fitting = api.fit(CODEC, messages, system_instruction, counter, options)
+    return _result(system_instruction, fitting)
+
+
+@documented(FitOptions, docs=_DOCS)
+async def afit_messages(
+    messages: Sequence[GeminiContent],
+    *,
+    counter: AsyncTokenCounter,
+    **options: Unpack[FitOptions],
+) -> GeminiFitResult:
+    """:func:`fit_messages` with an asynchronous token counter (such as a wrapped
+    ``models.count_tokens``): every distinct text counted in one awaited call."""
+    system_instruction = options.pop("system_instruction", None)
+    fitting = await api.afit(CODEC, messages, system_instruction, counter, options)
+    return _result(system_instruction, fitting)
+
+
+def _result(
+    system_instruction: SystemInstruction | None, fitting: api.Fitting[GeminiContent]
+) -> GeminiFitResult:
+    kept = system_instruction if fitting.system_kept else None
+    return GeminiFitResult(kept, fitting.messages, fitting.report)
 
 
 # --------------------------------------------------------------------------- sessions
 
 
-class Session:
+class Session(ChatSession[GeminiContent]):
     """One conversation of Gemini ``contents``, fitted turn after turn into a cache-stable
     window.
 
@@ -387,8 +315,9 @@ class Session:
             parts in order).
     """
 
-    __slots__ = ("_core", "_merge")
+    __slots__ = ("_merge",)
 
+    @documented(SessionOptions, docs=SESSION_DOCS, defaults=SESSION_DEFAULTS)
     def __init__(
         self,
         *,
@@ -400,31 +329,10 @@ class Session:
     ) -> None:
         check_bool(PipelineConfigError, "start_with_user", start_with_user)
         self._merge = check_bool(PipelineConfigError, "merge_consecutive", merge_consecutive)
-        chosen = overhead if overhead is not None else DEFAULT_OVERHEAD
+        self._start(budget, overhead, options, start_with_user=start_with_user)
 
-        def parse(index: int, raw: GeminiContent, state: ParseState) -> ParsedMessage:
-            open_calls = state.extra.setdefault("open_calls", _OpenCalls())
-            assert isinstance(open_calls, _OpenCalls)  # only this parser sets it
-            return _parse_content(index, raw, chosen, open_calls)
-
-        def parse_system(system: object) -> ParsedMessage:
-            return _parse_system(system, chosen)
-
-        self._core: SessionCore[GeminiContent] = SessionCore(
-            MessageFormat(
-                "gemini",
-                SOURCE,
-                chosen,
-                parse=parse,
-                snapshot=snapshot_json,
-                parse_system=parse_system,
-                drops_leading=_starts_with_model if start_with_user else None,
-                editor=_editor(chosen),
-                summary_message=_summary_message,
-            ),
-            budget=budget,
-            **options,
-        )
+    def _codec(self) -> GeminiCodec:
+        return CODEC
 
     def fit(
         self,
@@ -439,8 +347,7 @@ class Session:
             MessageFormatError: a malformed turn, or a function call without its response.
             PinnedBudgetError: the system instruction and latest user turn alone do not fit.
         """
-        window = self._core.fit(messages, system_instruction)
-        return self._window(messages, system_instruction, window)
+        return self._fit(messages, system_instruction)
 
     async def afit(
         self,
@@ -452,54 +359,18 @@ class Session:
         """:meth:`fit` with the new turns counted by an asynchronous token counter (such as
         a wrapped ``models.count_tokens``): one awaited ``count_batch`` call per turn for the
         texts this turn adds."""
-        window = await self._core.afit(messages, counter, system_instruction)
-        return self._window(messages, system_instruction, window)
-
-    def record_usage(self, usage: object) -> ProviderUsage:
-        """Calibrate with ``response.usage_metadata`` (``prompt_token_count`` with
-        ``cached_content_token_count``; an object or a dict).
-
-        Raises:
-            ProviderUsageError: not a usage object, or a negative or non-integer count.
-            SessionConfigError: no window was fitted yet, or its usage was already recorded.
-        """
-        return self._core.record_usage(usage)
+        return await self._afit(messages, counter, system_instruction)
 
     def _window(
         self, messages: Sequence[GeminiContent], system: object, window: CoreWindow
     ) -> SessionWindow[GeminiContent]:
-        sent = window.window(messages)
-        has_system = any(unit.system_parameter for unit in window.units)
-        contents = merge_runs(window.entries(messages)) if self._merge else sent.messages
-        return replace(sent, messages=contents, system=system if has_system else None)
-
-
-def _summary_message(text: str) -> GeminiContent:
-    return {"role": "user", "parts": [{"text": text}]}
-
-
-def _starts_with_model(unit: MessageUnit) -> bool:
-    return unit.first_role == "model"
+        sent = super()._window(messages, system, window)
+        if not self._merge:
+            return sent
+        return replace(sent, messages=merge_runs(window.entries(messages)))
 
 
 # --------------------------------------------------------------------------- rebuilding
-
-
-def _history(
-    chosen: Sequence[MessageUnit],
-    units: MessageUnits[GeminiContent],
-    *,
-    merge_consecutive: bool,
-) -> GeminiHistory:
-    system: SystemInstruction | None = None
-    kept: list[tuple[int, GeminiContent]] = []
-    for unit in chosen:
-        if unit.system_parameter:
-            system = cast("SystemInstruction", units.system)  # validated when parsed
-        kept.extend((index, units.messages[index]) for index in unit.message_indices)
-    if not merge_consecutive:
-        return GeminiHistory(system, [content for _, content in kept])
-    return GeminiHistory(system, merge_runs(kept))
 
 
 def merge_runs(kept: Sequence[tuple[int | None, GeminiContent]]) -> list[GeminiContent]:
@@ -522,16 +393,6 @@ def merge_runs(kept: Sequence[tuple[int | None, GeminiContent]]) -> list[GeminiC
         else:
             merged.append(content)
     return merged
-
-
-# --------------------------------------------------------------------------- versions
-
-
-def _editor(overhead: MessageOverhead) -> Editor[GeminiContent]:
-    def parse(contents: Sequence[GeminiContent]) -> list[ParsedMessage]:
-        return _parse(list(contents), None, overhead)
-
-    return Editor(rewrite=_rewrite, parse=parse)
 
 
 def _rewrite(contents: Sequence[GeminiContent], replace: Replace) -> list[GeminiContent] | None:
@@ -579,17 +440,6 @@ class _OpenCalls:
         if pending:
             return pending.pop(0)
         return f"<functionResponse {name!r} at {location}>"
-
-
-def _parse(messages: object, system: object, overhead: MessageOverhead) -> list[ParsedMessage]:
-    parsed: list[ParsedMessage] = []
-    if system is not None:
-        parsed.append(_parse_system(system, overhead))
-    contents = expect_list(SOURCE, "contents", messages, limit=MAX_MESSAGES)
-    open_calls = _OpenCalls()
-    for index, raw in enumerate(contents):
-        parsed.append(_parse_content(index, raw, overhead, open_calls))
-    return parsed
 
 
 def _parse_system(system: object, overhead: MessageOverhead) -> ParsedMessage:
@@ -770,27 +620,3 @@ def _media(
     if mime.startswith("video/"):  # 263 tokens per second, but no video length is read here
         return "[video]", overhead.media_cost("audio", at)
     return "[document]", document_tokens("gemini", payload, overhead, at)
-
-
-# --------------------------------------------------------------------------- async
-
-
-class FitOptions(AlternatingFitOptions, total=False):
-    """:func:`fit_messages`' keyword options (all but ``counter``), which
-    :func:`afit_messages` takes and passes on."""
-
-    tools: Sequence[Mapping[str, Any]] | None
-    system_instruction: SystemInstruction | None
-
-
-async def afit_messages(
-    messages: Sequence[GeminiContent],
-    *,
-    counter: AsyncTokenCounter,
-    **options: Unpack[FitOptions],
-) -> GeminiFitResult:
-    """:func:`fit_messages` with an asynchronous token counter (e.g. a wrapped count-tokens
-    endpoint): every distinct text is counted in one awaited ``count_batch`` call, and a
-    coroutine ``summarize`` callback is awaited (called once, with what the fit drops).
-    Takes every option of :func:`fit_messages` (see :class:`FitOptions`)."""
-    return await afit(fit_messages, messages, counter, options)

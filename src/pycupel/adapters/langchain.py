@@ -32,20 +32,13 @@ results, unanswered calls) and reports each fix (see :mod:`pycupel.conversation.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime
 from types import MappingProxyType, ModuleType
-from typing import TYPE_CHECKING, Any, Literal, Unpack, cast
+from typing import TYPE_CHECKING, Any, Unpack, cast
 
 from pycupel.adapters.openai import DEFAULT_OVERHEAD
-from pycupel.conversation.afit import afit
-from pycupel.conversation.fit import (
-    FitResult,
-    allows_unanswered,
-    fit_units,
-    fitted_messages,
-    resolve_counter,
-    resolve_structure,
-)
+from pycupel.conversation import api
+from pycupel.conversation.codec import Codec, snapshot_json
+from pycupel.conversation.fit import FitResult
 from pycupel.conversation.media import (
     ImageProvider,
     base64_prefix,
@@ -54,21 +47,13 @@ from pycupel.conversation.media import (
 )
 from pycupel.conversation.media_length import audio_tokens, document_tokens
 from pycupel.conversation.options import FitOptions as _FitOptions
+from pycupel.conversation.options import UnitOptions as _UnitOptions
+from pycupel.conversation.options import documented
 from pycupel.conversation.overhead import MessageOverhead
-from pycupel.conversation.parsed import AnswerRef, CallRef, Category, ParsedMessage, count_parsed
-from pycupel.conversation.repair import group_units
-from pycupel.conversation.structure import Structure
-from pycupel.conversation.summary import (
-    OnSummaryError,
-    Summarize,
-    Summary,
-    dropped_messages,
-    insert_after_system,
-)
-from pycupel.conversation.tools import OPENAI_TOOLS, with_tools
+from pycupel.conversation.parsed import AnswerRef, CallRef, Category, ParsedMessage, ParseState
+from pycupel.conversation.tools import OPENAI_TOOLS
 from pycupel.conversation.units import MessageUnits
 from pycupel.conversation.validate import (
-    MAX_MESSAGES,
     MAX_PARTS_PER_MESSAGE,
     MAX_TOOL_CALLS_PER_MESSAGE,
     as_json_text,
@@ -79,32 +64,24 @@ from pycupel.conversation.validate import (
     expect_str,
     fail,
 )
-from pycupel.conversation.versions import Editor, Replace, Shrink, resolve_shrink
+from pycupel.conversation.versions import Replace
 from pycupel.errors import AdapterUnavailableError, PipelineConfigError
-from pycupel.model import ContextBudget, ContextItem
-from pycupel.pipeline import Pipeline
-from pycupel.session import (
-    MessageFormat,
-    ParseState,
-    ProviderUsage,
-    SessionCore,
-    SessionOptions,
-    SessionWindow,
-)
-from pycupel.session.history import snapshot_json
+from pycupel.model import ContextItem
+from pycupel.session.chat import ChatSession
+from pycupel.session.window import SessionWindow
 from pycupel.tokens import TokenCounter
 from pycupel.tokens.asynchronous import AsyncTokenCounter
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
 
-    from pycupel.policy import Policy
-
 __all__ = [
     "DEFAULT_OVERHEAD",
     "FitOptions",
     "FitResult",
+    "LangChainCodec",
     "Session",
+    "UnitOptions",
     "afit_messages",
     "count_tokens",
     "fit_messages",
@@ -131,210 +108,27 @@ _CALL_BLOCKS = frozenset({"tool_use", "tool_call"})
 _IMAGE_PROVIDERS = frozenset({"openai", "anthropic", "gemini"})
 
 
-def from_messages(
-    messages: Sequence[BaseMessage],
-    *,
-    counter: TokenCounter | None = None,
-    tools: Sequence[Any] | None = None,
-    overhead: MessageOverhead | None = None,
-    image_pricing: ImageProvider = "openai",
-    pin_system: bool = True,
-    pin_latest_user: bool = True,
-    timestamps: Sequence[datetime] | None = None,
-    allow_unanswered: bool = False,
-    repair: bool = False,
-) -> MessageUnits[BaseMessage]:
-    """Split a LangChain message list into units, one candidate item per unit.
-
-    Arguments and errors are those of :func:`pycupel.adapters.openai.from_messages`, and:
-
-    Args:
-        tools: the tools bound to the model (anything ``bind_tools`` takes), counted as
-            their OpenAI tool schemas.
-        image_pricing: whose image formula prices an image of known size (``"openai"``,
-            ``"anthropic"`` or ``"gemini"``: the provider behind the chat model).
-    """
-    resolved = resolve_counter(counter)
-    chosen = _overhead(overhead, tools, resolved)
-    parsed = _parse(messages, chosen, _image_provider(image_pricing))
-    units, repairs = group_units(
-        parsed,
-        repair=repair,
-        source=SOURCE,
-        counter=resolved,
-        message_count=len(parsed),
-        pin_system=pin_system,
-        pin_latest_user=pin_latest_user,
-        timestamps=timestamps,
-        allow_unanswered=allow_unanswered,
-    )
-    return MessageUnits("langchain", tuple(messages), units, chosen, repairs=repairs)
+_PRICING_DOCS: Mapping[str, str] = MappingProxyType(
+    {
+        "tools": "the tools bound to the model (anything ``bind_tools`` takes), counted as "
+        "their OpenAI tool schemas.",
+        "image_pricing": 'whose image formula prices an image of known size (``"openai"``, '
+        '``"anthropic"`` or ``"gemini"``: the provider behind the chat model).',
+    }
+)
 
 
-def to_messages(
-    selection: Iterable[ContextItem], units: MessageUnits[BaseMessage]
-) -> list[BaseMessage]:
-    """The messages of the selected units in the original order (your original objects)."""
-    return [
-        units.messages[index] for unit in units.select(selection) for index in unit.message_indices
-    ]
+class UnitOptions(_UnitOptions, total=False):
+    """:func:`from_messages`' keyword options."""
+
+    image_pricing: ImageProvider
 
 
-def count_tokens(
-    messages: Sequence[BaseMessage],
-    *,
-    counter: TokenCounter | None = None,
-    tools: Sequence[Any] | None = None,
-    overhead: MessageOverhead | None = None,
-    image_pricing: ImageProvider = "openai",
-) -> int:
-    """Tokens of a request's messages (and tools), counted as :func:`fit_messages` does."""
-    resolved = resolve_counter(counter)
-    chosen = _overhead(overhead, tools, resolved)
-    parsed = _parse(messages, chosen, _image_provider(image_pricing))
-    return count_parsed(parsed, resolved) + chosen.per_request
+class FitOptions(_FitOptions, total=False):
+    """:func:`fit_messages`' keyword options (all but ``counter``), which
+    :func:`afit_messages` takes and passes on."""
 
-
-def fit_messages(
-    messages: Sequence[BaseMessage],
-    *,
-    budget: int | ContextBudget,
-    policy: Policy | Pipeline | None = None,
-    counter: TokenCounter | None = None,
-    tools: Sequence[Any] | None = None,
-    overhead: MessageOverhead | None = None,
-    image_pricing: ImageProvider = "openai",
-    pin_system: bool = True,
-    pin_latest_user: bool = True,
-    timestamps: Sequence[datetime] | None = None,
-    deduplicate: bool = False,
-    unanswered_tool_calls: Literal["error", "drop"] = "error",
-    repair: bool = False,
-    query: str | None = None,
-    keep_recent: int | None = None,
-    structure: Structure | None = None,
-    shrink: Shrink | bool | None = None,
-    summarize: Summarize | None = None,
-    on_summary_error: OnSummaryError = "raise",
-) -> FitResult[BaseMessage]:
-    """Fit a LangChain message list into a token budget; return the messages and the report.
-
-    Arguments, result and errors are those of :func:`pycupel.adapters.openai.fit_messages`;
-    ``tools`` and ``image_pricing`` are those of :func:`from_messages`.
-    """
-    units = from_messages(
-        messages,
-        counter=counter,
-        tools=tools,
-        overhead=overhead,
-        image_pricing=image_pricing,
-        pin_system=pin_system,
-        pin_latest_user=pin_latest_user,
-        timestamps=timestamps,
-        allow_unanswered=allows_unanswered(unanswered_tool_calls),
-        repair=repair,
-    )
-    summary = Summary.start(summarize, on_summary_error, budget)
-    fitted = fit_units(
-        units,
-        budget=summary.budget if summary is not None else budget,
-        policy=policy,
-        deduplicate=deduplicate,
-        unanswered_tool_calls="drop" if repair else unanswered_tool_calls,
-        query=query,
-        structure=resolve_structure(policy, structure, keep_recent),
-        shrink=resolve_shrink(shrink, policy=policy),
-        editor=_editor(units.overhead, _image_provider(image_pricing)),
-        counter=counter,
-    )
-    kept = fitted_messages(units, fitted)
-    if summary is not None:
-        lc = _langchain()
-        dropped = dropped_messages(units, fitted)
-        text = summary.text(dropped, None)
-        if text is not None:
-            message = lc.HumanMessage(text)
-            resolved = resolve_counter(counter)
-            if summary.fits(
-                count_parsed(_parse([message], units.overhead, "openai"), resolved),
-                len(dropped),
-            ):
-                kept = insert_after_system(
-                    kept, message, is_system=lambda m: isinstance(m, lc.SystemMessage)
-                )
-    return FitResult(kept, fitted.report)
-
-
-# --------------------------------------------------------------------------- sessions
-
-
-class Session:
-    """One conversation of LangChain messages, fitted turn after turn into a cache-stable
-    window (for the chat model behind it: OpenAI, Anthropic...).
-
-    Arguments, behaviour and thread rules are those of
-    :class:`pycupel.adapters.openai.Session`; ``record_usage`` also takes an ``AIMessage``'s
-    ``usage_metadata`` (``input_tokens`` with ``input_token_details.cache_read``) or the
-    provider's own usage dict from ``response_metadata``.
-    """
-
-    __slots__ = ("_core",)
-
-    def __init__(
-        self,
-        *,
-        budget: int,
-        overhead: MessageOverhead | None = None,
-        **options: Unpack[SessionOptions],
-    ) -> None:
-        chosen = overhead if overhead is not None else DEFAULT_OVERHEAD
-        lc = _langchain()
-
-        def parse(index: int, raw: BaseMessage, state: ParseState) -> ParsedMessage:
-            return _parse_message(lc, index, raw, chosen, state.tool_names, pricing="openai")
-
-        self._core: SessionCore[BaseMessage] = SessionCore(
-            MessageFormat(
-                "langchain",
-                SOURCE,
-                chosen,
-                parse=parse,
-                snapshot=_snapshot,
-                same=_same,
-                editor=_editor(chosen, "openai"),
-                summary_message=lc.HumanMessage,
-            ),
-            budget=budget,
-            **options,
-        )
-
-    def fit(self, messages: Sequence[BaseMessage]) -> SessionWindow[BaseMessage]:
-        """This turn's window for the whole history so far (your message objects).
-
-        Raises:
-            MessageFormatError: a malformed message, or a tool call without its result.
-            PinnedBudgetError: the system prompt and latest human turn alone do not fit.
-        """
-        return self._core.fit(messages).window(messages)
-
-    async def afit(
-        self, messages: Sequence[BaseMessage], *, counter: AsyncTokenCounter
-    ) -> SessionWindow[BaseMessage]:
-        """:meth:`fit` with the new messages counted by an asynchronous token counter (a
-        wrapped count-tokens endpoint, say): one awaited ``count_batch`` call per turn for
-        the texts this turn adds. Raises what :meth:`fit` raises.
-        """
-        window = await self._core.afit(messages, counter)
-        return window.window(messages)
-
-    def record_usage(self, usage: object) -> ProviderUsage:
-        """Calibrate with the usage of the latest request (see the class documentation).
-
-        Raises:
-            ProviderUsageError: not a usage object, or a negative or non-integer count.
-            SessionConfigError: no window was fitted yet, or its usage was already recorded.
-        """
-        return self._core.record_usage(usage)
+    image_pricing: ImageProvider
 
 
 def _snapshot(message: Any) -> object:
@@ -370,17 +164,181 @@ def _same(message: Any, snapshot: object) -> bool:
     ) == snapshot
 
 
+class LangChainCodec(Codec["BaseMessage"]):
+    """LangChain message objects to the engine and back (see the module documentation).
+
+    Attributes:
+        pricing: whose formula prices an image of known size.
+    """
+
+    provider = "langchain"
+    source = SOURCE
+    default_overhead = DEFAULT_OVERHEAD
+    tool_framing = OPENAI_TOOLS
+
+    def __init__(self, pricing: object = "openai") -> None:
+        if pricing not in _IMAGE_PROVIDERS:
+            raise PipelineConfigError(
+                "image_pricing", pricing, "must be 'openai', 'anthropic' or 'gemini'"
+            )
+        self.pricing = cast("ImageProvider", pricing)
+
+    def parse(
+        self, index: int, message: BaseMessage, overhead: MessageOverhead, state: ParseState
+    ) -> ParsedMessage:
+        return _parse_message(
+            _langchain(), index, message, overhead, state.tool_names, pricing=self.pricing
+        )
+
+    def parse_all(
+        self, messages: object, system: object, overhead: MessageOverhead
+    ) -> list[ParsedMessage]:
+        _langchain()  # without the extra, say so even for an empty history
+        return super().parse_all(messages, system, overhead)
+
+    def with_tools(
+        self, overhead: MessageOverhead, tools: Sequence[Any] | None, counter: TokenCounter
+    ) -> MessageOverhead:
+        return super().with_tools(
+            overhead, None if tools is None else _tool_schemas(tools), counter
+        )
+
+    def snapshot(self, message: BaseMessage) -> object:
+        return _snapshot(message)
+
+    def same(self, message: BaseMessage, snapshot: object) -> bool:
+        return _same(message, snapshot)
+
+    def rewrite(
+        self, messages: Sequence[BaseMessage], replace: Replace, overhead: MessageOverhead
+    ) -> list[BaseMessage] | None:
+        return _rewrite(messages, replace, overhead, self.pricing)
+
+    def summary_message(self, text: str) -> BaseMessage:
+        message: BaseMessage = _langchain().HumanMessage(text)
+        return message
+
+    def is_system(self, message: BaseMessage) -> bool:
+        return isinstance(message, _langchain().SystemMessage)
+
+
+def _codec(options: Mapping[str, object]) -> LangChainCodec:
+    """The codec for the options' ``image_pricing`` (popped: the engine does not take it)."""
+    pricing = options.get("image_pricing", "openai")
+    return LangChainCodec(pricing)
+
+
+@documented(UnitOptions, docs=_PRICING_DOCS)
+def from_messages(
+    messages: Sequence[BaseMessage], **options: Unpack[UnitOptions]
+) -> MessageUnits[BaseMessage]:
+    """Split a LangChain message list into units, one candidate item per unit.
+
+    Units and errors are those of :func:`pycupel.adapters.openai.from_messages`.
+
+    Args:
+        messages: the history (never modified).
+    """
+    codec = _codec(options)
+    options.pop("image_pricing", None)
+    return api.read_units(codec, messages, None, options)
+
+
+def to_messages(
+    selection: Iterable[ContextItem], units: MessageUnits[BaseMessage]
+) -> list[BaseMessage]:
+    """The messages of the selected units in the original order (your original objects)."""
+    return api.selected(LangChainCodec(), selection, units)[1]
+
+
+def count_tokens(
+    messages: Sequence[BaseMessage],
+    *,
+    counter: TokenCounter | None = None,
+    tools: Sequence[Any] | None = None,
+    overhead: MessageOverhead | None = None,
+    image_pricing: ImageProvider = "openai",
+) -> int:
+    """Tokens of a request's messages (and tools), counted as :func:`fit_messages` does."""
+    codec = LangChainCodec(image_pricing)
+    return api.count(codec, messages, None, counter=counter, tools=tools, overhead=overhead)
+
+
+@documented(FitOptions, docs=_PRICING_DOCS)
+def fit_messages(
+    messages: Sequence[BaseMessage],
+    *,
+    counter: TokenCounter | None = None,
+    **options: Unpack[FitOptions],
+) -> FitResult[BaseMessage]:
+    """Fit a LangChain message list into a token budget; return the messages and the report.
+
+    Result and errors are those of :func:`pycupel.adapters.openai.fit_messages`.
+
+    Args:
+        messages: the history (never modified).
+        counter: counts message text; defaults to :class:`~pycupel.tokens.HeuristicCounter`.
+    """
+    codec = _codec(options)
+    options.pop("image_pricing", None)
+    fitting = api.fit(codec, messages, None, counter, options)
+    return FitResult(fitting.messages, fitting.report)
+
+
+@documented(FitOptions, docs=_PRICING_DOCS)
+async def afit_messages(
+    messages: Sequence[BaseMessage],
+    *,
+    counter: AsyncTokenCounter,
+    **options: Unpack[FitOptions],
+) -> FitResult[BaseMessage]:
+    """:func:`fit_messages` with an asynchronous token counter: every distinct text counted
+    in one awaited call."""
+    codec = _codec(options)
+    options.pop("image_pricing", None)
+    fitting = await api.afit(codec, messages, None, counter, options)
+    return FitResult(fitting.messages, fitting.report)
+
+
+# --------------------------------------------------------------------------- sessions
+
+
+class Session(ChatSession["BaseMessage"]):
+    """One conversation of LangChain messages, fitted turn after turn into a cache-stable
+    window (for the chat model behind it: OpenAI, Anthropic...).
+
+    Arguments, behaviour and thread rules are those of
+    :class:`pycupel.adapters.openai.Session`; ``record_usage`` also takes an ``AIMessage``'s
+    ``usage_metadata`` (``input_tokens`` with ``input_token_details.cache_read``) or the
+    provider's own usage dict from ``response_metadata``.
+    """
+
+    __slots__ = ()
+
+    def _codec(self) -> LangChainCodec:
+        _langchain()  # without the extra, say so now rather than at the first turn
+        return LangChainCodec()
+
+    def fit(self, messages: Sequence[BaseMessage]) -> SessionWindow[BaseMessage]:
+        """This turn's window for the whole history so far (your message objects).
+
+        Raises:
+            MessageFormatError: a malformed message, or a tool call without its result.
+            PinnedBudgetError: the system prompt and latest human turn alone do not fit.
+        """
+        return self._fit(messages)
+
+    async def afit(
+        self, messages: Sequence[BaseMessage], *, counter: AsyncTokenCounter
+    ) -> SessionWindow[BaseMessage]:
+        """:meth:`fit` with the new messages counted by an asynchronous token counter (a
+        wrapped count-tokens endpoint, say): one awaited ``count_batch`` call per turn for
+        the texts this turn adds. Raises what :meth:`fit` raises.
+        """
+        return await self._afit(messages, counter)
+
+
 # --------------------------------------------------------------------------- versions
-
-
-def _editor(overhead: MessageOverhead, pricing: ImageProvider) -> Editor[BaseMessage]:
-    def parse(messages: Sequence[BaseMessage]) -> list[ParsedMessage]:
-        return _parse(list(messages), overhead, pricing)
-
-    def rewrite(messages: Sequence[BaseMessage], replace: Replace) -> list[BaseMessage] | None:
-        return _rewrite(messages, replace, overhead, pricing)
-
-    return Editor(rewrite=rewrite, parse=parse)
 
 
 def _rewrite(
@@ -439,18 +397,6 @@ def _image_provider(value: object) -> ImageProvider:
     raise PipelineConfigError("image_pricing", value, "must be 'openai', 'anthropic' or 'gemini'")
 
 
-def _overhead(
-    overhead: MessageOverhead | None, tools: Sequence[Any] | None, counter: TokenCounter
-) -> MessageOverhead:
-    """The overhead with the bound tools' schemas added to the per-request cost."""
-    chosen = overhead if overhead is not None else DEFAULT_OVERHEAD
-    if tools is None:
-        return chosen
-    return with_tools(
-        chosen, _tool_schemas(tools), source=SOURCE, counter=counter, framing=OPENAI_TOOLS
-    )
-
-
 def _tool_schemas(tools: object) -> list[Mapping[str, Any]]:
     """Each bound tool as the OpenAI tool schema LangChain sends for it."""
     entries = expect_list(SOURCE, "tools", tools, limit=MAX_PARTS_PER_MESSAGE)
@@ -472,18 +418,6 @@ def _tool_schemas(tools: object) -> list[Mapping[str, Any]]:
                 tool,
             )
     return schemas
-
-
-def _parse(
-    messages: object, overhead: MessageOverhead, pricing: ImageProvider
-) -> list[ParsedMessage]:
-    lc = _langchain()
-    history = expect_list(SOURCE, "messages", messages, limit=MAX_MESSAGES)
-    tool_names: dict[str, str] = {}
-    return [
-        _parse_message(lc, index, raw, overhead, tool_names, pricing=pricing)
-        for index, raw in enumerate(history)
-    ]
 
 
 def _parse_message(
@@ -697,27 +631,3 @@ def _base64(value: object, at: str) -> bytes | None:
 
 def _optional(value: object, at: str) -> str | None:
     return expect_optional_str(SOURCE, at, value)
-
-
-# --------------------------------------------------------------------------- async
-
-
-class FitOptions(_FitOptions, total=False):
-    """:func:`fit_messages`' keyword options (all but ``counter``), which
-    :func:`afit_messages` takes and passes on."""
-
-    tools: Sequence[Any] | None
-    image_pricing: ImageProvider
-
-
-async def afit_messages(
-    messages: Sequence[BaseMessage],
-    *,
-    counter: AsyncTokenCounter,
-    **options: Unpack[FitOptions],
-) -> FitResult[BaseMessage]:
-    """:func:`fit_messages` with an asynchronous token counter (e.g. a wrapped count-tokens
-    endpoint): every distinct text is counted in one awaited ``count_batch`` call, and a
-    coroutine ``summarize`` callback is awaited (called once, with what the fit drops).
-    Takes every option of :func:`fit_messages` (see :class:`FitOptions`)."""
-    return await afit(fit_messages, messages, counter, options)

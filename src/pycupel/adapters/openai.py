@@ -25,37 +25,20 @@ parts over-estimates rather than under-estimates.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal, Unpack
+from typing import Any, Unpack
 
-from pycupel.conversation.afit import afit
-from pycupel.conversation.fit import (
-    FitResult,
-    allows_unanswered,
-    fit_units,
-    fitted_messages,
-    resolve_counter,
-    resolve_structure,
-)
+from pycupel.conversation import api
+from pycupel.conversation.codec import Codec
+from pycupel.conversation.fit import FitResult
 from pycupel.conversation.media import data_url_bytes, image_tokens
 from pycupel.conversation.media_length import audio_tokens, document_tokens
-from pycupel.conversation.options import FitOptions as _FitOptions
+from pycupel.conversation.options import FitOptions, UnitOptions, documented
 from pycupel.conversation.overhead import MessageOverhead
-from pycupel.conversation.parsed import AnswerRef, CallRef, Category, ParsedMessage, count_parsed
-from pycupel.conversation.repair import group_units
-from pycupel.conversation.structure import Structure
-from pycupel.conversation.summary import (
-    OnSummaryError,
-    Summarize,
-    Summary,
-    dropped_messages,
-    insert_after_system,
-)
-from pycupel.conversation.tools import OPENAI_TOOLS, with_tools
+from pycupel.conversation.parsed import AnswerRef, CallRef, Category, ParsedMessage, ParseState
+from pycupel.conversation.tools import OPENAI_TOOLS
 from pycupel.conversation.units import MessageUnits
 from pycupel.conversation.validate import (
-    MAX_MESSAGES,
     MAX_PARTS_PER_MESSAGE,
     MAX_TOOL_CALLS_PER_MESSAGE,
     as_json_text,
@@ -66,28 +49,19 @@ from pycupel.conversation.validate import (
     expect_str,
     fail,
 )
-from pycupel.conversation.versions import Editor, Replace, Shrink, resolve_shrink
-from pycupel.model import ContextBudget, ContextItem
-from pycupel.pipeline import Pipeline
-from pycupel.session import (
-    MessageFormat,
-    ParseState,
-    ProviderUsage,
-    SessionCore,
-    SessionOptions,
-    SessionWindow,
-)
-from pycupel.session.history import snapshot_json
+from pycupel.conversation.versions import Replace
+from pycupel.model import ContextItem
+from pycupel.session.chat import ChatSession
+from pycupel.session.window import SessionWindow
 from pycupel.tokens import TokenCounter
 from pycupel.tokens.asynchronous import AsyncTokenCounter
 
-if TYPE_CHECKING:
-    from pycupel.policy import Policy
-
 __all__ = [
+    "CODEC",
     "DEFAULT_OVERHEAD",
     "FitOptions",
     "FitResult",
+    "OpenAICodec",
     "Session",
     "afit_messages",
     "count_tokens",
@@ -127,35 +101,47 @@ _CATEGORIES: Mapping[str, Category] = MappingProxyType(
 _PLAIN_ROLES = frozenset({"system", "developer", "user"})
 
 
+class OpenAICodec(Codec[OpenAIMessage]):
+    """Chat Completions messages to the engine and back (see the module documentation)."""
+
+    provider = "openai"
+    source = SOURCE
+    default_overhead = DEFAULT_OVERHEAD
+    tool_framing = OPENAI_TOOLS
+
+    def parse(
+        self, index: int, message: OpenAIMessage, overhead: MessageOverhead, state: ParseState
+    ) -> ParsedMessage:
+        quick = _plain_message(index, message, overhead) if type(message) is dict else None
+        return quick or _parse_message(index, message, overhead, state.tool_names, state.pending)
+
+    def rewrite(
+        self, messages: Sequence[OpenAIMessage], replace: Replace, overhead: MessageOverhead
+    ) -> list[OpenAIMessage] | None:
+        return _rewrite(messages, replace, overhead)
+
+    def summary_message(self, text: str) -> OpenAIMessage:
+        return {"role": "user", "content": text}
+
+    def is_system(self, message: OpenAIMessage) -> bool:
+        return message.get("role") in ("system", "developer")
+
+
+CODEC = OpenAICodec()
+"""The codec of this module's functions."""
+
+
+@documented(UnitOptions)
 def from_messages(
-    messages: Sequence[OpenAIMessage],
-    *,
-    counter: TokenCounter | None = None,
-    tools: Sequence[Mapping[str, Any]] | None = None,
-    overhead: MessageOverhead | None = None,
-    pin_system: bool = True,
-    pin_latest_user: bool = True,
-    timestamps: Sequence[datetime] | None = None,
-    allow_unanswered: bool = False,
-    repair: bool = False,
+    messages: Sequence[OpenAIMessage], **options: Unpack[UnitOptions]
 ) -> MessageUnits[OpenAIMessage]:
     """Split an OpenAI chat history into units, one candidate item per unit.
 
+    ``system`` and ``developer`` messages become pinned ``SystemPrompt`` units; an assistant
+    message with tool calls and the ``tool`` messages answering it are one unit.
+
     Args:
         messages: the history, as sent to the Chat Completions API (never modified).
-        counter: counts message text; defaults to :class:`~pycupel.tokens.HeuristicCounter`.
-        tools: the request's tool definitions (``tools=``), counted once per request as
-            part of the prompt (their JSON text plus the provider's framing).
-        overhead: fixed costs around the text; defaults to :data:`DEFAULT_OVERHEAD`.
-        pin_system: pin ``system`` and ``developer`` messages.
-        pin_latest_user: pin the unit holding the latest ``user`` message.
-        timestamps: one aware datetime per message; by default synthetic, strictly
-            increasing ones in message order (see :data:`~pycupel.adapters.SYNTHETIC_EPOCH`).
-        allow_unanswered: keep a tool call nobody answers as a unit of its own instead of
-            raising :class:`~pycupel.errors.MessageFormatError`; such a unit is flagged in
-            ``unanswered_call_ids`` (OpenAI rejects a request holding it).
-        repair: drop messages holding orphaned tool results (kept in ``repairs``) and
-            allow unanswered calls instead of raising (see :mod:`pycupel.conversation.repair`).
 
     Returns:
         The units; ``.items`` are the candidates for a pipeline and :func:`to_messages` maps a
@@ -165,27 +151,7 @@ def from_messages(
         MessageFormatError: a malformed message, an orphaned tool result, a duplicate call id
             or (unless allowed) an unanswered tool call; the message names the location.
     """
-    resolved = resolve_counter(counter)
-    chosen = with_tools(
-        overhead if overhead is not None else DEFAULT_OVERHEAD,
-        tools,
-        source=SOURCE,
-        counter=resolved,
-        framing=OPENAI_TOOLS,
-    )
-    parsed = _parse(messages, chosen)
-    units, repairs = group_units(
-        parsed,
-        repair=repair,
-        source=SOURCE,
-        counter=resolved,
-        message_count=len(parsed),
-        pin_system=pin_system,
-        pin_latest_user=pin_latest_user,
-        timestamps=timestamps,
-        allow_unanswered=allow_unanswered,
-    )
-    return MessageUnits("openai", tuple(messages), units, chosen, repairs=repairs)
+    return api.read_units(CODEC, messages, None, options)
 
 
 def to_messages(
@@ -197,9 +163,7 @@ def to_messages(
     keys included). Copy them before mutating. ``to_messages(units.items, units)`` gives back
     the whole history.
     """
-    return [
-        units.messages[index] for unit in units.select(selection) for index in unit.message_indices
-    ]
+    return api.selected(CODEC, selection, units)[1]
 
 
 def count_tokens(
@@ -214,137 +178,55 @@ def count_tokens(
     The per-request overhead is included, so ``count_tokens(fitted) <= budget`` holds for the
     output of :func:`fit_messages` with the same counter and overhead.
     """
-    resolved = resolve_counter(counter)
-    chosen = with_tools(
-        overhead if overhead is not None else DEFAULT_OVERHEAD,
-        tools,
-        source=SOURCE,
-        counter=resolved,
-        framing=OPENAI_TOOLS,
-    )
-    parsed = _parse(messages, chosen)
-    return count_parsed(parsed, resolved) + chosen.per_request
+    return api.count(CODEC, messages, None, counter=counter, tools=tools, overhead=overhead)
 
 
+@documented(FitOptions)
 def fit_messages(
     messages: Sequence[OpenAIMessage],
     *,
-    budget: int | ContextBudget,
-    policy: Policy | Pipeline | None = None,
     counter: TokenCounter | None = None,
-    tools: Sequence[Mapping[str, Any]] | None = None,
-    overhead: MessageOverhead | None = None,
-    pin_system: bool = True,
-    pin_latest_user: bool = True,
-    timestamps: Sequence[datetime] | None = None,
-    deduplicate: bool = False,
-    unanswered_tool_calls: Literal["error", "drop"] = "error",
-    repair: bool = False,
-    query: str | None = None,
-    keep_recent: int | None = None,
-    structure: Structure | None = None,
-    shrink: Shrink | bool | None = None,
-    summarize: Summarize | None = None,
-    on_summary_error: OnSummaryError = "raise",
+    **options: Unpack[FitOptions],
 ) -> FitResult[OpenAIMessage]:
     """Fit an OpenAI chat history into a token budget; return the history and the report.
 
     Args:
         messages: the history (never modified).
-        budget: tokens for the whole prompt (an int: target = max = budget), or a
-            :class:`~pycupel.ContextBudget` for an output reserve, a margin...
-        policy: the selection policy, or a ready :class:`~pycupel.pipeline.Pipeline` (to give
-            a decay scorer its clock, say). By default the selection is structure-aware:
-            :func:`pycupel.presets.conversation` scores turns for ``query`` and the
-            conversation's shape is kept (see :class:`~pycupel.adapters.Structure`). A given
-            policy runs the ordinary pipeline, unless ``structure`` or ``keep_recent`` is
-            given too.
-        counter: defaults to :class:`~pycupel.tokens.HeuristicCounter`.
-        tools: the request's tool definitions, counted as part of the prompt.
-        overhead: defaults to :data:`DEFAULT_OVERHEAD`.
-        pin_system: always keep ``system``/``developer`` messages.
-        pin_latest_user: always keep the latest ``user`` message (and its unit).
-        timestamps: one aware datetime per message. Time-decay policies need real ones: the
-            synthetic default counts seconds from 2000-01-01 UTC, which a decay scorer reading
-            today's clock sees as very old (recency scoring only uses the order).
-        deduplicate: let the pipeline drop units whose rendered text is byte-identical. Off by
-            default: two "ok" turns at different points of a chat are not duplicates.
-        unanswered_tool_calls: ``"error"`` raises for a call nobody answers; ``"drop"`` leaves
-            its unit out and reports it excluded with reason ``Filtered``.
-        repair: fix what the provider rejects instead of raising, reporting each fix as a
-            ``Filtered`` exclusion (see :mod:`pycupel.conversation.repair`).
-        query: what the next answer is about; defaults to the text of the latest user
-            message. Read by query-aware scorers (the default preset's relevance).
-        keep_recent: tokens of the newest turns always kept, as an unbroken tail (shorthand
-            for ``structure=Structure(keep_recent=...)``; by default 10% of the budget).
-        structure: structure-aware selection options (a recent tail, neighbours, dated
-            headers); the default when no policy is given.
-        shrink: keep older tool results as placeholders (their calls whole) and long
-            results and messages as head + tail truncations instead of dropping them (see
-            :class:`~pycupel.adapters.Shrink`). ``None``: on for the structure-aware
-            default, off with a given policy; ``True``/``False``: the default options on or
-            off; a ``Shrink`` sets them (``keep_whole``, ``exclude_tools``...).
-        summarize: a callback ``(dropped_messages, previous_summary) -> str`` (or a coroutine
-            function): the fit keeps 10% of the budget for its text, which comes back as one
-            user message opening with ``[Summary of the earlier conversation]``, right after
-            the system messages. It receives the messages left out or shortened, as given.
-        on_summary_error: ``"raise"`` (a failing summarizer raises
-            :class:`~pycupel.errors.SummarizerError` naming it) or ``"skip"`` (the window
-            comes back without the summary).
+        counter: counts message text; defaults to :class:`~pycupel.tokens.HeuristicCounter`.
 
     Returns:
         ``FitResult(messages, report)``: the kept messages in the original order (a
         shortened message is a new dict with the same keys and ids), and the
         pipeline's :class:`~pycupel.diagnostics.SelectionReport` (a shortened unit is
-        reported by its version's item; :func:`pycupel.adapters.variant_name` names it).
+        reported by its version's item; :func:`pycupel.conversation.variant_name` names it).
 
     Raises:
         MessageFormatError: malformed history.
         PinnedBudgetError: the pinned messages alone do not fit in the budget.
+        UnknownOptionError: an option this function does not take, or no ``budget``.
     """
-    units = from_messages(
-        messages,
-        counter=counter,
-        tools=tools,
-        overhead=overhead,
-        pin_system=pin_system,
-        pin_latest_user=pin_latest_user,
-        timestamps=timestamps,
-        allow_unanswered=allows_unanswered(unanswered_tool_calls),
-        repair=repair,
-    )
-    summary = Summary.start(summarize, on_summary_error, budget)
-    fitted = fit_units(
-        units,
-        budget=summary.budget if summary is not None else budget,
-        policy=policy,
-        deduplicate=deduplicate,
-        unanswered_tool_calls="drop" if repair else unanswered_tool_calls,
-        query=query,
-        structure=resolve_structure(policy, structure, keep_recent),
-        shrink=resolve_shrink(shrink, policy=policy),
-        editor=_editor(units.overhead),
-        counter=counter,
-    )
-    kept = fitted_messages(units, fitted)
-    if summary is not None:
-        dropped = dropped_messages(units, fitted)
-        text = summary.text(dropped, None)
-        message: OpenAIMessage = {"role": "user", "content": text}
-        if text is not None and summary.fits(
-            count_parsed(_parse([message], units.overhead), resolve_counter(counter)),
-            len(dropped),
-        ):
-            kept = insert_after_system(
-                kept, message, is_system=lambda m: m["role"] in ("system", "developer")
-            )
-    return FitResult(kept, fitted.report)
+    fitting = api.fit(CODEC, messages, None, counter, options)
+    return FitResult(fitting.messages, fitting.report)
+
+
+@documented(FitOptions)
+async def afit_messages(
+    messages: Sequence[OpenAIMessage],
+    *,
+    counter: AsyncTokenCounter,
+    **options: Unpack[FitOptions],
+) -> FitResult[OpenAIMessage]:
+    """:func:`fit_messages` with an asynchronous token counter (e.g. a wrapped count-tokens
+    endpoint): every distinct text is counted in one awaited ``count_batch`` call, and a
+    coroutine ``summarize`` callback is awaited (called once, with what the fit drops)."""
+    fitting = await api.afit(CODEC, messages, None, counter, options)
+    return FitResult(fitting.messages, fitting.report)
 
 
 # --------------------------------------------------------------------------- sessions
 
 
-class Session:
+class Session(ChatSession[OpenAIMessage]):
     """One conversation, fitted turn after turn into a cache-stable window.
 
     Call :meth:`fit` every turn with the whole history so far (the same list grown, or a new
@@ -360,69 +242,14 @@ class Session:
     holds one conversation; its methods hold a lock, so sharing it between threads is safe
     but interleaving two conversations in it makes every turn an edit.
 
-    Args:
-        budget: tokens for the whole prompt, in OpenAI's count once usage is recorded.
-        policy: chooses what a compaction keeps (a Policy or Pipeline; default
-            :func:`pycupel.presets.chat`).
-        counter: counts message text; defaults to the heuristic estimate.
-        overhead: the chat format's fixed costs; defaults to :data:`DEFAULT_OVERHEAD`.
-        compact_at: high watermark, as a share of ``budget``.
-        compact_to: low watermark a compaction cuts down to.
-        grid: compaction cut points are rounded up to a multiple of this many messages.
-        recall_share: the largest share of ``budget`` the recall zone may take (0 disables it).
-        compact_for_recall: compact early, for the latest user message, when its best
-            match does not fit the recall zone (relevance pressure).
-        recall_every_turn: re-decide the recall zone for every new user message. By default
-            it is re-decided for a message that asks something (holds a question mark) or
-            whose best match lies outside the window, far above the best inside; other
-            messages leave the zone in place, so their requests extend the previous one.
-        pin_system: always keep ``system``/``developer`` messages.
-        shrink: what a compaction may keep shorter instead of dropping: ``True`` (the default
-            :class:`~pycupel.adapters.Shrink`: older tool results as placeholders after their
-            calls, long ones as head + tail truncations) or a ``Shrink`` (``keep_whole``,
-            ``exclude_tools``...); off by default. The shorter versions are made once per
-            compaction and sent unchanged until the next one (see
-            :mod:`pycupel.session.shrink`).
-        summarize: a callback ``(dropped_messages, previous_summary) -> str`` (or a
-            coroutine function, awaited by :meth:`afit`), called only at a compaction with
-            the messages it leaves out or shortens; its text is one user message opening with
-            ``[Summary of the earlier conversation]`` right after the system prompt, and the
-            previous text is passed back in so repeated compactions fold into one message
-            (see :mod:`pycupel.session.summary`). A compaction keeps 10% of the budget for it.
-        on_summary_error: ``"raise"`` (:class:`~pycupel.errors.SummarizerError`) or
-            ``"skip"`` (the previous summary stays).
 
-    Raises:
-        SessionConfigError: an invalid setting.
+    The options are those of :class:`~pycupel.session.chat.ChatSession` (see ``__init__``).
     """
 
-    __slots__ = ("_core",)
+    __slots__ = ()
 
-    def __init__(
-        self,
-        *,
-        budget: int,
-        overhead: MessageOverhead | None = None,
-        **options: Unpack[SessionOptions],
-    ) -> None:
-        chosen = overhead if overhead is not None else DEFAULT_OVERHEAD
-
-        def parse(index: int, raw: OpenAIMessage, state: ParseState) -> ParsedMessage:
-            return _parse_message(index, raw, chosen, state.tool_names, state.pending)
-
-        self._core: SessionCore[OpenAIMessage] = SessionCore(
-            MessageFormat(
-                "openai",
-                SOURCE,
-                chosen,
-                parse=parse,
-                snapshot=snapshot_json,
-                editor=_editor(chosen),
-                summary_message=_summary_message,
-            ),
-            budget=budget,
-            **options,
-        )
+    def _codec(self) -> OpenAICodec:
+        return CODEC
 
     def fit(self, messages: Sequence[OpenAIMessage]) -> SessionWindow[OpenAIMessage]:
         """This turn's window for the whole history so far.
@@ -431,7 +258,7 @@ class Session:
             MessageFormatError: a malformed message, or a tool call without its result.
             PinnedBudgetError: the system prompt and latest user turn alone do not fit.
         """
-        return self._core.fit(messages).window(messages)
+        return self._fit(messages)
 
     async def afit(
         self, messages: Sequence[OpenAIMessage], *, counter: AsyncTokenCounter
@@ -440,35 +267,10 @@ class Session:
         wrapped count-tokens endpoint, say): one awaited ``count_batch`` call per turn for
         the texts this turn adds. Raises what :meth:`fit` raises.
         """
-        window = await self._core.afit(messages, counter)
-        return window.window(messages)
-
-    def record_usage(self, usage: object) -> ProviderUsage:
-        """Calibrate with ``response.usage`` (Chat Completions or Responses, object or dict).
-
-        Raises:
-            ProviderUsageError: not a usage object, or a negative or non-integer count.
-            SessionConfigError: no window was fitted yet, or its usage was already recorded.
-        """
-        return self._core.record_usage(usage)
-
-
-def _summary_message(text: str) -> OpenAIMessage:
-    return {"role": "user", "content": text}
+        return await self._afit(messages, counter)
 
 
 # --------------------------------------------------------------------------- parsing
-
-
-def _parse(messages: object, overhead: MessageOverhead) -> list[ParsedMessage]:
-    history = expect_list(SOURCE, "messages", messages, limit=MAX_MESSAGES)
-    parsed: list[ParsedMessage] = []
-    tool_names: dict[str, str] = {}
-    legacy_pending: list[str] = []
-    for index, raw in enumerate(history):
-        quick = _plain_message(index, raw, overhead) if type(raw) is dict else None
-        parsed.append(quick or _parse_message(index, raw, overhead, tool_names, legacy_pending))
-    return parsed
 
 
 def _parse_message(
@@ -699,19 +501,6 @@ def _image_cost(image: Mapping[str, Any], at: str, overhead: MessageOverhead) ->
     )
 
 
-# --------------------------------------------------------------------------- versions
-
-
-def _editor(overhead: MessageOverhead) -> Editor[OpenAIMessage]:
-    def parse(messages: Sequence[OpenAIMessage]) -> list[ParsedMessage]:
-        return _parse(list(messages), overhead)
-
-    def rewrite(messages: Sequence[OpenAIMessage], replace: Replace) -> list[OpenAIMessage] | None:
-        return _rewrite(messages, replace, overhead)
-
-    return Editor(rewrite=rewrite, parse=parse)
-
-
 def _rewrite(
     messages: Sequence[OpenAIMessage], replace: Replace, overhead: MessageOverhead
 ) -> list[OpenAIMessage] | None:
@@ -740,26 +529,3 @@ def _rewrite(
             rewritten.append({**message, "content": new_text})
             changed = True
     return rewritten if changed else None
-
-
-# --------------------------------------------------------------------------- async
-
-
-class FitOptions(_FitOptions, total=False):
-    """:func:`fit_messages`' keyword options (all but ``counter``), which
-    :func:`afit_messages` takes and passes on."""
-
-    tools: Sequence[Mapping[str, Any]] | None
-
-
-async def afit_messages(
-    messages: Sequence[OpenAIMessage],
-    *,
-    counter: AsyncTokenCounter,
-    **options: Unpack[FitOptions],
-) -> FitResult[OpenAIMessage]:
-    """:func:`fit_messages` with an asynchronous token counter (e.g. a wrapped count-tokens
-    endpoint): every distinct text is counted in one awaited ``count_batch`` call, and a
-    coroutine ``summarize`` callback is awaited (called once, with what the fit drops).
-    Takes every option of :func:`fit_messages` (see :class:`FitOptions`)."""
-    return await afit(fit_messages, messages, counter, options)

@@ -39,35 +39,20 @@ reasoning text; ``encrypted_content`` is opaque and not counted as text.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
-from datetime import datetime
+from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Unpack, cast
+from typing import Any, NamedTuple, Unpack
 
-from pycupel.conversation.afit import afit
-from pycupel.conversation.fit import (
-    allows_unanswered,
-    fit_units,
-    resolve_counter,
-    resolve_structure,
-    with_variants,
-)
+from pycupel.conversation import api
+from pycupel.conversation.codec import Codec
 from pycupel.conversation.media import data_url_bytes, image_tokens
 from pycupel.conversation.media_length import audio_tokens, document_tokens
 from pycupel.conversation.options import FitOptions as _FitOptions
+from pycupel.conversation.options import UnitOptions, documented
 from pycupel.conversation.overhead import MessageOverhead
-from pycupel.conversation.parsed import AnswerRef, CallRef, Category, ParsedMessage, count_parsed
-from pycupel.conversation.repair import group_units
-from pycupel.conversation.structure import Structure
-from pycupel.conversation.summary import (
-    OnSummaryError,
-    Summarize,
-    Summary,
-    dropped_messages,
-    insert_after_system,
-)
-from pycupel.conversation.tools import OPENAI_TOOLS, with_tools
-from pycupel.conversation.units import MessageUnit, MessageUnits
+from pycupel.conversation.parsed import AnswerRef, CallRef, Category, ParsedMessage, ParseState
+from pycupel.conversation.tools import OPENAI_TOOLS
+from pycupel.conversation.units import MessageUnits
 from pycupel.conversation.validate import (
     MAX_MESSAGES,
     MAX_PARTS_PER_MESSAGE,
@@ -79,29 +64,19 @@ from pycupel.conversation.validate import (
     expect_str,
     fail,
 )
-from pycupel.conversation.versions import Editor, Replace, Shrink, resolve_shrink
+from pycupel.conversation.versions import Replace
 from pycupel.diagnostics import SelectionReport
-from pycupel.model import ContextBudget, ContextItem
-from pycupel.pipeline import Pipeline
-from pycupel.session import (
-    CoreWindow,
-    MessageFormat,
-    ParseState,
-    ProviderUsage,
-    SessionCore,
-    SessionOptions,
-    SessionWindow,
-)
-from pycupel.session.history import snapshot_json
+from pycupel.model import ContextItem
+from pycupel.session.chat import ChatSession
+from pycupel.session.window import SessionWindow
 from pycupel.tokens import TokenCounter
 from pycupel.tokens.asynchronous import AsyncTokenCounter
 
-if TYPE_CHECKING:
-    from pycupel.policy import Policy
-
 __all__ = [
+    "CODEC",
     "DEFAULT_OVERHEAD",
     "FitOptions",
+    "ResponsesCodec",
     "ResponsesFitResult",
     "ResponsesHistory",
     "Session",
@@ -179,70 +154,75 @@ class ResponsesFitResult(NamedTuple):
     """Why every unit was included or excluded."""
 
 
+class FitOptions(_FitOptions, total=False):
+    """:func:`fit_messages`' keyword options (all but ``counter``), which
+    :func:`afit_messages` takes and passes on."""
+
+    instructions: str | None
+
+
+_DOCS: Mapping[str, str] = MappingProxyType(
+    {"instructions": "the request's ``instructions``; the budget covers them and the input."}
+)
+
+
+class ResponsesCodec(Codec[ResponseItem]):
+    """Responses API input items to the engine and back (see the module documentation)."""
+
+    provider = "responses"
+    source = SOURCE
+    list_name = "input"
+    default_overhead = DEFAULT_OVERHEAD
+    tool_framing = OPENAI_TOOLS
+
+    def messages(self, messages: object) -> Sequence[ResponseItem]:
+        if isinstance(messages, str):  # a plain-string input is one user message
+            return ({"role": "user", "content": messages},)
+        return expect_list(SOURCE, "input", messages, limit=MAX_MESSAGES)
+
+    def parse(
+        self, index: int, message: ResponseItem, overhead: MessageOverhead, state: ParseState
+    ) -> ParsedMessage:
+        return _parse_item(index, message, overhead, state.tool_names)
+
+    def parse_system(self, system: object, overhead: MessageOverhead) -> ParsedMessage:
+        return _parse_instructions(system, overhead)
+
+    def origin(self, messages: object, system: object) -> object:
+        # The instructions and the input's form: a plain string comes back as the string.
+        return _Origin(system if isinstance(system, str) else None, isinstance(messages, str))
+
+    def rewrite(
+        self, messages: Sequence[ResponseItem], replace: Replace, overhead: MessageOverhead
+    ) -> list[ResponseItem] | None:
+        return _rewrite(messages, replace, overhead)
+
+    def summary_message(self, text: str) -> ResponseItem:
+        return {"role": "user", "content": text}
+
+    def is_system(self, message: ResponseItem) -> bool:
+        return message.get("role") in ("system", "developer")
+
+
+CODEC = ResponsesCodec()
+"""The codec of this module's functions."""
+
+
+@documented(UnitOptions)
 def from_messages(
-    messages: ResponsesInput,
-    *,
-    instructions: str | None = None,
-    counter: TokenCounter | None = None,
-    tools: Sequence[Mapping[str, Any]] | None = None,
-    overhead: MessageOverhead | None = None,
-    pin_system: bool = True,
-    pin_latest_user: bool = True,
-    timestamps: Sequence[datetime] | None = None,
-    allow_unanswered: bool = False,
-    repair: bool = False,
+    messages: ResponsesInput, *, instructions: str | None = None, **options: Unpack[UnitOptions]
 ) -> MessageUnits[Any]:
     """Split a Responses ``input`` (and its ``instructions``) into units, one item per unit.
 
     Args:
         messages: the request's ``input``: a string or a list of items (never modified).
         instructions: the request's ``instructions``.
-        counter: counts text; defaults to :class:`~pycupel.tokens.HeuristicCounter`.
-        tools: the request's tool definitions (``tools=``), counted once per request as
-            part of the prompt (their JSON text plus the provider's framing).
-        overhead: fixed costs around the text; defaults to :data:`DEFAULT_OVERHEAD`.
-        pin_system: pin the instructions and ``system``/``developer`` messages.
-        pin_latest_user: pin the unit holding the latest ``user`` message.
-        timestamps: one aware datetime per item (the instructions take the oldest); by
-            default synthetic, strictly increasing ones in item order.
-        allow_unanswered: keep a call nobody answers as a flagged unit instead of raising.
-        repair: drop messages holding orphaned tool results (kept in ``repairs``) and
-            allow unanswered calls instead of raising (see :mod:`pycupel.conversation.repair`).
 
     Raises:
         MessageFormatError: a malformed item, an output answering no earlier call, a call id
             used twice or (unless allowed) an unanswered call; the message names the location.
     """
-    resolved = resolve_counter(counter)
-    chosen = with_tools(
-        overhead if overhead is not None else DEFAULT_OVERHEAD,
-        tools,
-        source=SOURCE,
-        counter=resolved,
-        framing=OPENAI_TOOLS,
-    )
-    parsed, items = _parse(messages, instructions, chosen)
-    units, repairs = group_units(
-        parsed,
-        repair=repair,
-        source=SOURCE,
-        counter=resolved,
-        message_count=len(items),
-        pin_system=pin_system,
-        pin_latest_user=pin_latest_user,
-        timestamps=timestamps,
-        allow_unanswered=allow_unanswered,
-    )
-    # The instructions and the input's form travel in ``system``: a plain string comes back
-    # as the string.
-    return MessageUnits(
-        "responses",
-        items,
-        units,
-        chosen,
-        system=_Origin(instructions, isinstance(messages, str)),
-        repairs=repairs,
-    )
+    return api.read_units(CODEC, messages, instructions, options)
 
 
 def to_messages(selection: Iterable[ContextItem], units: MessageUnits[Any]) -> ResponsesHistory:
@@ -251,7 +231,8 @@ def to_messages(selection: Iterable[ContextItem], units: MessageUnits[Any]) -> R
     The item list is new; its elements are your original item objects. A plain-string input
     comes back as the string when selected (an empty list otherwise).
     """
-    return _history(units.select(selection), units)
+    kept, items = api.selected(CODEC, selection, units)
+    return _history(units, kept, items)
 
 
 def count_tokens(
@@ -263,60 +244,22 @@ def count_tokens(
     overhead: MessageOverhead | None = None,
 ) -> int:
     """Tokens of a request's instructions and input, counted as :func:`fit_messages` does."""
-    resolved = resolve_counter(counter)
-    chosen = with_tools(
-        overhead if overhead is not None else DEFAULT_OVERHEAD,
-        tools,
-        source=SOURCE,
-        counter=resolved,
-        framing=OPENAI_TOOLS,
-    )
-    parsed, _ = _parse(messages, instructions, chosen)
-    return count_parsed(parsed, resolved) + chosen.per_request
+    return api.count(CODEC, messages, instructions, counter=counter, tools=tools, overhead=overhead)
 
 
+@documented(FitOptions, docs=_DOCS)
 def fit_messages(
     messages: ResponsesInput,
     *,
-    instructions: str | None = None,
-    budget: int | ContextBudget,
-    policy: Policy | Pipeline | None = None,
     counter: TokenCounter | None = None,
-    tools: Sequence[Mapping[str, Any]] | None = None,
-    overhead: MessageOverhead | None = None,
-    pin_system: bool = True,
-    pin_latest_user: bool = True,
-    timestamps: Sequence[datetime] | None = None,
-    deduplicate: bool = False,
-    unanswered_tool_calls: Literal["error", "drop"] = "error",
-    repair: bool = False,
-    query: str | None = None,
-    keep_recent: int | None = None,
-    structure: Structure | None = None,
-    shrink: Shrink | bool | None = None,
-    summarize: Summarize | None = None,
-    on_summary_error: OnSummaryError = "raise",
+    **options: Unpack[FitOptions],
 ) -> ResponsesFitResult:
     """Fit a Responses input (and instructions) into a token budget.
 
     Args:
         messages: the request's ``input`` (never modified).
-        instructions: the request's ``instructions``.
-        budget: tokens for the whole prompt (instructions + input), or a ContextBudget.
-        policy: the selection policy (or a Pipeline); defaults to :func:`pycupel.presets.chat`.
-        counter, tools, overhead, pin_system, pin_latest_user, timestamps: as for
-            :func:`from_messages`.
-        deduplicate: let the pipeline drop units whose rendered text is byte-identical.
-        unanswered_tool_calls: ``"error"`` raises for a call nobody answers; ``"drop"``
-            leaves its unit out, reported with reason ``Filtered``.
-        repair: fix what the provider rejects instead of raising, reporting each fix as a
-            ``Filtered`` exclusion (see :mod:`pycupel.conversation.repair`).
-        query, keep_recent, structure: as for :func:`pycupel.adapters.openai.fit_messages`
-            (structure-aware selection for the query by default).
-        shrink: as for :func:`pycupel.adapters.openai.fit_messages` (older tool results
-            kept as placeholders, long ones truncated; on by default without a policy).
-        summarize, on_summary_error: as for :func:`pycupel.adapters.openai.fit_messages`
-            (a summary of what was left out, right after the system prompt).
+        instructions: the request's ``instructions``; the budget covers them and the input.
+        counter: counts text; defaults to :class:`~pycupel.tokens.HeuristicCounter`.
 
     Returns:
         ``ResponsesFitResult(instructions, input, report)``, ready for
@@ -325,52 +268,50 @@ def fit_messages(
     Raises:
         MessageFormatError: malformed input.
         PinnedBudgetError: the pinned units alone do not fit.
+        UnknownOptionError: an option this function does not take, or no ``budget``.
     """
-    units = from_messages(
-        messages,
-        instructions=instructions,
-        counter=counter,
-        tools=tools,
-        overhead=overhead,
-        pin_system=pin_system,
-        pin_latest_user=pin_latest_user,
-        timestamps=timestamps,
-        allow_unanswered=allows_unanswered(unanswered_tool_calls),
-        repair=repair,
-    )
-    summary = Summary.start(summarize, on_summary_error, budget)
-    fitted = fit_units(
-        units,
-        budget=summary.budget if summary is not None else budget,
-        policy=policy,
-        deduplicate=deduplicate,
-        unanswered_tool_calls="drop" if repair else unanswered_tool_calls,
-        query=query,
-        structure=resolve_structure(policy, structure, keep_recent),
-        shrink=resolve_shrink(shrink, policy=policy),
-        editor=_editor(units.overhead),
-        counter=counter,
-    )
-    history = _history(fitted.units, with_variants(units, fitted))
-    fitted_input = history.input
-    if summary is not None and not isinstance(fitted_input, str):
-        dropped = dropped_messages(units, fitted)
-        text = summary.text(dropped, None)
-        item: ResponseItem = {"role": "user", "content": text}
-        if text is not None and summary.fits(
-            count_parsed(_parse([item], None, units.overhead)[0], resolve_counter(counter)),
-            len(dropped),
-        ):
-            fitted_input = insert_after_system(
-                fitted_input, item, is_system=lambda i: i.get("role") in ("system", "developer")
-            )
-    return ResponsesFitResult(history.instructions, fitted_input, fitted.report)
+    instructions = options.pop("instructions", None)
+    fitting = api.fit(CODEC, messages, instructions, counter, options)
+    return _result(messages, instructions, fitting)
+
+
+@documented(FitOptions, docs=_DOCS)
+async def afit_messages(
+    messages: ResponsesInput,
+    *,
+    counter: AsyncTokenCounter,
+    **options: Unpack[FitOptions],
+) -> ResponsesFitResult:
+    """:func:`fit_messages` with an asynchronous token counter: every distinct text counted
+    in one awaited call."""
+    instructions = options.pop("instructions", None)
+    fitting = await api.afit(CODEC, messages, instructions, counter, options)
+    return _result(messages, instructions, fitting)
+
+
+def _result(
+    messages: ResponsesInput, instructions: str | None, fitting: api.Fitting[ResponseItem]
+) -> ResponsesFitResult:
+    fitted: str | list[ResponseItem] = fitting.messages
+    if isinstance(messages, str) and fitting.messages:
+        fitted = messages  # the plain string came back whole
+    kept = instructions if fitting.system_kept else None
+    return ResponsesFitResult(kept, fitted, fitting.report)
+
+
+def _history(units: MessageUnits[Any], kept: bool, items: list[ResponseItem]) -> ResponsesHistory:
+    origin = units.system
+    assert isinstance(origin, _Origin)  # set by the codec
+    instructions = origin.instructions if kept else None
+    if origin.plain_string and items:
+        return ResponsesHistory(instructions, items[0]["content"])
+    return ResponsesHistory(instructions, items)
 
 
 # --------------------------------------------------------------------------- sessions
 
 
-class Session:
+class Session(ChatSession[ResponseItem]):
     """One conversation of Responses input items, fitted turn after turn into a cache-stable
     window.
 
@@ -382,37 +323,10 @@ class Session:
     window then holds that message as an item.
     """
 
-    __slots__ = ("_core",)
+    __slots__ = ()
 
-    def __init__(
-        self,
-        *,
-        budget: int,
-        overhead: MessageOverhead | None = None,
-        **options: Unpack[SessionOptions],
-    ) -> None:
-        chosen = overhead if overhead is not None else DEFAULT_OVERHEAD
-
-        def parse(index: int, raw: ResponseItem, state: ParseState) -> ParsedMessage:
-            return _parse_item(index, raw, chosen, state.tool_names)
-
-        def parse_system(instructions: object) -> ParsedMessage:
-            return _parse_instructions(instructions, chosen)
-
-        self._core: SessionCore[ResponseItem] = SessionCore(
-            MessageFormat(
-                "responses",
-                SOURCE,
-                chosen,
-                parse=parse,
-                snapshot=snapshot_json,
-                parse_system=parse_system,
-                editor=_editor(chosen),
-                summary_message=_summary_message,
-            ),
-            budget=budget,
-            **options,
-        )
+    def _codec(self) -> ResponsesCodec:
+        return CODEC
 
     def fit(
         self, messages: ResponsesInput, *, instructions: str | None = None
@@ -424,8 +338,7 @@ class Session:
             MessageFormatError: a malformed item, or a call without its output.
             PinnedBudgetError: the instructions and latest user turn alone do not fit.
         """
-        items = _input_items(messages)
-        return _window(items, instructions, self._core.fit(items, instructions))
+        return self._fit(CODEC.messages(messages), instructions)
 
     async def afit(
         self,
@@ -436,67 +349,10 @@ class Session:
     ) -> SessionWindow[ResponseItem]:
         """:meth:`fit` with the new items counted by an asynchronous token counter: one
         awaited ``count_batch`` call per turn for the texts this turn adds."""
-        items = _input_items(messages)
-        window = await self._core.afit(items, counter, instructions)
-        return _window(items, instructions, window)
-
-    def record_usage(self, usage: object) -> ProviderUsage:
-        """Calibrate with ``response.usage`` (``input_tokens`` with
-        ``input_tokens_details.cached_tokens``; an object or a dict).
-
-        Raises:
-            ProviderUsageError: not a usage object, or a negative or non-integer count.
-            SessionConfigError: no window was fitted yet, or its usage was already recorded.
-        """
-        return self._core.record_usage(usage)
-
-
-def _input_items(messages: object) -> Sequence[ResponseItem]:
-    if isinstance(messages, str):
-        return ({"role": "user", "content": messages},)
-    return cast("Sequence[ResponseItem]", messages)  # checked item by item when parsed
-
-
-def _summary_message(text: str) -> ResponseItem:
-    return {"role": "user", "content": text}
-
-
-def _window(
-    items: Sequence[ResponseItem], instructions: str | None, window: CoreWindow
-) -> SessionWindow[ResponseItem]:
-    sent = window.window(items)
-    has_system = any(unit.system_parameter for unit in window.units)
-    return replace(sent, system=instructions if has_system else None)
-
-
-# --------------------------------------------------------------------------- rebuilding
-
-
-def _history(chosen: Sequence[MessageUnit], units: MessageUnits[Any]) -> ResponsesHistory:
-    origin = units.system
-    assert isinstance(origin, _Origin)  # set by from_messages
-    instructions: str | None = None
-    items: list[ResponseItem] = []
-    for unit in chosen:
-        if unit.system_parameter:
-            instructions = origin.instructions
-        items.extend(units.messages[index] for index in unit.message_indices)
-    if origin.plain_string and items:
-        return ResponsesHistory(instructions, items[0]["content"])
-    return ResponsesHistory(instructions, items)
+        return await self._afit(CODEC.messages(messages), counter, instructions)
 
 
 # --------------------------------------------------------------------------- versions
-
-
-def _editor(overhead: MessageOverhead) -> Editor[ResponseItem]:
-    def parse(items: Sequence[ResponseItem]) -> list[ParsedMessage]:
-        return _parse(list(items), None, overhead)[0]
-
-    def rewrite(items: Sequence[ResponseItem], replace: Replace) -> list[ResponseItem] | None:
-        return _rewrite(items, replace, overhead)
-
-    return Editor(rewrite=rewrite, parse=parse)
 
 
 _SHRINKABLE_OUTPUTS = frozenset(
@@ -534,22 +390,6 @@ def _rewrite(
 
 
 # --------------------------------------------------------------------------- parsing
-
-
-def _parse(
-    messages: object, instructions: object, overhead: MessageOverhead
-) -> tuple[list[ParsedMessage], tuple[ResponseItem, ...]]:
-    parsed: list[ParsedMessage] = []
-    if instructions is not None:
-        parsed.append(_parse_instructions(instructions, overhead))
-    if isinstance(messages, str):
-        items: tuple[ResponseItem, ...] = ({"role": "user", "content": messages},)
-    else:
-        items = tuple(expect_list(SOURCE, "input", messages, limit=MAX_MESSAGES))
-    tool_names: dict[str, str] = {}
-    for index, raw in enumerate(items):
-        parsed.append(_parse_item(index, raw, overhead, tool_names))
-    return parsed, items
 
 
 def _parse_instructions(instructions: object, overhead: MessageOverhead) -> ParsedMessage:
@@ -770,27 +610,3 @@ def _file_label(part: Mapping[str, Any], at: str) -> str:
     for key in ("file_id", "file_url", "file_data"):
         expect_optional_str(SOURCE, f"{at}.{key}", part.get(key))
     return f"[file {filename}]" if filename else "[file]"
-
-
-# --------------------------------------------------------------------------- async
-
-
-class FitOptions(_FitOptions, total=False):
-    """:func:`fit_messages`' keyword options (all but ``counter``), which
-    :func:`afit_messages` takes and passes on."""
-
-    tools: Sequence[Mapping[str, Any]] | None
-    instructions: str | None
-
-
-async def afit_messages(
-    messages: ResponsesInput,
-    *,
-    counter: AsyncTokenCounter,
-    **options: Unpack[FitOptions],
-) -> ResponsesFitResult:
-    """:func:`fit_messages` with an asynchronous token counter (e.g. a wrapped count-tokens
-    endpoint): every distinct text is counted in one awaited ``count_batch`` call, and a
-    coroutine ``summarize`` callback is awaited (called once, with what the fit drops).
-    Takes every option of :func:`fit_messages` (see :class:`FitOptions`)."""
-    return await afit(fit_messages, messages, counter, options)

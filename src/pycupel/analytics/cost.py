@@ -364,13 +364,13 @@ def render_request(
         from pycupel.adapters import openai  # noqa: PLC0415
 
         overhead = openai.DEFAULT_OVERHEAD
-        parsed = openai._parse(messages, overhead)
+        parsed = openai.CODEC.parse_all(messages, None, overhead)
         sources: list[Any] = list(messages)
     elif format == "anthropic":
         from pycupel.adapters import anthropic  # noqa: PLC0415
 
         overhead = anthropic.DEFAULT_OVERHEAD
-        parsed = anthropic._parse(messages, system, overhead)
+        parsed = anthropic.CODEC.parse_all(messages, system, overhead)
         sources = ([system] if system is not None else []) + list(messages)
     else:
         raise PipelineConfigError("format", format, "must be 'openai' or 'anthropic'")

@@ -17,11 +17,11 @@ counter), which ``fit_messages`` places, checks and marks as it does for a synch
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from pycupel.conversation.summary import SUMMARY_MARK, Summary
+from pycupel.tokens import TokenCounter
 from pycupel.tokens.asynchronous import (
     AsyncTokenCounter,
     PrecountedCounter,
@@ -57,19 +57,19 @@ class _CountedOrRecorded:
         return [self.count(text) for text in texts]
 
 
-async def afit(
-    fit: Callable[..., R], messages: object, counter: AsyncTokenCounter, options: Mapping[str, Any]
-) -> R:
-    """``fit(messages, counter=..., **options)`` with the counts awaited from ``counter`` and
-    a ``summarize`` option's callback awaited once (see the module docs)."""
-    # A missing or unknown keyword fails here, as the call to ``fit`` itself would, before
-    # anything is counted or awaited.
-    inspect.signature(fit).bind(messages, counter=counter, **options)
+Fit = Callable[[TokenCounter, Mapping[str, Any]], R]
+"""``fit(counter, options)``: the synchronous fit with that counter and those options."""
+
+
+async def afit(fit: Fit[R], counter: AsyncTokenCounter, options: Mapping[str, Any]) -> R:
+    """``fit(counter, options)`` with the counts awaited from ``counter`` and a ``summarize``
+    option's callback awaited once (see the module docs). ``options`` are checked and
+    complete (the caller read them with :func:`~pycupel.conversation.options.read_options`)."""
     summary = Summary.start(
         options.get("summarize"), options.get("on_summary_error", "raise"), options["budget"]
     )
     if summary is None:
-        return await _counted(fit, messages, counter, options)
+        return await _counted(fit, counter, options)
     recorded: list[list[Any]] = []
 
     def record(dropped: list[Any], previous: str | None) -> str:
@@ -77,15 +77,13 @@ async def afit(
         return ""
 
     first = await _counted(
-        fit, messages, counter, {**options, "summarize": record, "on_summary_error": "raise"}
+        fit, counter, {**options, "summarize": record, "on_summary_error": "raise"}
     )
     if not recorded:
         return first  # nothing dropped: no summary
     marked = await summary.atext(recorded[-1], None)
     text = None if marked is None else marked[len(SUMMARY_MARK) + 1 :]
-    return await _counted(
-        fit, messages, counter, {**options, "summarize": _given(summary.name, text)}
-    )
+    return await _counted(fit, counter, {**options, "summarize": _given(summary.name, text)})
 
 
 def _given(name: str, text: str | None) -> Callable[[list[Any], str | None], str | None]:
@@ -99,12 +97,10 @@ def _given(name: str, text: str | None) -> Callable[[list[Any], str | None], str
     return given
 
 
-async def _counted(
-    fit: Callable[..., R], messages: object, counter: AsyncTokenCounter, options: Mapping[str, Any]
-) -> R:
-    """``fit(messages, counter=..., **options)`` with the counts awaited from ``counter``."""
+async def _counted(fit: Fit[R], counter: AsyncTokenCounter, options: Mapping[str, Any]) -> R:
+    """``fit(counter, options)`` with the counts awaited from ``counter``."""
     recorder = RecordingCounter()
-    fit(messages, counter=recorder, **options)
+    fit(recorder, options)
     texts = list(recorder.texts)
     first = await precount(texts, counter)
     counts = dict(zip(texts, first.count_batch(texts), strict=True))
@@ -112,10 +108,10 @@ async def _counted(
     # round counts the texts made from the previous round's counts, until none is new.
     for _ in range(_MAX_ROUNDS):
         probe = _CountedOrRecorded(counts)
-        fit(messages, counter=probe, **options)
+        fit(probe, options)
         if not probe.missing:
             break
         more = list(probe.missing)
         counted = await precount(more, counter)
         counts.update(zip(more, counted.count_batch(more), strict=True))
-    return fit(messages, counter=PrecountedCounter(counts), **options)
+    return fit(PrecountedCounter(counts), options)

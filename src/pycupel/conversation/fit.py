@@ -57,7 +57,7 @@ __all__ = [
     "allows_unanswered",
     "default_query",
     "fit_units",
-    "fitted_messages",
+    "fitted_entries",
     "resolve_budget",
     "resolve_counter",
     "resolve_structure",
@@ -198,19 +198,18 @@ def with_variants(units: MessageUnits[M], fitted: Fitted) -> MessageUnits[M]:
     return dataclasses.replace(units, messages=tuple(messages))
 
 
-def fitted_messages(units: MessageUnits[M], fitted: Fitted) -> list[M]:
-    """The messages of ``fitted.units`` in conversation order, a shortened unit's as its
-    version gives them: ``to_messages(fitted.selected, with_variants(units, fitted))``
-    without checking again a selection this module built."""
+def fitted_entries(units: MessageUnits[M], fitted: Fitted) -> list[tuple[int | None, M]]:
+    """The messages of ``fitted.units`` in conversation order with their positions in the
+    history, a shortened unit's as its version gives them."""
     messages = units.messages
     variants = fitted.variants
-    result: list[M] = []
+    result: list[tuple[int | None, M]] = []
     for unit in fitted.units:
         variant = variants.get(unit) if variants else None
         if variant is not None:
-            result.extend(variant.messages)
+            result.extend(zip(unit.message_indices, variant.messages, strict=True))
         else:
-            result.extend(map(messages.__getitem__, unit.message_indices))
+            result.extend((index, messages[index]) for index in unit.message_indices)
     return result
 
 

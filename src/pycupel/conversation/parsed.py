@@ -19,6 +19,7 @@ __all__ = [
     "AnswerRef",
     "CallRef",
     "Category",
+    "ParseState",
     "ParsedMessage",
     "count_parsed",
     "message_tokens",
@@ -157,3 +158,16 @@ def message_tokens(parsed: Sequence[ParsedMessage], counter: TokenCounter) -> li
 def count_parsed(parsed: Sequence[ParsedMessage], counter: TokenCounter) -> int:
     """Tokens of all messages (without the per-request overhead)."""
     return sum(message_tokens(parsed, counter))
+
+
+class ParseState:
+    """What a provider's parser carries from one message to the next (tool names by call id,
+    legacy function calls waiting for their result, and ``extra``: anything else a format
+    tracks, such as Gemini's calls waiting for a response)."""
+
+    __slots__ = ("extra", "pending", "tool_names")
+
+    def __init__(self) -> None:
+        self.tool_names: dict[str, str] = {}
+        self.pending: list[str] = []
+        self.extra: dict[str, object] = {}

@@ -23,8 +23,9 @@ from typing import Generic, TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from pycupel.conversation.codec import Codec, snapshot_json
 from pycupel.conversation.overhead import MessageOverhead
-from pycupel.conversation.parsed import CallRef, ParsedMessage, message_tokens
+from pycupel.conversation.parsed import CallRef, ParsedMessage, ParseState, message_tokens
 from pycupel.conversation.units import SYNTHETIC_EPOCH, MessageUnit, make_unit
 from pycupel.conversation.validate import MAX_MESSAGES, expect_list, fail
 from pycupel.conversation.versions import Editor
@@ -44,19 +45,6 @@ _FEW = 512
 
 NO_SYSTEM: object = object()
 """Marks a format without a system prompt beside the messages (OpenAI, LangChain)."""
-
-
-class ParseState:
-    """What a provider's parser carries from one message to the next (tool names by call id,
-    legacy function calls waiting for their result, and ``extra``: anything else a format
-    tracks, such as Gemini's calls waiting for a response)."""
-
-    __slots__ = ("extra", "pending", "tool_names")
-
-    def __init__(self) -> None:
-        self.tool_names: dict[str, str] = {}
-        self.pending: list[str] = []
-        self.extra: dict[str, object] = {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +78,33 @@ class MessageFormat(Generic[M]):
     drops_leading: Callable[[MessageUnit], bool] | None = None
     editor: Editor[M] | None = None
     summary_message: Callable[[str], M] | None = None
+
+    @classmethod
+    def of(
+        cls, codec: Codec[M], overhead: MessageOverhead, *, start_with_user: bool = False
+    ) -> MessageFormat[M]:
+        """A format's session side, from its codec (``start_with_user``: a window never
+        opens with the role the format's requests must not open with)."""
+
+        def parse(index: int, raw: M, state: ParseState) -> ParsedMessage:
+            return codec.parse(index, raw, overhead, state)
+
+        def parse_system(system: object) -> ParsedMessage:
+            return codec.parse_system(system, overhead)
+
+        return cls(
+            codec.provider,
+            codec.source,
+            overhead,
+            parse=parse,
+            snapshot=codec.snapshot,
+            # The default test is ``==``, made inline (every turn checks every message).
+            same=codec.same if type(codec).same is not Codec.same else None,
+            parse_system=parse_system,
+            drops_leading=(codec.opens_wrongly if start_with_user and codec.leading_role else None),
+            editor=codec.editor(overhead),
+            summary_message=codec.summary_message,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -303,7 +318,7 @@ class History(Generic[M]):
         parse_system = self.format.parse_system
         assert parse_system is not None  # only formats with a system parameter pass one
         parsed = parse_system(system)
-        self._system_snapshot = _freeze(system)
+        self._system_snapshot = snapshot_json(system)
         counts = [tokens] if tokens is not None else message_tokens([parsed], self.counter)
         self._close_unit([parsed], counts, system_unit=True)
 
@@ -521,17 +536,3 @@ def _recallable(unit: MessageUnit) -> bool:
 def _texts(message: ParsedMessage) -> list[str]:
     """The texts a message's count is made of (its text, and its name when it has one)."""
     return [message.text, message.name] if message.name else [message.text]
-
-
-def _freeze(value: object) -> object:
-    """A structural copy of JSON-like data: dicts and lists copied, leaves shared."""
-    if isinstance(value, dict):
-        return {key: _freeze(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_freeze(item) for item in value]
-    return value
-
-
-def snapshot_json(message: object) -> object:
-    """The default snapshot of a JSON-like message (mappings and lists copied)."""
-    return _freeze(message)

@@ -1,0 +1,157 @@
+"""The body every format's ``Session`` shares: one conversation, fitted turn after turn.
+
+Each format module (:mod:`pycupel.adapters.openai` and the others) defines ``Session`` as a
+subclass of :class:`ChatSession` that names its codec and types ``fit`` and ``afit`` with its
+own message type and system parameter; anything it adds to the window (Anthropic's cache
+breakpoints, say) is an override of :meth:`ChatSession._window`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+from typing import Generic, TypeVar, Unpack
+
+from pycupel.conversation.codec import Codec
+from pycupel.conversation.options import documented
+from pycupel.conversation.overhead import MessageOverhead
+from pycupel.session.core import CoreWindow, SessionCore
+from pycupel.session.history import NO_SYSTEM, MessageFormat
+from pycupel.session.options import SessionOptions
+from pycupel.session.usage import ProviderUsage
+from pycupel.session.window import SessionWindow
+from pycupel.tokens.asynchronous import AsyncTokenCounter
+
+__all__ = ["SESSION_DEFAULTS", "SESSION_DOCS", "ChatSession"]
+
+M = TypeVar("M")
+
+SESSION_DOCS: Mapping[str, str] = MappingProxyType(
+    {
+        "policy": "chooses what a compaction keeps (a Policy or Pipeline; by default the "
+        "structure-aware selection of ``fit_messages``).",
+        "counter": "counts message text; defaults to the heuristic estimate.",
+        "compact_at": "high watermark, as a share of ``budget``.",
+        "compact_to": "low watermark a compaction cuts down to.",
+        "grid": "compaction cut points are rounded up to a multiple of this many messages.",
+        "recall_share": "the largest share of ``budget`` the recall zone may take (0 disables it).",
+        "compact_for_recall": "compact early, for the latest user message, when its best "
+        "match does not fit the recall zone (relevance pressure).",
+        "recall_every_turn": "re-decide the recall zone for every new user message. By "
+        "default it is re-decided for a message that asks something (holds a question mark) "
+        "or whose best match lies outside the window, far above the best inside; other "
+        "messages leave the zone in place, so their requests extend the previous one.",
+        "pin_system": "always keep system prompts.",
+        "shrink": "what a compaction may keep shorter instead of dropping: ``True`` (the "
+        "default :class:`~pycupel.conversation.Shrink`) or a ``Shrink``; off by default. The "
+        "shorter versions are made once per compaction and sent unchanged until the next one "
+        "(see :mod:`pycupel.session.shrink`).",
+        "summarize": "a callback ``(dropped_messages, previous_summary) -> str`` (or a "
+        "coroutine function, awaited by ``afit``), called only at a compaction with the "
+        "messages it leaves out or shortens; its text is one user message opening with "
+        "``[Summary of the earlier conversation]`` right after the system prompt, and the "
+        "previous text is passed back in so repeated compactions fold into one message. A "
+        "compaction keeps 10% of the budget for it.",
+        "on_summary_error": '``"raise"`` (:class:`~pycupel.errors.SummarizerError`) or '
+        '``"skip"`` (the previous summary stays).',
+    }
+)
+"""Each session option's description, appended to the ``Session`` docstrings."""
+
+SESSION_DEFAULTS: Mapping[str, object] = MappingProxyType(
+    {
+        name: parameter.default
+        for name, parameter in inspect.signature(SessionCore.__init__).parameters.items()
+        if parameter.default is not inspect.Parameter.empty
+    }
+)
+"""Each session option's default: the engine's own."""
+
+
+class ChatSession(ABC, Generic[M]):
+    """A conversation's session over one format's codec (see the module documentation).
+
+    Call ``fit`` every turn with the whole history so far and send the window; then pass the
+    response's usage to :meth:`record_usage`. See :mod:`pycupel.session.core` for the
+    window's zones, compaction and recall. A session holds one conversation; its methods
+    hold a lock, so sharing it between threads is safe, but interleaving two conversations
+    in it makes every turn an edit.
+    """
+
+    __slots__ = ("_core",)
+
+    @documented(SessionOptions, docs=SESSION_DOCS, defaults=SESSION_DEFAULTS)
+    def __init__(
+        self,
+        *,
+        budget: int,
+        overhead: MessageOverhead | None = None,
+        **options: Unpack[SessionOptions],
+    ) -> None:
+        """Args:
+        budget: tokens for the whole prompt, in the provider's count once usage is recorded.
+        overhead: the format's fixed costs; defaults to the module's ``DEFAULT_OVERHEAD``.
+
+        Raises:
+            SessionConfigError: an invalid setting.
+        """
+        self._start(budget, overhead, options)
+
+    def _start(
+        self,
+        budget: int,
+        overhead: MessageOverhead | None,
+        options: SessionOptions,
+        *,
+        start_with_user: bool = False,
+    ) -> None:
+        """Build the engine (a format whose ``__init__`` takes options of its own calls this
+        after checking them)."""
+        codec = self._codec()
+        chosen = overhead if overhead is not None else codec.default_overhead
+        self._core: SessionCore[M] = SessionCore(
+            MessageFormat.of(codec, chosen, start_with_user=start_with_user),
+            budget=budget,
+            **options,
+        )
+
+    @abstractmethod
+    def _codec(self) -> Codec[M]:
+        """The format's codec (each format's ``Session`` names its own)."""
+
+    def record_usage(self, usage: object) -> ProviderUsage:
+        """Calibrate with the provider's usage of the latest window (``response.usage``, or
+        the format's equivalent; an object or a dict); returns it, read.
+
+        Raises:
+            ProviderUsageError: not a usage object, or a negative or non-integer count.
+            SessionConfigError: no window was fitted yet, or its usage was already recorded.
+        """
+        return self._core.record_usage(usage)
+
+    @property
+    def calibration_ratio(self) -> float:
+        """The current factor from the estimated to the provider's tokens."""
+        return self._core.calibration_ratio
+
+    def _fit(self, messages: Sequence[M], system: object = NO_SYSTEM) -> SessionWindow[M]:
+        return self._window(messages, system, self._core.fit(messages, system))
+
+    async def _afit(
+        self, messages: Sequence[M], counter: AsyncTokenCounter, system: object = NO_SYSTEM
+    ) -> SessionWindow[M]:
+        window = await self._core.afit(messages, counter, system)
+        return self._window(messages, system, window)
+
+    def _window(
+        self, messages: Sequence[M], system: object, window: CoreWindow
+    ) -> SessionWindow[M]:
+        """The window to send (a format adds its own marks by overriding this)."""
+        sent = window.window(messages)
+        if system is NO_SYSTEM:
+            return sent
+        kept = any(unit.system_parameter for unit in window.units)
+        return dataclasses.replace(sent, system=system if kept else None)
