@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta, timezone
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 
 from pycupel.adapters import Shrink, Structure, openai
 from pycupel.conversation.fit import fit_units, fitted_entries, with_variants
-from pycupel.conversation.parsed import ParsedMessage
+from pycupel.conversation.parsed import ParsedMessage, ParseState
 from pycupel.conversation.structure import take_relevant
 from pycupel.conversation.units import _message_timestamps, _UnitMaker
 from pycupel.conversation.upgrade import best_first, best_value_first
@@ -38,7 +39,9 @@ def test_plain_messages_parse_as_the_full_path_does(message: dict[str, Any]) -> 
     overhead = openai.DEFAULT_OVERHEAD
     quick = openai._plain_message(3, message, overhead)
     assert quick is not None
-    assert quick == openai._parse_message(3, message, overhead, {}, [])
+    # A mapping that is not a dict takes the full path.
+    full = openai.CODEC.parse(3, MappingProxyType(message), overhead, ParseState())
+    assert quick == full
 
 
 @pytest.mark.parametrize(
@@ -92,7 +95,8 @@ def test_unit_items_equal_validated_items(timestamps: list[datetime] | None) -> 
     stamps = _message_timestamps(timestamps, 3)
     maker = _UnitMaker(stamps, pin_system=True)
     parsed = [
-        openai._parse_message(i, m, openai.DEFAULT_OVERHEAD, {}, []) for i, m in enumerate(messages)
+        openai.CODEC.parse(i, m, openai.DEFAULT_OVERHEAD, ParseState())
+        for i, m in enumerate(messages)
     ]
     for message in parsed:
         single = maker.single(message, 7, False)

@@ -54,25 +54,25 @@ from pycupel.conversation.api import START_WITH_USER_FILTER
 from pycupel.conversation.codec import Codec, Kept
 from pycupel.conversation.media import base64_prefix, image_tokens
 from pycupel.conversation.media_length import document_tokens
-from pycupel.conversation.options import AlternatingFitOptions, UnitOptions, documented
+from pycupel.conversation.merge import merge_runs
+from pycupel.conversation.options import (
+    FIT_RAISES,
+    UNITS_RAISES,
+    AlternatingFitOptions,
+    UnitOptions,
+    documented,
+)
 from pycupel.conversation.overhead import MessageOverhead
-from pycupel.conversation.parsed import AnswerRef, CallRef, ParsedMessage, ParseState
+from pycupel.conversation.parsed import AnswerRef, CallRef, Category, ParsedMessage, ParseState
 from pycupel.conversation.tools import ANTHROPIC_TOOLS
 from pycupel.conversation.units import MessageUnits
-from pycupel.conversation.validate import (
-    MAX_PARTS_PER_MESSAGE,
-    as_json_text,
-    expect_id,
-    expect_list,
-    expect_mapping,
-    expect_str,
-    fail,
-)
+from pycupel.conversation.validate import MAX_PARTS_PER_MESSAGE, Shapes, as_json_text
 from pycupel.conversation.versions import Replace
 from pycupel.diagnostics import SelectionReport
 from pycupel.errors import PipelineConfigError
 from pycupel.model import ContextItem
-from pycupel.session.chat import SESSION_DEFAULTS, SESSION_DOCS, ChatSession
+from pycupel.session.breakpoints import mark_breakpoints
+from pycupel.session.chat import SESSION_DEFAULTS, SESSION_DOCS, SESSION_RAISES, ChatSession
 from pycupel.session.core import CoreWindow
 from pycupel.session.options import SessionOptions
 from pycupel.session.window import SessionWindow
@@ -96,12 +96,17 @@ __all__ = [
 ]
 
 SOURCE = "anthropic messages"
+SHAPES = Shapes(SOURCE)
 
 DEFAULT_OVERHEAD = MessageOverhead(per_message=4, per_tool_call=10, per_request=3, image=1600)
 """An estimate of Anthropic's prompt format (see the module documentation)."""
 
 AnthropicMessage = Mapping[str, Any]
 SystemPrompt = str | Sequence[Mapping[str, Any]]
+
+
+_NOT_CACHEABLE = frozenset({"thinking", "redacted_thinking"})
+"""Blocks that cannot carry a cache breakpoint."""
 
 
 class AnthropicHistory(NamedTuple):
@@ -131,8 +136,9 @@ class FitOptions(AlternatingFitOptions, total=False):
 
 _DOCS: Mapping[str, str] = MappingProxyType(
     {
+        "messages": "the request's ``messages`` (never modified).",
         "system": "the request's system prompt (a string or a list of text blocks); the "
-        "budget covers it and the messages."
+        "budget covers it and the messages.",
     }
 )
 
@@ -149,44 +155,184 @@ class AnthropicCodec(Codec[AnthropicMessage]):
     def parse(
         self, index: int, message: AnthropicMessage, overhead: MessageOverhead, state: ParseState
     ) -> ParsedMessage:
-        return _parse_message(index, message, overhead, state.tool_names)
+        tool_names = state.tool_names
+        where = f"messages[{index}]"
+        message = SHAPES.mapping(where, message)
+        role = message.get("role")
+        if role not in ("user", "assistant"):
+            hint = " (pass the system prompt as system=...)" if role == "system" else ""
+            SHAPES.fail(f"{where}.role", f"must be 'user' or 'assistant'{hint}", role)
+        assert isinstance(role, str)
+        content = message.get("content")
+        if isinstance(content, str):
+            category: Category = "user" if role == "user" else "assistant"
+            return ParsedMessage.of_text(
+                index, role, category, content, overhead.per_message, user_turn=role == "user"
+            )
+        blocks = SHAPES.sequence(f"{where}.content", content, limit=MAX_PARTS_PER_MESSAGE)
+        texts: list[str] = []
+        fixed = overhead.per_message
+        calls: list[CallRef] = []
+        answers: list[AnswerRef] = []
+        names: list[str] = []
+        user_turn = False
+        for position, raw_block in enumerate(blocks):
+            at = f"{where}.content[{position}]"
+            block = SHAPES.mapping(at, raw_block)
+            kind = SHAPES.text(f"{at}.type", block.get("type"), non_empty=True)
+            if kind == "tool_use":
+                if role != "assistant":
+                    SHAPES.fail(f"{at}.type", "tool_use blocks belong in assistant messages", kind)
+                call_id = SHAPES.call_id(f"{at}.id", block.get("id"))
+                name = SHAPES.text(f"{at}.name", block.get("name"), non_empty=True)
+                arguments = SHAPES.mapping(f"{at}.input", block.get("input"))
+                tool_names[call_id] = name
+                calls.append(CallRef(call_id, f"{at}.id", name))
+                names.append(name)
+                texts.append(f"{name}({as_json_text(dict(arguments))})")
+                fixed += overhead.per_tool_call
+            elif kind == "tool_result":
+                if role != "user":
+                    SHAPES.fail(f"{at}.type", "tool_result blocks belong in user messages", kind)
+                call_id = SHAPES.call_id(f"{at}.tool_use_id", block.get("tool_use_id"))
+                is_error = block.get("is_error")
+                if is_error is not None and not isinstance(is_error, bool):
+                    SHAPES.fail(f"{at}.is_error", "must be a boolean", is_error)
+                answers.append(AnswerRef(call_id, f"{at}.tool_use_id"))
+                if call_id in tool_names:
+                    names.append(tool_names[call_id])
+                text, media = _result_content(block.get("content"), f"{at}.content", overhead)
+                texts.append(text)
+                fixed += overhead.per_tool_call + media
+            else:
+                user_turn = True
+                text, media = _block(kind, block, at, overhead)
+                texts.append(text)
+                fixed += media
+        label = role
+        if answers:
+            label = f"user (tool results: {', '.join(dict.fromkeys(names))})" if names else role
+        return ParsedMessage(
+            index=index,
+            role=role,
+            category="user" if role == "user" else "assistant",
+            text="\n".join(texts),
+            fixed_tokens=fixed,
+            calls=tuple(calls),
+            answers=tuple(answers),
+            user_turn=role == "user" and (user_turn or not answers),
+            label=label,
+            tool_names=tuple(dict.fromkeys(names)),
+        )
 
     def parse_system(self, system: object, overhead: MessageOverhead) -> ParsedMessage:
-        return _parse_system(system, overhead)
+        if isinstance(system, str):
+            text = system
+        else:
+            blocks = SHAPES.sequence("system", system, limit=MAX_PARTS_PER_MESSAGE)
+            texts = []
+            for position, raw in enumerate(blocks):
+                at = f"system[{position}]"
+                block = SHAPES.mapping(at, raw)
+                if block.get("type") != "text":
+                    SHAPES.fail(
+                        f"{at}.type", "must be 'text' in a system prompt", block.get("type")
+                    )
+                texts.append(SHAPES.text(f"{at}.text", block.get("text")))
+            text = "\n".join(texts)
+        return ParsedMessage.of_text(None, "system", "system", text, overhead.per_message)
 
     def rewrite(
         self, messages: Sequence[AnthropicMessage], replace: Replace, overhead: MessageOverhead
     ) -> list[AnthropicMessage] | None:
-        return _rewrite(messages, replace, overhead)
+        """The unit's messages with each ``tool_result`` block's content (and each plain string
+        content) replaced as ``replace`` says; ``tool_use_id``, ``is_error`` and every other key
+        are kept."""
+        names = {
+            block["id"]: block["name"]
+            for message in messages
+            for block in _blocks(message["content"])
+            if isinstance(block, Mapping) and block.get("type") == "tool_use"
+        }
+        rewritten: list[AnthropicMessage] = []
+        changed = False
+        for position, message in enumerate(messages):
+            content = message["content"]
+            if isinstance(content, str):
+                new_text = replace(None, content) if content else None
+                if new_text is not None:
+                    rewritten.append({**message, "content": new_text})
+                    changed = True
+                else:
+                    rewritten.append(message)
+                continue
+            blocks: list[Any] = []
+            for block_position, block in enumerate(content):
+                new_block = block
+                if isinstance(block, Mapping) and block.get("type") == "tool_result":
+                    at = f"messages[{position}].content[{block_position}].content"
+                    text, _ = _result_content(block.get("content"), at, overhead)
+                    new_text = replace(names.get(block["tool_use_id"], ""), text)
+                    if new_text is not None:
+                        new_block = {**block, "content": new_text}
+                        changed = True
+                blocks.append(new_block)
+            rewritten.append({**message, "content": blocks} if blocks != list(content) else message)
+        return rewritten if changed else None
 
     def summary_message(self, text: str) -> AnthropicMessage:
         return {"role": "user", "content": text}
 
     def merge(self, kept: Kept[AnthropicMessage]) -> list[AnthropicMessage]:
-        return _merge_runs(kept)
+        # Tool results stay first (only the first message of a user run can hold them); an
+        # assistant turn must open with its thinking blocks.
+        return merge_runs(
+            kept, source=SOURCE, list_name="messages", body="content", blocks=_blocks, lead=_leads
+        )
+
+    def cache_mark(self, message: AnthropicMessage, control: object) -> AnthropicMessage:
+        """A copy of ``message`` whose last cacheable block carries ``cache_control``."""
+        control = dict(cast("Mapping[str, Any]", control))  # each mark a dict of its own
+        content = message["content"]
+        if isinstance(content, str):
+            if not content:
+                return message
+            blocks: list[Any] = [{"type": "text", "text": content, "cache_control": control}]
+            return {**message, "content": blocks}
+        blocks = list(content)
+        for position in range(len(blocks) - 1, -1, -1):
+            block = blocks[position]
+            if block.get("type") not in _NOT_CACHEABLE:
+                blocks[position] = {**block, "cache_control": control}
+                return {**message, "content": blocks}
+        return message
+
+    def cache_mark_system(self, system: object, control: object) -> object:
+        """A copy of the system prompt as text blocks, the last one carrying ``control``."""
+        control = dict(cast("Mapping[str, Any]", control))
+        if isinstance(system, str):
+            return (
+                [{"type": "text", "text": system, "cache_control": control}] if system else system
+            )
+        blocks = list(cast("Sequence[Mapping[str, Any]]", system))
+        if not blocks:
+            return system
+        blocks[-1] = {**blocks[-1], "cache_control": control}
+        return blocks
 
 
 CODEC = AnthropicCodec()
 """The codec of this module's functions."""
 
 
-@documented(UnitOptions)
+@documented(UnitOptions, docs=_DOCS, raises=UNITS_RAISES)
 def from_messages(
     messages: Sequence[AnthropicMessage],
     *,
     system: SystemPrompt | None = None,
     **options: Unpack[UnitOptions],
 ) -> MessageUnits[AnthropicMessage]:
-    """Split an Anthropic history (and its system prompt) into units, one item per unit.
-
-    Args:
-        messages: the ``messages`` of the request (never modified).
-        system: the request's ``system`` prompt, a string or a list of text blocks.
-
-    Raises:
-        MessageFormatError: a malformed message or system prompt, an orphaned ``tool_result``,
-            a duplicate ``tool_use`` id or (unless allowed) an unanswered ``tool_use``.
-    """
+    """Split an Anthropic history (and its system prompt) into units, one item per unit."""
     return api.read_units(CODEC, messages, system, options)
 
 
@@ -219,7 +365,7 @@ def count_tokens(
     return api.count(CODEC, messages, system, counter=counter, tools=tools, overhead=overhead)
 
 
-@documented(FitOptions, docs=_DOCS)
+@documented(FitOptions, docs=_DOCS, raises=FIT_RAISES, first=["system"])
 def fit_messages(
     messages: Sequence[AnthropicMessage],
     *,
@@ -228,19 +374,9 @@ def fit_messages(
 ) -> AnthropicFitResult:
     """Fit an Anthropic history (and its system prompt) into a token budget.
 
-    Args:
-        messages: the request's messages (never modified).
-        system: the request's system prompt; the budget covers it and the messages.
-        counter: counts text; defaults to :class:`~pycupel.tokens.HeuristicCounter`.
-
     Returns:
         ``AnthropicFitResult(system, messages, report)``, ready for
         ``client.messages.create(system=..., messages=...)`` (omit ``system`` when None).
-
-    Raises:
-        MessageFormatError: malformed history.
-        PinnedBudgetError: the pinned system prompt and latest user turn alone do not fit.
-        UnknownOptionError: an option this function does not take, or no ``budget``.
     """
     system = options.pop("system", None)
     fitting = api.fit(CODEC, messages, system, counter, options)
@@ -249,7 +385,7 @@ def fit_messages(
     )
 
 
-@documented(FitOptions, docs=_DOCS)
+@documented(FitOptions, docs=_DOCS, raises=FIT_RAISES, first=["system"])
 async def afit_messages(
     messages: Sequence[AnthropicMessage],
     *,
@@ -269,8 +405,6 @@ async def afit_messages(
 
 CacheTTL = Literal["5m", "1h"]
 
-_NOT_CACHEABLE = frozenset({"thinking", "redacted_thinking"})
-
 
 class Session(ChatSession[AnthropicMessage]):
     """One conversation, fitted turn after turn into a cache-stable window with breakpoints.
@@ -286,20 +420,12 @@ class Session(ChatSession[AnthropicMessage]):
     cannot carry a breakpoint, so a message ending with one is marked on its last other
     block (or not at all).
 
-    See :class:`pycupel.adapters.openai.Session` for the other arguments and the thread
-    rules.
-
-    Args:
-        cache_ttl: the breakpoints' lifetime, ``"5m"`` (Anthropic's default; writes cost
-            1.25x the input price) or ``"1h"`` (writes cost 2x); ``None`` sets no breakpoint.
-        start_with_user: as for :func:`fit_messages`: a compaction never lets the window open
-            with an assistant message (Bedrock and older API versions require a user turn
-            first); unpinned leading units starting with one are left out.
+    See :class:`~pycupel.session.chat.ChatSession` for the thread rules.
     """
 
     __slots__ = ("_cache_control",)
 
-    @documented(SessionOptions, docs=SESSION_DOCS, defaults=SESSION_DEFAULTS)
+    @documented(SessionOptions, docs=SESSION_DOCS, defaults=SESSION_DEFAULTS, raises=SESSION_RAISES)
     def __init__(
         self,
         *,
@@ -352,87 +478,18 @@ class Session(ChatSession[AnthropicMessage]):
     def _window(
         self, messages: Sequence[AnthropicMessage], system: object, window: CoreWindow
     ) -> SessionWindow[AnthropicMessage]:
-        """The window to send, with its cache breakpoints set on copies."""
-        chosen = window.messages(messages)
-        has_system = any(unit.system_parameter for unit in window.units)
-        sent_system: object = system if has_system else None
+        sent = super()._window(messages, system, window)
         control = self._cache_control
-        if control is not None:
-            if sent_system is not None:
-                sent_system = _with_system_breakpoint(sent_system, control)
-            marks = {window.stable_messages - 1, len(chosen) - 1}
-            if window.recall_messages == 0:
-                marks.discard(window.stable_messages - 1)  # the request's end covers it
-            for position in sorted(marks):
-                if position >= 0:
-                    chosen[position] = _with_breakpoint(chosen[position], control)
-        return SessionWindow(
-            messages=chosen,
-            report=window.report,
-            tokens=window.tokens,
-            cached_tokens=window.cached_tokens,
-            compacted=window.compacted,
-            system=sent_system,
-        )
+        return sent if control is None else mark_breakpoints(sent, window, CODEC, control)
 
 
-def _with_breakpoint(message: AnthropicMessage, control: Mapping[str, str]) -> AnthropicMessage:
-    """A copy of ``message`` whose last cacheable block carries ``cache_control``."""
-    content = message["content"]
-    if isinstance(content, str):
-        if not content:
-            return message
-        blocks: list[Any] = [{"type": "text", "text": content, "cache_control": dict(control)}]
-        return {**message, "content": blocks}
-    blocks = list(content)
-    for position in range(len(blocks) - 1, -1, -1):
-        block = blocks[position]
-        if block.get("type") not in _NOT_CACHEABLE:
-            blocks[position] = {**block, "cache_control": dict(control)}
-            return {**message, "content": blocks}
-    return message
-
-
-def _with_system_breakpoint(system: object, control: Mapping[str, str]) -> object:
-    """A copy of the system prompt as text blocks, the last one carrying ``cache_control``."""
-    if isinstance(system, str):
-        if not system:
-            return system
-        return [{"type": "text", "text": system, "cache_control": dict(control)}]
-    blocks = list(cast("Sequence[Mapping[str, Any]]", system))
-    if not blocks:
-        return system
-    blocks[-1] = {**blocks[-1], "cache_control": dict(control)}
-    return blocks
-
-
-def _merge_runs(kept: Kept[AnthropicMessage]) -> list[AnthropicMessage]:
-    merged: list[AnthropicMessage] = []
-    for index, message in kept:
-        if merged and merged[-1]["role"] == message["role"]:
-            for candidate, where in ((merged[-1], None), (message, index)):
-                extra = sorted(set(candidate) - {"role", "content"})
-                if extra:
-                    location = f"messages[{where}]" if where is not None else "merged message"
-                    fail(
-                        SOURCE,
-                        location,
-                        f"cannot merge consecutive {message['role']} messages holding keys "
-                        f"other than role and content ({', '.join(map(str, extra))})",
-                    )
-            blocks = [*_blocks(merged[-1]["content"]), *_blocks(message["content"])]
-            if message["role"] == "assistant":
-                # An assistant turn must open with its thinking blocks (the API rejects a
-                # tool loop whose turn does not): they lead the merged turn, in order.
-                blocks.sort(key=lambda block: not _is_thinking(block))
-            merged[-1] = {"role": message["role"], "content": blocks}
-        else:
-            merged.append(message)
-    return merged
-
-
-def _is_thinking(block: object) -> bool:
-    return isinstance(block, Mapping) and block.get("type") in ("thinking", "redacted_thinking")
+def _leads(role: str, block: object) -> bool:
+    """Whether ``block`` opens a merged ``role`` turn (thinking opens an assistant turn)."""
+    return (
+        role == "assistant"
+        and isinstance(block, Mapping)
+        and block.get("type") in ("thinking", "redacted_thinking")
+    )
 
 
 def _blocks(content: object) -> list[Any]:
@@ -442,141 +499,7 @@ def _blocks(content: object) -> list[Any]:
     return list(content)
 
 
-def _rewrite(
-    messages: Sequence[AnthropicMessage], replace: Replace, overhead: MessageOverhead
-) -> list[AnthropicMessage] | None:
-    """The unit's messages with each ``tool_result`` block's content (and each plain string
-    content) replaced as ``replace`` says; ``tool_use_id``, ``is_error`` and every other key
-    are kept."""
-    names = {
-        block["id"]: block["name"]
-        for message in messages
-        for block in _blocks(message["content"])
-        if isinstance(block, Mapping) and block.get("type") == "tool_use"
-    }
-    rewritten: list[AnthropicMessage] = []
-    changed = False
-    for position, message in enumerate(messages):
-        content = message["content"]
-        if isinstance(content, str):
-            new_text = replace(None, content) if content else None
-            if new_text is not None:
-                rewritten.append({**message, "content": new_text})
-                changed = True
-            else:
-                rewritten.append(message)
-            continue
-        blocks: list[Any] = []
-        for block_position, block in enumerate(content):
-            new_block = block
-            if isinstance(block, Mapping) and block.get("type") == "tool_result":
-                at = f"messages[{position}].content[{block_position}].content"
-                text, _ = _result_content(block.get("content"), at, overhead)
-                new_text = replace(names.get(block["tool_use_id"], ""), text)
-                if new_text is not None:
-                    new_block = {**block, "content": new_text}
-                    changed = True
-            blocks.append(new_block)
-        rewritten.append({**message, "content": blocks} if blocks != list(content) else message)
-    return rewritten if changed else None
-
-
 # --------------------------------------------------------------------------- parsing
-
-
-def _parse_system(system: object, overhead: MessageOverhead) -> ParsedMessage:
-    if isinstance(system, str):
-        text = system
-    else:
-        blocks = expect_list(SOURCE, "system", system, limit=MAX_PARTS_PER_MESSAGE)
-        texts = []
-        for position, raw in enumerate(blocks):
-            at = f"system[{position}]"
-            block = expect_mapping(SOURCE, at, raw)
-            if block.get("type") != "text":
-                fail(SOURCE, f"{at}.type", "must be 'text' in a system prompt", block.get("type"))
-            texts.append(expect_str(SOURCE, f"{at}.text", block.get("text")))
-        text = "\n".join(texts)
-    return ParsedMessage(
-        index=None, role="system", category="system", text=text, fixed_tokens=overhead.per_message
-    )
-
-
-def _parse_message(
-    index: int, raw: object, overhead: MessageOverhead, tool_names: dict[str, str]
-) -> ParsedMessage:
-    where = f"messages[{index}]"
-    message = expect_mapping(SOURCE, where, raw)
-    role = message.get("role")
-    if role not in ("user", "assistant"):
-        hint = " (pass the system prompt as system=...)" if role == "system" else ""
-        fail(SOURCE, f"{where}.role", f"must be 'user' or 'assistant'{hint}", role)
-    assert isinstance(role, str)
-    content = message.get("content")
-    if isinstance(content, str):
-        return ParsedMessage(
-            index=index,
-            role=role,
-            category="user" if role == "user" else "assistant",
-            text=content,
-            fixed_tokens=overhead.per_message,
-            user_turn=role == "user",
-        )
-    blocks = expect_list(SOURCE, f"{where}.content", content, limit=MAX_PARTS_PER_MESSAGE)
-    texts: list[str] = []
-    fixed = overhead.per_message
-    calls: list[CallRef] = []
-    answers: list[AnswerRef] = []
-    names: list[str] = []
-    user_turn = False
-    for position, raw_block in enumerate(blocks):
-        at = f"{where}.content[{position}]"
-        block = expect_mapping(SOURCE, at, raw_block)
-        kind = expect_str(SOURCE, f"{at}.type", block.get("type"), non_empty=True)
-        if kind == "tool_use":
-            if role != "assistant":
-                fail(SOURCE, f"{at}.type", "tool_use blocks belong in assistant messages", kind)
-            call_id = expect_id(SOURCE, f"{at}.id", block.get("id"))
-            name = expect_str(SOURCE, f"{at}.name", block.get("name"), non_empty=True)
-            arguments = expect_mapping(SOURCE, f"{at}.input", block.get("input"))
-            tool_names[call_id] = name
-            calls.append(CallRef(call_id, f"{at}.id", name))
-            names.append(name)
-            texts.append(f"{name}({as_json_text(dict(arguments))})")
-            fixed += overhead.per_tool_call
-        elif kind == "tool_result":
-            if role != "user":
-                fail(SOURCE, f"{at}.type", "tool_result blocks belong in user messages", kind)
-            call_id = expect_id(SOURCE, f"{at}.tool_use_id", block.get("tool_use_id"))
-            is_error = block.get("is_error")
-            if is_error is not None and not isinstance(is_error, bool):
-                fail(SOURCE, f"{at}.is_error", "must be a boolean", is_error)
-            answers.append(AnswerRef(call_id, f"{at}.tool_use_id"))
-            if call_id in tool_names:
-                names.append(tool_names[call_id])
-            text, media = _result_content(block.get("content"), f"{at}.content", overhead)
-            texts.append(text)
-            fixed += overhead.per_tool_call + media
-        else:
-            user_turn = True
-            text, media = _block(kind, block, at, overhead)
-            texts.append(text)
-            fixed += media
-    label = role
-    if answers:
-        label = f"user (tool results: {', '.join(dict.fromkeys(names))})" if names else role
-    return ParsedMessage(
-        index=index,
-        role=role,
-        category="user" if role == "user" else "assistant",
-        text="\n".join(texts),
-        fixed_tokens=fixed,
-        calls=tuple(calls),
-        answers=tuple(answers),
-        user_turn=role == "user" and (user_turn or not answers),
-        label=label,
-        tool_names=tuple(dict.fromkeys(names)),
-    )
 
 
 def _block(
@@ -584,18 +507,18 @@ def _block(
 ) -> tuple[str, int]:
     """Visible text and fixed media cost of a block other than tool_use/tool_result."""
     if kind == "text":
-        return expect_str(SOURCE, f"{at}.text", block.get("text")), 0
+        return SHAPES.text(f"{at}.text", block.get("text")), 0
     if kind == "image":
-        source = expect_mapping(SOURCE, f"{at}.source", block.get("source"))
+        source = SHAPES.mapping(f"{at}.source", block.get("source"))
         return "[image]", _image_cost(source, f"{at}.source", overhead)
     if kind == "document":
         return _document(block, at, overhead)
     if kind == "thinking":
         # The signature is opaque: only the thinking text is counted.
-        return expect_str(SOURCE, f"{at}.thinking", block.get("thinking")), 0
+        return SHAPES.text(f"{at}.thinking", block.get("thinking")), 0
     if kind == "redacted_thinking":
         # Encrypted reasoning: its ``data`` is not text the model reads as such.
-        expect_str(SOURCE, f"{at}.data", block.get("data"))
+        SHAPES.text(f"{at}.data", block.get("data"))
         return "[redacted thinking]", 0
     # Other blocks (redacted thinking, server tools, search results...) are counted as their
     # JSON text: an over-estimate is safe.
@@ -603,15 +526,15 @@ def _block(
 
 
 def _document(block: Mapping[str, Any], at: str, overhead: MessageOverhead) -> tuple[str, int]:
-    source = expect_mapping(SOURCE, f"{at}.source", block.get("source"))
+    source = SHAPES.mapping(f"{at}.source", block.get("source"))
     extras = [
-        expect_str(SOURCE, f"{at}.{key}", block[key])
+        SHAPES.text(f"{at}.{key}", block[key])
         for key in ("title", "context")
         if block.get(key) is not None
     ]
     kind = source.get("type")
     if kind == "text":
-        body = expect_str(SOURCE, f"{at}.source.data", source.get("data"))
+        body = SHAPES.text(f"{at}.source.data", source.get("data"))
         return "\n".join([*extras, body]), 0
     if kind == "content":
         inner = source.get("content")
@@ -619,11 +542,11 @@ def _document(block: Mapping[str, Any], at: str, overhead: MessageOverhead) -> t
             return "\n".join([*extras, inner]), 0
         texts = list(extras)
         media = 0
-        blocks = expect_list(SOURCE, f"{at}.source.content", inner, limit=MAX_PARTS_PER_MESSAGE)
+        blocks = SHAPES.sequence(f"{at}.source.content", inner, limit=MAX_PARTS_PER_MESSAGE)
         for position, raw in enumerate(blocks):
             inner_at = f"{at}.source.content[{position}]"
-            inner_block = expect_mapping(SOURCE, inner_at, raw)
-            inner_kind = expect_str(SOURCE, f"{inner_at}.type", inner_block.get("type"))
+            inner_block = SHAPES.mapping(inner_at, raw)
+            inner_kind = SHAPES.text(f"{inner_at}.type", inner_block.get("type"))
             text, cost = _block(inner_kind, inner_block, inner_at, overhead)
             texts.append(text)
             media += cost
@@ -637,15 +560,15 @@ def _result_content(content: object, at: str, overhead: MessageOverhead) -> tupl
         return "", 0
     if isinstance(content, str):
         return content, 0
-    blocks = expect_list(SOURCE, at, content, limit=MAX_PARTS_PER_MESSAGE)
+    blocks = SHAPES.sequence(at, content, limit=MAX_PARTS_PER_MESSAGE)
     texts: list[str] = []
     media = 0
     for position, raw in enumerate(blocks):
         inner_at = f"{at}[{position}]"
-        block = expect_mapping(SOURCE, inner_at, raw)
-        kind = expect_str(SOURCE, f"{inner_at}.type", block.get("type"), non_empty=True)
+        block = SHAPES.mapping(inner_at, raw)
+        kind = SHAPES.text(f"{inner_at}.type", block.get("type"), non_empty=True)
         if kind in ("tool_use", "tool_result"):
-            fail(SOURCE, f"{inner_at}.type", "must not be nested inside a tool_result", kind)
+            SHAPES.fail(f"{inner_at}.type", "must not be nested inside a tool_result", kind)
         text, cost = _block(kind, block, inner_at, overhead)
         texts.append(text)
         media += cost

@@ -56,25 +56,24 @@ from pycupel.conversation.api import START_WITH_USER_FILTER
 from pycupel.conversation.codec import Codec, Kept
 from pycupel.conversation.media import base64_prefix, image_tokens
 from pycupel.conversation.media_length import audio_tokens, document_tokens
-from pycupel.conversation.options import AlternatingFitOptions, UnitOptions, documented
+from pycupel.conversation.merge import merge_runs
+from pycupel.conversation.options import (
+    FIT_RAISES,
+    UNITS_RAISES,
+    AlternatingFitOptions,
+    UnitOptions,
+    documented,
+)
 from pycupel.conversation.overhead import MessageOverhead
 from pycupel.conversation.parsed import AnswerRef, CallRef, ParsedMessage, ParseState
 from pycupel.conversation.tools import GEMINI_TOOLS
 from pycupel.conversation.units import MessageUnits
-from pycupel.conversation.validate import (
-    MAX_PARTS_PER_MESSAGE,
-    as_json_text,
-    expect_id,
-    expect_list,
-    expect_mapping,
-    expect_str,
-    fail,
-)
+from pycupel.conversation.validate import MAX_PARTS_PER_MESSAGE, Shapes, as_json_text
 from pycupel.conversation.versions import Replace
 from pycupel.diagnostics import SelectionReport
 from pycupel.errors import PipelineConfigError
 from pycupel.model import ContextItem
-from pycupel.session.chat import SESSION_DEFAULTS, SESSION_DOCS, ChatSession
+from pycupel.session.chat import SESSION_DEFAULTS, SESSION_DOCS, SESSION_RAISES, ChatSession
 from pycupel.session.core import CoreWindow
 from pycupel.session.options import SessionOptions
 from pycupel.session.window import SessionWindow
@@ -98,6 +97,7 @@ __all__ = [
 ]
 
 SOURCE = "gemini contents"
+SHAPES = Shapes(SOURCE)
 
 DEFAULT_OVERHEAD = MessageOverhead(per_message=4, per_tool_call=6, per_request=3, image=258)
 """An estimate of Gemini's prompt format (see the module documentation)."""
@@ -149,8 +149,9 @@ class FitOptions(AlternatingFitOptions, total=False):
 
 _DOCS: Mapping[str, str] = MappingProxyType(
     {
+        "messages": "the request's ``contents`` (never modified).",
         "system_instruction": "the request's ``system_instruction`` (a string, or a content "
-        "mapping with text parts); the budget covers it and the contents."
+        "mapping with text parts); the budget covers it and the contents.",
     }
 )
 
@@ -171,44 +172,140 @@ class GeminiCodec(Codec[GeminiContent]):
     ) -> ParsedMessage:
         open_calls = state.extra.setdefault("open_calls", _OpenCalls())
         assert isinstance(open_calls, _OpenCalls)  # only this parser sets it
-        return _parse_content(index, message, overhead, open_calls)
+        where = f"contents[{index}]"
+        content = SHAPES.mapping(where, message)
+        role = content.get("role")
+        if role not in ("user", "model"):
+            hint = " (pass it as system_instruction=...)" if role == "system" else ""
+            SHAPES.fail(f"{where}.role", f"must be 'user' or 'model'{hint}", role)
+        assert isinstance(role, str)
+        parts = SHAPES.sequence(f"{where}.parts", content.get("parts"), limit=MAX_PARTS_PER_MESSAGE)
+        texts: list[str] = []
+        fixed = overhead.per_message
+        calls: list[CallRef] = []
+        answers: list[AnswerRef] = []
+        names: list[str] = []
+        user_turn = False
+        for position, raw_part in enumerate(parts):
+            at = f"{where}.parts[{position}]"
+            part = SHAPES.mapping(at, raw_part)
+            call_key, call = _field(part, "functionCall")
+            response_key, response = _field(part, "functionResponse")
+            if call is not None:
+                if role != "model":
+                    SHAPES.fail(f"{at}.{call_key}", "function calls belong in model turns")
+                body = SHAPES.mapping(f"{at}.{call_key}", call)
+                name = SHAPES.text(f"{at}.{call_key}.name", body.get("name"), non_empty=True)
+                raw_id = body.get("id")
+                call_id = (
+                    SHAPES.call_id(f"{at}.{call_key}.id", raw_id)
+                    if raw_id is not None
+                    else f"<functionCall {name!r} at {at}>"
+                )
+                open_calls.issue(name, call_id)
+                calls.append(CallRef(call_id, f"{at}.{call_key}", name))
+                names.append(name)
+                arguments = body.get("args")
+                if arguments is not None:
+                    SHAPES.mapping(f"{at}.{call_key}.args", arguments)
+                texts.append(f"{name}({as_json_text(arguments or {})})")
+                fixed += overhead.per_tool_call
+            elif response is not None:
+                if role != "user":
+                    SHAPES.fail(f"{at}.{response_key}", "function responses belong in user turns")
+                body = SHAPES.mapping(f"{at}.{response_key}", response)
+                name = SHAPES.text(f"{at}.{response_key}.name", body.get("name"), non_empty=True)
+                raw_id = body.get("id")
+                given = SHAPES.call_id(f"{at}.{response_key}.id", raw_id) if raw_id else None
+                call_id = open_calls.answer(name, given, at)
+                answers.append(AnswerRef(call_id, f"{at}.{response_key}"))
+                names.append(name)
+                result = body.get("response")
+                if result is not None:
+                    SHAPES.mapping(f"{at}.{response_key}.response", result)
+                texts.append(as_json_text(result or {}))
+                fixed += overhead.per_tool_call
+            else:
+                user_turn = True
+                text, media = _part(part, at, overhead)
+                texts.append(text)
+                fixed += media
+        label = role
+        if answers:
+            label = f"user (function responses: {', '.join(dict.fromkeys(names))})"
+        return ParsedMessage(
+            index=index,
+            role=role,
+            category="user" if role == "user" else "assistant",
+            text="\n".join(texts),
+            fixed_tokens=fixed,
+            calls=tuple(calls),
+            answers=tuple(answers),
+            user_turn=role == "user" and (user_turn or not answers),
+            label=label,
+            tool_names=tuple(dict.fromkeys(names)),
+        )
 
     def parse_system(self, system: object, overhead: MessageOverhead) -> ParsedMessage:
-        return _parse_system(system, overhead)
+        if isinstance(system, str):
+            text = system
+        else:
+            content = SHAPES.mapping("system_instruction", system)
+            parts = SHAPES.sequence(
+                "system_instruction.parts", content.get("parts"), limit=MAX_PARTS_PER_MESSAGE
+            )
+            texts = []
+            for position, raw in enumerate(parts):
+                at = f"system_instruction.parts[{position}]"
+                part = SHAPES.mapping(at, raw)
+                texts.append(SHAPES.text(f"{at}.text", part.get("text")))
+            text = "\n".join(texts)
+        return ParsedMessage.of_text(
+            None, "system_instruction", "system", text, overhead.per_message
+        )
 
     def rewrite(
         self, messages: Sequence[GeminiContent], replace: Replace, overhead: MessageOverhead
     ) -> list[GeminiContent] | None:
-        return _rewrite(messages, replace)
+        """The unit's turns with each ``functionResponse``'s ``response`` replaced by
+        ``{"result": <new text>}`` as ``replace`` says (its text is the response's JSON); the
+        response's ``name`` and ``id`` and every other key are kept."""
+        rewritten: list[GeminiContent] = []
+        changed = False
+        for content in messages:
+            parts: list[Any] = []
+            touched = False
+            for part in content.get("parts") or ():
+                key, body = _field(part, "functionResponse")
+                if body is not None:
+                    new_text = replace(body["name"], as_json_text(body.get("response") or {}))
+                    if new_text is not None:
+                        part = {**part, key: {**body, "response": {"result": new_text}}}  # noqa: PLW2901
+                        touched = True
+                parts.append(part)
+            rewritten.append({**content, "parts": parts} if touched else content)
+            changed = changed or touched
+        return rewritten if changed else None
 
     def summary_message(self, text: str) -> GeminiContent:
         return {"role": "user", "parts": [{"text": text}]}
 
     def merge(self, kept: Kept[GeminiContent]) -> list[GeminiContent]:
-        return merge_runs(kept)
+        return merge_runs(kept, source=SOURCE, list_name="contents", body="parts", blocks=list)
 
 
 CODEC = GeminiCodec()
 """The codec of this module's functions."""
 
 
-@documented(UnitOptions)
+@documented(UnitOptions, docs=_DOCS, raises=UNITS_RAISES)
 def from_messages(
     messages: Sequence[GeminiContent],
     *,
     system_instruction: SystemInstruction | None = None,
     **options: Unpack[UnitOptions],
 ) -> MessageUnits[GeminiContent]:
-    """Split Gemini ``contents`` (and the system instruction) into units, one item per unit.
-
-    Args:
-        messages: the request's ``contents`` (never modified).
-        system_instruction: the request's ``system_instruction``.
-
-    Raises:
-        MessageFormatError: a malformed turn or part, a function response answering no earlier
-            call, a call id used twice or (unless allowed) an unanswered call.
-    """
+    """Split Gemini ``contents`` (and the system instruction) into units, one item per unit."""
     return api.read_units(CODEC, messages, system_instruction, options)
 
 
@@ -242,7 +339,7 @@ def count_tokens(
     )
 
 
-@documented(FitOptions, docs=_DOCS)
+@documented(FitOptions, docs=_DOCS, raises=FIT_RAISES, first=["system_instruction"])
 def fit_messages(
     messages: Sequence[GeminiContent],
     *,
@@ -254,30 +351,17 @@ def fit_messages(
     With ``repair=True``, runs of same-role turns left side by side are merged (Gemini
     rejects them) as ``merge_consecutive`` does.
 
-    Args:
-        messages: the request's ``contents`` (never modified).
-        system_instruction: the request's ``system_instruction``.
-        counter: counts text; defaults to :class:`~pycupel.tokens.HeuristicCounter`.
-
     Returns:
         ``GeminiFitResult(system_instruction, contents, report)``.
-
-    Raises:
-        MessageFormatError: malformed contents.
-        PinnedBudgetError: the pinned units alone do not fit.
-        UnknownOptionError: an option this function does not take, or no ``budget``.
     """
     system_instruction = options.pop("system_instruction", None)
     fitting = api.fit(CODEC, messages, system_instruction, counter, options)
     return _result(system_instruction, fitting)
 
 
-@documented(FitOptions, docs=_DOCS)
+@documented(FitOptions, docs=_DOCS, raises=FIT_RAISES, first=["system_instruction"])
 async def afit_messages(
-    messages: Sequence[GeminiContent],
-    *,
-    counter: AsyncTokenCounter,
-    **options: Unpack[FitOptions],
+    messages: Sequence[GeminiContent], *, counter: AsyncTokenCounter, **options: Unpack[FitOptions]
 ) -> GeminiFitResult:
     """:func:`fit_messages` with an asynchronous token counter (such as a wrapped
     ``models.count_tokens``): every distinct text counted in one awaited call."""
@@ -307,17 +391,11 @@ class Session(ChatSession[GeminiContent]):
     to mark; explicit ``CachedContent`` is yours to manage). Arguments, behaviour and thread
     rules are those of :class:`pycupel.adapters.openai.Session`.
 
-    Args:
-        start_with_user: as for :func:`fit_messages`: a window never opens with a ``model``
-            turn; unpinned leading units starting with one are left out.
-        merge_consecutive: as for :func:`fit_messages`: runs of same-role turns left side by
-            side in the window are merged into one turn (a new mapping holding the run's
-            parts in order).
     """
 
     __slots__ = ("_merge",)
 
-    @documented(SessionOptions, docs=SESSION_DOCS, defaults=SESSION_DEFAULTS)
+    @documented(SessionOptions, docs=SESSION_DOCS, defaults=SESSION_DEFAULTS, raises=SESSION_RAISES)
     def __init__(
         self,
         *,
@@ -367,54 +445,10 @@ class Session(ChatSession[GeminiContent]):
         sent = super()._window(messages, system, window)
         if not self._merge:
             return sent
-        return replace(sent, messages=merge_runs(window.entries(messages)))
+        return replace(sent, messages=CODEC.merge(window.entries(messages)))
 
 
 # --------------------------------------------------------------------------- rebuilding
-
-
-def merge_runs(kept: Sequence[tuple[int | None, GeminiContent]]) -> list[GeminiContent]:
-    """Merge runs of same-role turns into one turn holding their parts in order."""
-    merged: list[GeminiContent] = []
-    for index, content in kept:
-        if merged and merged[-1].get("role") == content.get("role"):
-            for candidate, where in ((merged[-1], None), (content, index)):
-                extra = sorted(set(candidate) - {"role", "parts"})
-                if extra:
-                    location = f"contents[{where}]" if where is not None else "merged turn"
-                    fail(
-                        SOURCE,
-                        location,
-                        f"cannot merge consecutive {content.get('role')} turns holding keys "
-                        f"other than role and parts ({', '.join(map(str, extra))})",
-                    )
-            parts = [*merged[-1]["parts"], *content["parts"]]
-            merged[-1] = {"role": content["role"], "parts": parts}
-        else:
-            merged.append(content)
-    return merged
-
-
-def _rewrite(contents: Sequence[GeminiContent], replace: Replace) -> list[GeminiContent] | None:
-    """The unit's turns with each ``functionResponse``'s ``response`` replaced by
-    ``{"result": <new text>}`` as ``replace`` says (its text is the response's JSON); the
-    response's ``name`` and ``id`` and every other key are kept."""
-    rewritten: list[GeminiContent] = []
-    changed = False
-    for content in contents:
-        parts: list[Any] = []
-        touched = False
-        for part in content.get("parts") or ():
-            key, body = _field(part, "functionResponse")
-            if body is not None:
-                new_text = replace(body["name"], as_json_text(body.get("response") or {}))
-                if new_text is not None:
-                    part = {**part, key: {**body, "response": {"result": new_text}}}  # noqa: PLW2901
-                    touched = True
-            parts.append(part)
-        rewritten.append({**content, "parts": parts} if touched else content)
-        changed = changed or touched
-    return rewritten if changed else None
 
 
 # --------------------------------------------------------------------------- parsing
@@ -442,29 +476,6 @@ class _OpenCalls:
         return f"<functionResponse {name!r} at {location}>"
 
 
-def _parse_system(system: object, overhead: MessageOverhead) -> ParsedMessage:
-    if isinstance(system, str):
-        text = system
-    else:
-        content = expect_mapping(SOURCE, "system_instruction", system)
-        parts = expect_list(
-            SOURCE, "system_instruction.parts", content.get("parts"), limit=MAX_PARTS_PER_MESSAGE
-        )
-        texts = []
-        for position, raw in enumerate(parts):
-            at = f"system_instruction.parts[{position}]"
-            part = expect_mapping(SOURCE, at, raw)
-            texts.append(expect_str(SOURCE, f"{at}.text", part.get("text")))
-        text = "\n".join(texts)
-    return ParsedMessage(
-        index=None,
-        role="system_instruction",
-        category="system",
-        text=text,
-        fixed_tokens=overhead.per_message,
-    )
-
-
 def _field(part: Mapping[str, Any], camel: str, *, snake_first: bool = False) -> tuple[str, Any]:
     """The key used and the value of a part field in either spelling.
 
@@ -478,109 +489,31 @@ def _field(part: Mapping[str, Any], camel: str, *, snake_first: bool = False) ->
     return camel, None
 
 
-def _parse_content(
-    index: int, raw: object, overhead: MessageOverhead, open_calls: _OpenCalls
-) -> ParsedMessage:
-    where = f"contents[{index}]"
-    content = expect_mapping(SOURCE, where, raw)
-    role = content.get("role")
-    if role not in ("user", "model"):
-        hint = " (pass it as system_instruction=...)" if role == "system" else ""
-        fail(SOURCE, f"{where}.role", f"must be 'user' or 'model'{hint}", role)
-    assert isinstance(role, str)
-    parts = expect_list(SOURCE, f"{where}.parts", content.get("parts"), limit=MAX_PARTS_PER_MESSAGE)
-    texts: list[str] = []
-    fixed = overhead.per_message
-    calls: list[CallRef] = []
-    answers: list[AnswerRef] = []
-    names: list[str] = []
-    user_turn = False
-    for position, raw_part in enumerate(parts):
-        at = f"{where}.parts[{position}]"
-        part = expect_mapping(SOURCE, at, raw_part)
-        call_key, call = _field(part, "functionCall")
-        response_key, response = _field(part, "functionResponse")
-        if call is not None:
-            if role != "model":
-                fail(SOURCE, f"{at}.{call_key}", "function calls belong in model turns")
-            body = expect_mapping(SOURCE, f"{at}.{call_key}", call)
-            name = expect_str(SOURCE, f"{at}.{call_key}.name", body.get("name"), non_empty=True)
-            raw_id = body.get("id")
-            call_id = (
-                expect_id(SOURCE, f"{at}.{call_key}.id", raw_id)
-                if raw_id is not None
-                else f"<functionCall {name!r} at {at}>"
-            )
-            open_calls.issue(name, call_id)
-            calls.append(CallRef(call_id, f"{at}.{call_key}", name))
-            names.append(name)
-            arguments = body.get("args")
-            if arguments is not None:
-                expect_mapping(SOURCE, f"{at}.{call_key}.args", arguments)
-            texts.append(f"{name}({as_json_text(arguments or {})})")
-            fixed += overhead.per_tool_call
-        elif response is not None:
-            if role != "user":
-                fail(SOURCE, f"{at}.{response_key}", "function responses belong in user turns")
-            body = expect_mapping(SOURCE, f"{at}.{response_key}", response)
-            name = expect_str(SOURCE, f"{at}.{response_key}.name", body.get("name"), non_empty=True)
-            raw_id = body.get("id")
-            given = expect_id(SOURCE, f"{at}.{response_key}.id", raw_id) if raw_id else None
-            call_id = open_calls.answer(name, given, at)
-            answers.append(AnswerRef(call_id, f"{at}.{response_key}"))
-            names.append(name)
-            result = body.get("response")
-            if result is not None:
-                expect_mapping(SOURCE, f"{at}.{response_key}.response", result)
-            texts.append(as_json_text(result or {}))
-            fixed += overhead.per_tool_call
-        else:
-            user_turn = True
-            text, media = _part(part, at, overhead)
-            texts.append(text)
-            fixed += media
-    label = role
-    if answers:
-        label = f"user (function responses: {', '.join(dict.fromkeys(names))})"
-    return ParsedMessage(
-        index=index,
-        role=role,
-        category="user" if role == "user" else "assistant",
-        text="\n".join(texts),
-        fixed_tokens=fixed,
-        calls=tuple(calls),
-        answers=tuple(answers),
-        user_turn=role == "user" and (user_turn or not answers),
-        label=label,
-        tool_names=tuple(dict.fromkeys(names)),
-    )
-
-
 def _part(part: Mapping[str, Any], at: str, overhead: MessageOverhead) -> tuple[str, int]:
     """Visible text and fixed media cost of a part other than a function call or response."""
     signature_key, signature = _field(part, "thoughtSignature")
     if signature is not None:
-        expect_str(SOURCE, f"{at}.{signature_key}", signature)  # opaque: not counted
+        SHAPES.text(f"{at}.{signature_key}", signature)  # opaque: not counted
     if "text" in part:
-        text = expect_str(SOURCE, f"{at}.text", part["text"])
+        text = SHAPES.text(f"{at}.text", part["text"])
         thought = part.get("thought")
         if thought is not None and not isinstance(thought, bool):
-            fail(SOURCE, f"{at}.thought", "must be a boolean", thought)
+            SHAPES.fail(f"{at}.thought", "must be a boolean", thought)
         return text, 0
     inline_key, inline = _field(part, "inlineData")
     if inline is not None:
-        body = expect_mapping(SOURCE, f"{at}.{inline_key}", inline)
+        body = SHAPES.mapping(f"{at}.{inline_key}", inline)
         mime = _mime(body, f"{at}.{inline_key}", snake=inline_key == "inline_data")
         data = body.get("data")
         if not isinstance(data, str | bytes):
-            fail(SOURCE, f"{at}.{inline_key}.data", "must be base64 text or bytes", data)
+            SHAPES.fail(f"{at}.{inline_key}.data", "must be base64 text or bytes", data)
         return _media(mime, at, overhead, data=base64_prefix(data), payload=data)
     file_key, file = _field(part, "fileData")
     if file is not None:
-        body = expect_mapping(SOURCE, f"{at}.{file_key}", file)
+        body = SHAPES.mapping(f"{at}.{file_key}", file)
         snake = file_key == "file_data"
         uri_key, uri = _field(body, "fileUri", snake_first=snake)
-        expect_str(SOURCE, f"{at}.{file_key}.{uri_key}", uri, non_empty=True)
+        SHAPES.text(f"{at}.{file_key}.{uri_key}", uri, non_empty=True)
         mime = _mime(body, f"{at}.{file_key}", snake=snake)
         return _media(mime, at, overhead, reference=uri)
     # Code execution and other parts are counted as their JSON text.
@@ -588,13 +521,13 @@ def _part(part: Mapping[str, Any], at: str, overhead: MessageOverhead) -> tuple[
     if not shown and signature is not None:
         return "", 0
     if not shown:
-        fail(SOURCE, at, "must hold text, inlineData, fileData, functionCall or functionResponse")
+        SHAPES.fail(at, "must hold text, inlineData, fileData, functionCall or functionResponse")
     return as_json_text(shown), 0
 
 
 def _mime(body: Mapping[str, Any], at: str, *, snake: bool) -> str:
     key, mime = _field(body, "mimeType", snake_first=snake)
-    return expect_str(SOURCE, f"{at}.{key}", mime, non_empty=True)
+    return SHAPES.text(f"{at}.{key}", mime, non_empty=True)
 
 
 def _media(

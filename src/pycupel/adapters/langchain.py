@@ -39,16 +39,11 @@ from pycupel.adapters.openai import DEFAULT_OVERHEAD
 from pycupel.conversation import api
 from pycupel.conversation.codec import Codec, snapshot_json
 from pycupel.conversation.fit import FitResult
-from pycupel.conversation.media import (
-    ImageProvider,
-    base64_prefix,
-    data_url_bytes,
-    image_tokens,
-)
+from pycupel.conversation.media import ImageProvider, base64_prefix, data_url_bytes, image_tokens
 from pycupel.conversation.media_length import audio_tokens, document_tokens
+from pycupel.conversation.options import FIT_RAISES, UNITS_RAISES, documented
 from pycupel.conversation.options import FitOptions as _FitOptions
 from pycupel.conversation.options import UnitOptions as _UnitOptions
-from pycupel.conversation.options import documented
 from pycupel.conversation.overhead import MessageOverhead
 from pycupel.conversation.parsed import AnswerRef, CallRef, Category, ParsedMessage, ParseState
 from pycupel.conversation.tools import OPENAI_TOOLS
@@ -56,19 +51,13 @@ from pycupel.conversation.units import MessageUnits
 from pycupel.conversation.validate import (
     MAX_PARTS_PER_MESSAGE,
     MAX_TOOL_CALLS_PER_MESSAGE,
+    Shapes,
     as_json_text,
-    expect_id,
-    expect_list,
-    expect_mapping,
-    expect_optional_str,
-    expect_str,
-    fail,
 )
 from pycupel.conversation.versions import Replace
 from pycupel.errors import AdapterUnavailableError, PipelineConfigError
 from pycupel.model import ContextItem
-from pycupel.session.chat import ChatSession
-from pycupel.session.window import SessionWindow
+from pycupel.session.chat import ListSession
 from pycupel.tokens import TokenCounter
 from pycupel.tokens.asynchronous import AsyncTokenCounter
 
@@ -90,6 +79,7 @@ __all__ = [
 ]
 
 SOURCE = "langchain messages"
+SHAPES = Shapes(SOURCE)
 
 _CHAT_ROLES: Mapping[str, tuple[str, Category]] = MappingProxyType(
     {
@@ -108,8 +98,9 @@ _CALL_BLOCKS = frozenset({"tool_use", "tool_call"})
 _IMAGE_PROVIDERS = frozenset({"openai", "anthropic", "gemini"})
 
 
-_PRICING_DOCS: Mapping[str, str] = MappingProxyType(
+_DOCS: Mapping[str, str] = MappingProxyType(
     {
+        "messages": "the LangChain message objects (never modified).",
         "tools": "the tools bound to the model (anything ``bind_tools`` takes), counted as "
         "their OpenAI tool schemas.",
         "image_pricing": 'whose image formula prices an image of known size (``"openai"``, '
@@ -186,8 +177,52 @@ class LangChainCodec(Codec["BaseMessage"]):
     def parse(
         self, index: int, message: BaseMessage, overhead: MessageOverhead, state: ParseState
     ) -> ParsedMessage:
-        return _parse_message(
-            _langchain(), index, message, overhead, state.tool_names, pricing=self.pricing
+        lc, tool_names, pricing = _langchain(), state.tool_names, self.pricing
+        where = f"messages[{index}]"
+        if not isinstance(message, lc.BaseMessage):
+            SHAPES.fail(where, "must be a langchain_core BaseMessage", message)
+        name = SHAPES.optional_text(f"{where}.name", getattr(message, "name", None))
+        fixed = overhead.per_message + (overhead.per_name if name else 0)
+
+        if isinstance(message, lc.AIMessage):
+            calls = _tool_calls(message, where, tool_names)
+            skip = {call.call_id for call, _ in calls}
+            text, media = _content(message.content, f"{where}.content", overhead, skip, pricing)
+            pieces = [text] if text else []
+            pieces.extend(f"{call.name}({arguments})" for call, arguments in calls)
+            fixed += media + overhead.per_tool_call * len(calls)
+            refs = [call for call, _ in calls]
+            return ParsedMessage.tool_calls(index, "ai", "\n".join(pieces), fixed, refs, name=name)
+
+        text, media = _content(message.content, f"{where}.content", overhead, set(), pricing)
+        if isinstance(message, lc.ToolMessage):
+            call_id = SHAPES.call_id(f"{where}.tool_call_id", message.tool_call_id)
+            tool = tool_names.get(call_id)
+            answer = AnswerRef(call_id, f"{where}.tool_call_id")
+            return ParsedMessage.tool_result(
+                index, "tool", text, fixed + media, answer, tool=tool, name=name
+            )
+        category: Category
+        if isinstance(message, lc.SystemMessage):
+            role, category = "system", "system"
+        elif isinstance(message, lc.HumanMessage):
+            role, category = "human", "user"
+        elif isinstance(message, lc.ChatMessage):
+            if message.role not in _CHAT_ROLES:
+                SHAPES.fail(
+                    f"{where}.role",
+                    f"a ChatMessage role must be one of {', '.join(_CHAT_ROLES)}",
+                    message.role,
+                )
+            role, category = _CHAT_ROLES[message.role]
+        else:
+            SHAPES.fail(
+                where,
+                "must be a SystemMessage, HumanMessage, AIMessage, ToolMessage or ChatMessage "
+                f"(not {type(message).__name__})",
+            )
+        return ParsedMessage.of_text(
+            index, role, category, text, fixed + media, user_turn=category == "user", name=name
         )
 
     def parse_all(
@@ -212,7 +247,38 @@ class LangChainCodec(Codec["BaseMessage"]):
     def rewrite(
         self, messages: Sequence[BaseMessage], replace: Replace, overhead: MessageOverhead
     ) -> list[BaseMessage] | None:
-        return _rewrite(messages, replace, overhead, self.pricing)
+        """The unit's messages with each ToolMessage's content (and each plain string content)
+        replaced as ``replace`` says, as copies (``model_copy``) keeping ``tool_call_id``, ids
+        and every other field."""
+        pricing = self.pricing
+        lc = _langchain()
+        names = {
+            call["id"]: call["name"]
+            for message in messages
+            if isinstance(message, lc.AIMessage)
+            for call in message.tool_calls
+        }
+        rewritten: list[BaseMessage] = []
+        changed = False
+        for position, message in enumerate(messages):
+            new_text: str | None = None
+            if isinstance(message, lc.ToolMessage):
+                at = f"messages[{position}].content"
+                text, _ = _content(message.content, at, overhead, set(), pricing)
+                new_text = replace(names.get(message.tool_call_id, ""), text)
+            elif (
+                isinstance(message, lc.HumanMessage | lc.AIMessage)
+                and isinstance(message.content, str)
+                and message.content
+                and not getattr(message, "tool_calls", None)
+            ):
+                new_text = replace(None, message.content)
+            if new_text is None:
+                rewritten.append(message)
+            else:
+                rewritten.append(message.model_copy(update={"content": new_text}))
+                changed = True
+        return rewritten if changed else None
 
     def summary_message(self, text: str) -> BaseMessage:
         message: BaseMessage = _langchain().HumanMessage(text)
@@ -228,16 +294,13 @@ def _codec(options: Mapping[str, object]) -> LangChainCodec:
     return LangChainCodec(pricing)
 
 
-@documented(UnitOptions, docs=_PRICING_DOCS)
+@documented(UnitOptions, docs=_DOCS, raises=UNITS_RAISES, first=["image_pricing"])
 def from_messages(
     messages: Sequence[BaseMessage], **options: Unpack[UnitOptions]
 ) -> MessageUnits[BaseMessage]:
     """Split a LangChain message list into units, one candidate item per unit.
 
     Units and errors are those of :func:`pycupel.adapters.openai.from_messages`.
-
-    Args:
-        messages: the history (never modified).
     """
     codec = _codec(options)
     options.pop("image_pricing", None)
@@ -264,7 +327,7 @@ def count_tokens(
     return api.count(codec, messages, None, counter=counter, tools=tools, overhead=overhead)
 
 
-@documented(FitOptions, docs=_PRICING_DOCS)
+@documented(FitOptions, docs=_DOCS, raises=FIT_RAISES, first=["image_pricing"])
 def fit_messages(
     messages: Sequence[BaseMessage],
     *,
@@ -274,10 +337,6 @@ def fit_messages(
     """Fit a LangChain message list into a token budget; return the messages and the report.
 
     Result and errors are those of :func:`pycupel.adapters.openai.fit_messages`.
-
-    Args:
-        messages: the history (never modified).
-        counter: counts message text; defaults to :class:`~pycupel.tokens.HeuristicCounter`.
     """
     codec = _codec(options)
     options.pop("image_pricing", None)
@@ -285,12 +344,9 @@ def fit_messages(
     return FitResult(fitting.messages, fitting.report)
 
 
-@documented(FitOptions, docs=_PRICING_DOCS)
+@documented(FitOptions, docs=_DOCS, raises=FIT_RAISES, first=["image_pricing"])
 async def afit_messages(
-    messages: Sequence[BaseMessage],
-    *,
-    counter: AsyncTokenCounter,
-    **options: Unpack[FitOptions],
+    messages: Sequence[BaseMessage], *, counter: AsyncTokenCounter, **options: Unpack[FitOptions]
 ) -> FitResult[BaseMessage]:
     """:func:`fit_messages` with an asynchronous token counter: every distinct text counted
     in one awaited call."""
@@ -303,7 +359,7 @@ async def afit_messages(
 # --------------------------------------------------------------------------- sessions
 
 
-class Session(ChatSession["BaseMessage"]):
+class Session(ListSession["BaseMessage"]):
     """One conversation of LangChain messages, fitted turn after turn into a cache-stable
     window (for the chat model behind it: OpenAI, Anthropic...).
 
@@ -319,65 +375,8 @@ class Session(ChatSession["BaseMessage"]):
         _langchain()  # without the extra, say so now rather than at the first turn
         return LangChainCodec()
 
-    def fit(self, messages: Sequence[BaseMessage]) -> SessionWindow[BaseMessage]:
-        """This turn's window for the whole history so far (your message objects).
-
-        Raises:
-            MessageFormatError: a malformed message, or a tool call without its result.
-            PinnedBudgetError: the system prompt and latest human turn alone do not fit.
-        """
-        return self._fit(messages)
-
-    async def afit(
-        self, messages: Sequence[BaseMessage], *, counter: AsyncTokenCounter
-    ) -> SessionWindow[BaseMessage]:
-        """:meth:`fit` with the new messages counted by an asynchronous token counter (a
-        wrapped count-tokens endpoint, say): one awaited ``count_batch`` call per turn for
-        the texts this turn adds. Raises what :meth:`fit` raises.
-        """
-        return await self._afit(messages, counter)
-
 
 # --------------------------------------------------------------------------- versions
-
-
-def _rewrite(
-    messages: Sequence[BaseMessage],
-    replace: Replace,
-    overhead: MessageOverhead,
-    pricing: ImageProvider,
-) -> list[BaseMessage] | None:
-    """The unit's messages with each ToolMessage's content (and each plain string content)
-    replaced as ``replace`` says, as copies (``model_copy``) keeping ``tool_call_id``, ids
-    and every other field."""
-    lc = _langchain()
-    names = {
-        call["id"]: call["name"]
-        for message in messages
-        if isinstance(message, lc.AIMessage)
-        for call in message.tool_calls
-    }
-    rewritten: list[BaseMessage] = []
-    changed = False
-    for position, message in enumerate(messages):
-        new_text: str | None = None
-        if isinstance(message, lc.ToolMessage):
-            at = f"messages[{position}].content"
-            text, _ = _content(message.content, at, overhead, set(), pricing)
-            new_text = replace(names.get(message.tool_call_id, ""), text)
-        elif (
-            isinstance(message, lc.HumanMessage | lc.AIMessage)
-            and isinstance(message.content, str)
-            and message.content
-            and not getattr(message, "tool_calls", None)
-        ):
-            new_text = replace(None, message.content)
-        if new_text is None:
-            rewritten.append(message)
-        else:
-            rewritten.append(message.model_copy(update={"content": new_text}))
-            changed = True
-    return rewritten if changed else None
 
 
 # --------------------------------------------------------------------------- parsing
@@ -399,7 +398,7 @@ def _image_provider(value: object) -> ImageProvider:
 
 def _tool_schemas(tools: object) -> list[Mapping[str, Any]]:
     """Each bound tool as the OpenAI tool schema LangChain sends for it."""
-    entries = expect_list(SOURCE, "tools", tools, limit=MAX_PARTS_PER_MESSAGE)
+    entries = SHAPES.sequence("tools", tools, limit=MAX_PARTS_PER_MESSAGE)
     _langchain()
     from langchain_core.utils.function_calling import (  # noqa: PLC0415  (optional extra)
         convert_to_openai_tool,
@@ -410,8 +409,7 @@ def _tool_schemas(tools: object) -> list[Mapping[str, Any]]:
         try:
             schemas.append(convert_to_openai_tool(tool))
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
-            fail(
-                SOURCE,
+            SHAPES.fail(
                 f"tools[{position}]",
                 f"must be a tool LangChain can bind (a BaseTool, a function, a pydantic "
                 f"model or a tool dict): {exc}",
@@ -420,104 +418,23 @@ def _tool_schemas(tools: object) -> list[Mapping[str, Any]]:
     return schemas
 
 
-def _parse_message(
-    lc: ModuleType,
-    index: int,
-    message: object,
-    overhead: MessageOverhead,
-    tool_names: dict[str, str],
-    *,
-    pricing: ImageProvider,
-) -> ParsedMessage:
-    where = f"messages[{index}]"
-    if not isinstance(message, lc.BaseMessage):
-        fail(SOURCE, where, "must be a langchain_core BaseMessage", message)
-    name = expect_optional_str(SOURCE, f"{where}.name", getattr(message, "name", None))
-    fixed = overhead.per_message + (overhead.per_name if name else 0)
-
-    if isinstance(message, lc.AIMessage):
-        calls = _tool_calls(message, where, tool_names)
-        skip = {call.call_id for call, _ in calls}
-        text, media = _content(message.content, f"{where}.content", overhead, skip, pricing)
-        pieces = [text] if text else []
-        pieces.extend(f"{call.name}({arguments})" for call, arguments in calls)
-        return ParsedMessage(
-            index=index,
-            role="ai",
-            category="assistant",
-            text="\n".join(pieces),
-            fixed_tokens=fixed + media + overhead.per_tool_call * len(calls),
-            calls=tuple(call for call, _ in calls),
-            name=name,
-            tool_names=tuple(dict.fromkeys(call.name for call, _ in calls)),
-        )
-
-    text, media = _content(message.content, f"{where}.content", overhead, set(), pricing)
-    if isinstance(message, lc.ToolMessage):
-        call_id = expect_id(SOURCE, f"{where}.tool_call_id", message.tool_call_id)
-        tool = tool_names.get(call_id)
-        return ParsedMessage(
-            index=index,
-            role="tool",
-            category="tool",
-            text=text,
-            fixed_tokens=fixed + media,
-            answers=(AnswerRef(call_id, f"{where}.tool_call_id"),),
-            name=name,
-            label=f"tool ({tool})" if tool else "tool",
-            tool_names=(tool,) if tool else (),
-        )
-    category: Category
-    if isinstance(message, lc.SystemMessage):
-        role, category = "system", "system"
-    elif isinstance(message, lc.HumanMessage):
-        role, category = "human", "user"
-    elif isinstance(message, lc.ChatMessage):
-        if message.role not in _CHAT_ROLES:
-            fail(
-                SOURCE,
-                f"{where}.role",
-                f"a ChatMessage role must be one of {', '.join(_CHAT_ROLES)}",
-                message.role,
-            )
-        role, category = _CHAT_ROLES[message.role]
-    else:
-        fail(
-            SOURCE,
-            where,
-            "must be a SystemMessage, HumanMessage, AIMessage, ToolMessage or ChatMessage "
-            f"(not {type(message).__name__})",
-        )
-    return ParsedMessage(
-        index=index,
-        role=role,
-        category=category,
-        text=text,
-        fixed_tokens=fixed + media,
-        user_turn=category == "user",
-        name=name,
-    )
-
-
 def _tool_calls(message: Any, where: str, tool_names: dict[str, str]) -> list[tuple[CallRef, str]]:
     calls: list[tuple[CallRef, str]] = []
     for field in ("tool_calls", "invalid_tool_calls"):
-        entries = expect_list(
-            SOURCE, f"{where}.{field}", getattr(message, field), limit=MAX_TOOL_CALLS_PER_MESSAGE
+        entries = SHAPES.sequence(
+            f"{where}.{field}", getattr(message, field), limit=MAX_TOOL_CALLS_PER_MESSAGE
         )
         for position, raw in enumerate(entries):
             at = f"{where}.{field}[{position}]"
-            call = expect_mapping(SOURCE, at, raw)
-            call_id = expect_id(SOURCE, f"{at}.id", call.get("id"))
+            call = SHAPES.mapping(at, raw)
+            call_id = SHAPES.call_id(f"{at}.id", call.get("id"))
             if field == "tool_calls":
-                name = expect_str(SOURCE, f"{at}.name", call.get("name"), non_empty=True)
-                arguments = as_json_text(
-                    dict(expect_mapping(SOURCE, f"{at}.args", call.get("args")))
-                )
+                name = SHAPES.text(f"{at}.name", call.get("name"), non_empty=True)
+                arguments = as_json_text(dict(SHAPES.mapping(f"{at}.args", call.get("args"))))
             else:
                 # An invalid call keeps the model's raw text: name and args may be missing.
-                name = expect_optional_str(SOURCE, f"{at}.name", call.get("name")) or "?"
-                arguments = expect_optional_str(SOURCE, f"{at}.args", call.get("args")) or ""
+                name = SHAPES.optional_text(f"{at}.name", call.get("name")) or "?"
+                arguments = SHAPES.optional_text(f"{at}.args", call.get("args")) or ""
             tool_names[call_id] = name
             calls.append((CallRef(call_id, f"{at}.id", name), arguments))
     return calls
@@ -532,7 +449,7 @@ def _content(
 ) -> tuple[str, int]:
     if isinstance(content, str):
         return content, 0
-    parts = expect_list(SOURCE, where, content, limit=MAX_PARTS_PER_MESSAGE)
+    parts = SHAPES.sequence(where, content, limit=MAX_PARTS_PER_MESSAGE)
     texts: list[str] = []
     media = 0
     for position, raw in enumerate(parts):
@@ -540,10 +457,10 @@ def _content(
         if isinstance(raw, str):
             texts.append(raw)
             continue
-        block = expect_mapping(SOURCE, at, raw)
-        kind = expect_str(SOURCE, f"{at}.type", block.get("type"), non_empty=True)
+        block = SHAPES.mapping(at, raw)
+        kind = SHAPES.text(f"{at}.type", block.get("type"), non_empty=True)
         if kind == "text":
-            texts.append(expect_str(SOURCE, f"{at}.text", block.get("text")))
+            texts.append(SHAPES.text(f"{at}.text", block.get("text")))
         elif kind in _IMAGE_BLOCKS:
             texts.append("[image]")
             media += _image_cost(block, at, overhead, pricing)
@@ -572,8 +489,8 @@ def _image_cost(
         image = block.get("image_url")
         if isinstance(image, str):  # LangChain also takes the URL itself
             image = {"url": image}
-        image = expect_mapping(SOURCE, f"{at}.image_url", image)
-        reference = expect_str(SOURCE, f"{at}.image_url.url", image.get("url"))
+        image = SHAPES.mapping(f"{at}.image_url", image)
+        reference = SHAPES.text(f"{at}.image_url.url", image.get("url"))
         detail = image.get("detail", detail)
     elif isinstance(block.get("source"), Mapping):  # Anthropic's own block
         source = block["source"]
@@ -596,7 +513,7 @@ def _image_cost(
     if data is None and reference is not None:
         data = data_url_bytes(reference)
     if detail not in ("auto", "low", "high", "original"):
-        fail(SOURCE, f"{at}.detail", "must be 'auto', 'low', 'high' or 'original'", detail)
+        SHAPES.fail(f"{at}.detail", "must be 'auto', 'low', 'high' or 'original'", detail)
     return image_tokens(
         pricing,
         data=data,
@@ -626,8 +543,8 @@ def _inline_payload(block: Mapping[str, Any]) -> object:
 
 
 def _base64(value: object, at: str) -> bytes | None:
-    return base64_prefix(expect_str(SOURCE, at, value))
+    return base64_prefix(SHAPES.text(at, value))
 
 
 def _optional(value: object, at: str) -> str | None:
-    return expect_optional_str(SOURCE, at, value)
+    return SHAPES.optional_text(at, value)

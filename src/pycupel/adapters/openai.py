@@ -33,7 +33,13 @@ from pycupel.conversation.codec import Codec
 from pycupel.conversation.fit import FitResult
 from pycupel.conversation.media import data_url_bytes, image_tokens
 from pycupel.conversation.media_length import audio_tokens, document_tokens
-from pycupel.conversation.options import FitOptions, UnitOptions, documented
+from pycupel.conversation.options import (
+    FIT_RAISES,
+    UNITS_RAISES,
+    FitOptions,
+    UnitOptions,
+    documented,
+)
 from pycupel.conversation.overhead import MessageOverhead
 from pycupel.conversation.parsed import AnswerRef, CallRef, Category, ParsedMessage, ParseState
 from pycupel.conversation.tools import OPENAI_TOOLS
@@ -41,18 +47,12 @@ from pycupel.conversation.units import MessageUnits
 from pycupel.conversation.validate import (
     MAX_PARTS_PER_MESSAGE,
     MAX_TOOL_CALLS_PER_MESSAGE,
+    Shapes,
     as_json_text,
-    expect_id,
-    expect_list,
-    expect_mapping,
-    expect_optional_str,
-    expect_str,
-    fail,
 )
 from pycupel.conversation.versions import Replace
 from pycupel.model import ContextItem
-from pycupel.session.chat import ChatSession
-from pycupel.session.window import SessionWindow
+from pycupel.session.chat import ListSession
 from pycupel.tokens import TokenCounter
 from pycupel.tokens.asynchronous import AsyncTokenCounter
 
@@ -71,6 +71,7 @@ __all__ = [
 ]
 
 SOURCE = "openai messages"
+SHAPES = Shapes(SOURCE)
 
 # Anthropic content blocks with an OpenAI counterpart elsewhere in the message.
 _ANTHROPIC_BLOCKS: Mapping[str, str] = MappingProxyType(
@@ -101,6 +102,11 @@ _CATEGORIES: Mapping[str, Category] = MappingProxyType(
 _PLAIN_ROLES = frozenset({"system", "developer", "user"})
 
 
+_DOCS: Mapping[str, str] = MappingProxyType(
+    {"messages": "the Chat Completions ``messages`` (never modified)."}
+)
+
+
 class OpenAICodec(Codec[OpenAIMessage]):
     """Chat Completions messages to the engine and back (see the module documentation)."""
 
@@ -112,13 +118,93 @@ class OpenAICodec(Codec[OpenAIMessage]):
     def parse(
         self, index: int, message: OpenAIMessage, overhead: MessageOverhead, state: ParseState
     ) -> ParsedMessage:
-        quick = _plain_message(index, message, overhead) if type(message) is dict else None
-        return quick or _parse_message(index, message, overhead, state.tool_names, state.pending)
+        if type(message) is dict:
+            quick = _plain_message(index, message, overhead)
+            if quick is not None:
+                return quick
+        tool_names, legacy_pending = state.tool_names, state.pending
+        where = f"messages[{index}]"
+        message = SHAPES.mapping(where, message)
+        role = message.get("role")
+        # A non-string role (a JSON object or array) is unhashable: test the type first.
+        if not isinstance(role, str) or role not in _CATEGORIES:
+            SHAPES.fail(f"{where}.role", f"must be one of {', '.join(_CATEGORIES)}", role)
+        assert isinstance(role, str)
+        name = SHAPES.optional_text(f"{where}.name", message.get("name"))
+        fixed = overhead.per_message + (overhead.per_name if name else 0)
+
+        content = message.get("content")
+        if role == "assistant":
+            text, media = _content(content, f"{where}.content", overhead, optional=True)
+            pieces = [text] if text else []
+            refusal = SHAPES.optional_text(f"{where}.refusal", message.get("refusal"))
+            if refusal:
+                pieces.append(refusal)
+            calls = _tool_calls(message, where, tool_names, legacy_pending)
+            pieces.extend(f"{call.name}({arguments})" for call, arguments in calls)
+            if message.get("audio") is not None:
+                SHAPES.mapping(f"{where}.audio", message.get("audio"))
+                media += overhead.media_cost("audio", f"{where}.audio")
+            fixed += media + overhead.per_tool_call * len(calls)
+            refs = [call for call, _ in calls]
+            return ParsedMessage.tool_calls(index, role, "\n".join(pieces), fixed, refs, name=name)
+
+        text, media = _content(content, f"{where}.content", overhead, optional=False)
+        if role == "tool":
+            call_id = SHAPES.call_id(f"{where}.tool_call_id", message.get("tool_call_id"))
+            tool = tool_names.get(call_id)
+            answer = AnswerRef(call_id, f"{where}.tool_call_id")
+            return ParsedMessage.tool_result(
+                index, role, text, fixed + media, answer, tool=tool, name=name
+            )
+        if role == "function":
+            function_name = SHAPES.text(f"{where}.name", name, non_empty=True)
+            if not legacy_pending:
+                SHAPES.fail(
+                    where,
+                    "a 'function' message must answer an earlier assistant function_call "
+                    "(orphaned legacy function result)",
+                )
+            call_id = legacy_pending.pop()
+            answer = AnswerRef(call_id, where)
+            return ParsedMessage.tool_result(
+                index, role, text, fixed + media, answer, tool=function_name, name=function_name
+            )
+        category = _CATEGORIES[role]
+        return ParsedMessage.of_text(
+            index, role, category, text, fixed + media, user_turn=role == "user", name=name
+        )
 
     def rewrite(
         self, messages: Sequence[OpenAIMessage], replace: Replace, overhead: MessageOverhead
     ) -> list[OpenAIMessage] | None:
-        return _rewrite(messages, replace, overhead)
+        """The unit's messages with their tool results (and plain string contents) replaced as
+        ``replace`` says; ``tool_call_id``, ``name`` and every other key are kept."""
+        names: dict[str, str] = {}
+        for message in messages:
+            for call in message.get("tool_calls") or ():
+                body = call.get("function") or call.get("custom") or {}
+                names[call["id"]] = body.get("name", "")
+        rewritten: list[OpenAIMessage] = []
+        changed = False
+        for position, message in enumerate(messages):
+            role = message["role"]
+            content = message.get("content")
+            new_text: str | None = None
+            if role in ("tool", "function"):
+                text, _ = _content(
+                    content, f"messages[{position}].content", overhead, optional=False
+                )
+                tool = names.get(message.get("tool_call_id", ""), "") if role == "tool" else None
+                new_text = replace(tool if tool is not None else message.get("name", ""), text)
+            elif role in ("user", "assistant") and isinstance(content, str) and content:
+                new_text = replace(None, content)
+            if new_text is None:
+                rewritten.append(message)
+            else:
+                rewritten.append({**message, "content": new_text})
+                changed = True
+        return rewritten if changed else None
 
     def summary_message(self, text: str) -> OpenAIMessage:
         return {"role": "user", "content": text}
@@ -131,7 +217,7 @@ CODEC = OpenAICodec()
 """The codec of this module's functions."""
 
 
-@documented(UnitOptions)
+@documented(UnitOptions, docs=_DOCS, raises=UNITS_RAISES)
 def from_messages(
     messages: Sequence[OpenAIMessage], **options: Unpack[UnitOptions]
 ) -> MessageUnits[OpenAIMessage]:
@@ -140,16 +226,9 @@ def from_messages(
     ``system`` and ``developer`` messages become pinned ``SystemPrompt`` units; an assistant
     message with tool calls and the ``tool`` messages answering it are one unit.
 
-    Args:
-        messages: the history, as sent to the Chat Completions API (never modified).
-
     Returns:
         The units; ``.items`` are the candidates for a pipeline and :func:`to_messages` maps a
         selection of them back to messages.
-
-    Raises:
-        MessageFormatError: a malformed message, an orphaned tool result, a duplicate call id
-            or (unless allowed) an unanswered tool call; the message names the location.
     """
     return api.read_units(CODEC, messages, None, options)
 
@@ -181,7 +260,7 @@ def count_tokens(
     return api.count(CODEC, messages, None, counter=counter, tools=tools, overhead=overhead)
 
 
-@documented(FitOptions)
+@documented(FitOptions, docs=_DOCS, raises=FIT_RAISES)
 def fit_messages(
     messages: Sequence[OpenAIMessage],
     *,
@@ -190,31 +269,19 @@ def fit_messages(
 ) -> FitResult[OpenAIMessage]:
     """Fit an OpenAI chat history into a token budget; return the history and the report.
 
-    Args:
-        messages: the history (never modified).
-        counter: counts message text; defaults to :class:`~pycupel.tokens.HeuristicCounter`.
-
     Returns:
         ``FitResult(messages, report)``: the kept messages in the original order (a
         shortened message is a new dict with the same keys and ids), and the
         pipeline's :class:`~pycupel.diagnostics.SelectionReport` (a shortened unit is
         reported by its version's item; :func:`pycupel.conversation.variant_name` names it).
-
-    Raises:
-        MessageFormatError: malformed history.
-        PinnedBudgetError: the pinned messages alone do not fit in the budget.
-        UnknownOptionError: an option this function does not take, or no ``budget``.
     """
     fitting = api.fit(CODEC, messages, None, counter, options)
     return FitResult(fitting.messages, fitting.report)
 
 
-@documented(FitOptions)
+@documented(FitOptions, docs=_DOCS, raises=FIT_RAISES)
 async def afit_messages(
-    messages: Sequence[OpenAIMessage],
-    *,
-    counter: AsyncTokenCounter,
-    **options: Unpack[FitOptions],
+    messages: Sequence[OpenAIMessage], *, counter: AsyncTokenCounter, **options: Unpack[FitOptions]
 ) -> FitResult[OpenAIMessage]:
     """:func:`fit_messages` with an asynchronous token counter (e.g. a wrapped count-tokens
     endpoint): every distinct text is counted in one awaited ``count_batch`` call, and a
@@ -226,7 +293,7 @@ async def afit_messages(
 # --------------------------------------------------------------------------- sessions
 
 
-class Session(ChatSession[OpenAIMessage]):
+class Session(ListSession[OpenAIMessage]):
     """One conversation, fitted turn after turn into a cache-stable window.
 
     Call :meth:`fit` every turn with the whole history so far (the same list grown, or a new
@@ -251,112 +318,8 @@ class Session(ChatSession[OpenAIMessage]):
     def _codec(self) -> OpenAICodec:
         return CODEC
 
-    def fit(self, messages: Sequence[OpenAIMessage]) -> SessionWindow[OpenAIMessage]:
-        """This turn's window for the whole history so far.
-
-        Raises:
-            MessageFormatError: a malformed message, or a tool call without its result.
-            PinnedBudgetError: the system prompt and latest user turn alone do not fit.
-        """
-        return self._fit(messages)
-
-    async def afit(
-        self, messages: Sequence[OpenAIMessage], *, counter: AsyncTokenCounter
-    ) -> SessionWindow[OpenAIMessage]:
-        """:meth:`fit` with the new messages counted by an asynchronous token counter (a
-        wrapped count-tokens endpoint, say): one awaited ``count_batch`` call per turn for
-        the texts this turn adds. Raises what :meth:`fit` raises.
-        """
-        return await self._afit(messages, counter)
-
 
 # --------------------------------------------------------------------------- parsing
-
-
-def _parse_message(
-    index: int,
-    raw: object,
-    overhead: MessageOverhead,
-    tool_names: dict[str, str],
-    legacy_pending: list[str],
-) -> ParsedMessage:
-    where = f"messages[{index}]"
-    message = expect_mapping(SOURCE, where, raw)
-    role = message.get("role")
-    # A non-string role (a JSON object or array) is unhashable: test the type first.
-    if not isinstance(role, str) or role not in _CATEGORIES:
-        fail(SOURCE, f"{where}.role", f"must be one of {', '.join(_CATEGORIES)}", role)
-    assert isinstance(role, str)
-    name = expect_optional_str(SOURCE, f"{where}.name", message.get("name"))
-    fixed = overhead.per_message + (overhead.per_name if name else 0)
-
-    content = message.get("content")
-    if role == "assistant":
-        text, media = _content(content, f"{where}.content", overhead, optional=True)
-        pieces = [text] if text else []
-        refusal = expect_optional_str(SOURCE, f"{where}.refusal", message.get("refusal"))
-        if refusal:
-            pieces.append(refusal)
-        calls = _tool_calls(message, where, tool_names, legacy_pending)
-        pieces.extend(f"{call.name}({arguments})" for call, arguments in calls)
-        if message.get("audio") is not None:
-            expect_mapping(SOURCE, f"{where}.audio", message.get("audio"))
-            media += overhead.media_cost("audio", f"{where}.audio")
-        return ParsedMessage(
-            index=index,
-            role=role,
-            category="assistant",
-            text="\n".join(pieces),
-            fixed_tokens=fixed + media + overhead.per_tool_call * len(calls),
-            calls=tuple(call for call, _ in calls),
-            name=name,
-            tool_names=tuple(call.name for call, _ in calls),
-        )
-
-    text, media = _content(content, f"{where}.content", overhead, optional=False)
-    if role == "tool":
-        call_id = expect_id(SOURCE, f"{where}.tool_call_id", message.get("tool_call_id"))
-        tool = tool_names.get(call_id)
-        return ParsedMessage(
-            index=index,
-            role=role,
-            category="tool",
-            text=text,
-            fixed_tokens=fixed + media,
-            answers=(AnswerRef(call_id, f"{where}.tool_call_id"),),
-            name=name,
-            label=f"tool ({tool})" if tool else "tool",
-            tool_names=(tool,) if tool else (),
-        )
-    if role == "function":
-        function_name = expect_str(SOURCE, f"{where}.name", name, non_empty=True)
-        if not legacy_pending:
-            fail(
-                SOURCE,
-                where,
-                "a 'function' message must answer an earlier assistant function_call "
-                "(orphaned legacy function result)",
-            )
-        call_id = legacy_pending.pop()
-        return ParsedMessage(
-            index=index,
-            role=role,
-            category="tool",
-            text=text,
-            fixed_tokens=fixed + media,
-            answers=(AnswerRef(call_id, where),),
-            name=function_name,
-            tool_names=(function_name,),
-        )
-    return ParsedMessage(
-        index=index,
-        role=role,
-        category=_CATEGORIES[role],
-        text=text,
-        fixed_tokens=fixed + media,
-        user_turn=role == "user",
-        name=name,
-    )
 
 
 def _plain_message(
@@ -395,42 +358,39 @@ def _plain_message(
 
 
 def _tool_calls(
-    message: Mapping[str, Any],
-    where: str,
-    tool_names: dict[str, str],
-    legacy_pending: list[str],
+    message: Mapping[str, Any], where: str, tool_names: dict[str, str], legacy_pending: list[str]
 ) -> list[tuple[CallRef, str]]:
     """The calls an assistant message issues, each with its rendered arguments."""
     calls: list[tuple[CallRef, str]] = []
     raw_calls = message.get("tool_calls")
     if raw_calls is not None:
-        entries = expect_list(
-            SOURCE, f"{where}.tool_calls", raw_calls, limit=MAX_TOOL_CALLS_PER_MESSAGE
+        entries = SHAPES.sequence(
+            f"{where}.tool_calls", raw_calls, limit=MAX_TOOL_CALLS_PER_MESSAGE
         )
         for position, raw in enumerate(entries):
             at = f"{where}.tool_calls[{position}]"
-            call = expect_mapping(SOURCE, at, raw)
-            call_id = expect_id(SOURCE, f"{at}.id", call.get("id"))
+            call = SHAPES.mapping(at, raw)
+            call_id = SHAPES.call_id(f"{at}.id", call.get("id"))
             kind = call.get("type")
             if kind == "function":
-                body = expect_mapping(SOURCE, f"{at}.function", call.get("function"))
-                arguments = expect_str(SOURCE, f"{at}.function.arguments", body.get("arguments"))
+                body = SHAPES.mapping(f"{at}.function", call.get("function"))
+                arguments = SHAPES.text(f"{at}.function.arguments", body.get("arguments"))
                 name_at = f"{at}.function.name"
             elif kind == "custom":
-                body = expect_mapping(SOURCE, f"{at}.custom", call.get("custom"))
-                arguments = expect_str(SOURCE, f"{at}.custom.input", body.get("input"))
+                body = SHAPES.mapping(f"{at}.custom", call.get("custom"))
+                arguments = SHAPES.text(f"{at}.custom.input", body.get("input"))
                 name_at = f"{at}.custom.name"
             else:
-                fail(SOURCE, f"{at}.type", "must be 'function' or 'custom'", kind)
-            name = expect_str(SOURCE, name_at, body.get("name"), non_empty=True)
+                SHAPES.fail(f"{at}.type", "must be 'function' or 'custom'", kind)
+            name = SHAPES.text(name_at, body.get("name"), non_empty=True)
             tool_names[call_id] = name
             calls.append((CallRef(call_id, f"{at}.id", name), arguments))
     legacy = message.get("function_call")
     if legacy is not None:
         at = f"{where}.function_call"
-        body = expect_mapping(SOURCE, at, legacy)
-        name = expect_str(SOURCE, f"{at}.name", body.get("name"), non_empty=True)
-        arguments = expect_str(SOURCE, f"{at}.arguments", body.get("arguments"))
+        body = SHAPES.mapping(at, legacy)
+        name = SHAPES.text(f"{at}.name", body.get("name"), non_empty=True)
+        arguments = SHAPES.text(f"{at}.arguments", body.get("arguments"))
         # Legacy calls have no id: the next 'function' message answers the latest open one.
         call_id = f"<function_call at {where}>"
         legacy_pending.append(call_id)
@@ -447,32 +407,31 @@ def _content(
     if content is None:
         if optional:
             return "", 0
-        fail(SOURCE, where, "must be a string or a list of content parts", content)
-    parts = expect_list(SOURCE, where, content, limit=MAX_PARTS_PER_MESSAGE)
+        SHAPES.fail(where, "must be a string or a list of content parts", content)
+    parts = SHAPES.sequence(where, content, limit=MAX_PARTS_PER_MESSAGE)
     texts: list[str] = []
     media = 0
     for position, raw in enumerate(parts):
         at = f"{where}[{position}]"
-        part = expect_mapping(SOURCE, at, raw)
-        kind = expect_str(SOURCE, f"{at}.type", part.get("type"), non_empty=True)
+        part = SHAPES.mapping(at, raw)
+        kind = SHAPES.text(f"{at}.type", part.get("type"), non_empty=True)
         if kind in ("text", "refusal"):
-            texts.append(expect_str(SOURCE, f"{at}.{kind}", part.get(kind)))
+            texts.append(SHAPES.text(f"{at}.{kind}", part.get(kind)))
         elif kind == "image_url":
-            image = expect_mapping(SOURCE, f"{at}.image_url", part.get("image_url"))
+            image = SHAPES.mapping(f"{at}.image_url", part.get("image_url"))
             texts.append("[image]")
             media += _image_cost(image, f"{at}.image_url", overhead)
         elif kind == "input_audio":
-            audio = expect_mapping(SOURCE, f"{at}.input_audio", part.get("input_audio"))
+            audio = SHAPES.mapping(f"{at}.input_audio", part.get("input_audio"))
             texts.append("[audio]")
             media += audio_tokens("openai", audio.get("data"), overhead, at)
         elif kind == "file":
-            file = expect_mapping(SOURCE, f"{at}.file", part.get("file"))
+            file = SHAPES.mapping(f"{at}.file", part.get("file"))
             texts.append("[file]")
             media += document_tokens("openai", file.get("file_data"), overhead, at)
         elif kind in _ANTHROPIC_BLOCKS:
             # Accepted silently, a tool result would lose its pairing with its call.
-            fail(
-                SOURCE,
+            SHAPES.fail(
                 f"{at}.type",
                 f"is an Anthropic content block; OpenAI messages carry {_ANTHROPIC_BLOCKS[kind]} "
                 "(use pycupel.adapters.anthropic for Anthropic histories)",
@@ -487,10 +446,10 @@ def _content(
 def _image_cost(image: Mapping[str, Any], at: str, overhead: MessageOverhead) -> int:
     """An image's tokens from its pixel size (read from a data URL or given in the
     overhead's ``image_sizes``), else the fixed estimate."""
-    url = expect_str(SOURCE, f"{at}.url", image.get("url"))
+    url = SHAPES.text(f"{at}.url", image.get("url"))
     detail = image.get("detail", "auto")
     if detail not in ("auto", "low", "high", "original"):
-        fail(SOURCE, f"{at}.detail", "must be 'auto', 'low', 'high' or 'original'", detail)
+        SHAPES.fail(f"{at}.detail", "must be 'auto', 'low', 'high' or 'original'", detail)
     return image_tokens(
         "openai",
         data=data_url_bytes(url),
@@ -499,33 +458,3 @@ def _image_cost(image: Mapping[str, Any], at: str, overhead: MessageOverhead) ->
         fallback=overhead.image,
         detail=detail,
     )
-
-
-def _rewrite(
-    messages: Sequence[OpenAIMessage], replace: Replace, overhead: MessageOverhead
-) -> list[OpenAIMessage] | None:
-    """The unit's messages with their tool results (and plain string contents) replaced as
-    ``replace`` says; ``tool_call_id``, ``name`` and every other key are kept."""
-    names: dict[str, str] = {}
-    for message in messages:
-        for call in message.get("tool_calls") or ():
-            body = call.get("function") or call.get("custom") or {}
-            names[call["id"]] = body.get("name", "")
-    rewritten: list[OpenAIMessage] = []
-    changed = False
-    for position, message in enumerate(messages):
-        role = message["role"]
-        content = message.get("content")
-        new_text: str | None = None
-        if role in ("tool", "function"):
-            text, _ = _content(content, f"messages[{position}].content", overhead, optional=False)
-            tool = names.get(message.get("tool_call_id", ""), "") if role == "tool" else None
-            new_text = replace(tool if tool is not None else message.get("name", ""), text)
-        elif role in ("user", "assistant") and isinstance(content, str) and content:
-            new_text = replace(None, content)
-        if new_text is None:
-            rewritten.append(message)
-        else:
-            rewritten.append({**message, "content": new_text})
-            changed = True
-    return rewritten if changed else None

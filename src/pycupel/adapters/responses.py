@@ -47,23 +47,13 @@ from pycupel.conversation import api
 from pycupel.conversation.codec import Codec
 from pycupel.conversation.media import data_url_bytes, image_tokens
 from pycupel.conversation.media_length import audio_tokens, document_tokens
+from pycupel.conversation.options import FIT_RAISES, UNITS_RAISES, UnitOptions, documented
 from pycupel.conversation.options import FitOptions as _FitOptions
-from pycupel.conversation.options import UnitOptions, documented
 from pycupel.conversation.overhead import MessageOverhead
 from pycupel.conversation.parsed import AnswerRef, CallRef, Category, ParsedMessage, ParseState
 from pycupel.conversation.tools import OPENAI_TOOLS
 from pycupel.conversation.units import MessageUnits
-from pycupel.conversation.validate import (
-    MAX_MESSAGES,
-    MAX_PARTS_PER_MESSAGE,
-    as_json_text,
-    expect_id,
-    expect_list,
-    expect_mapping,
-    expect_optional_str,
-    expect_str,
-    fail,
-)
+from pycupel.conversation.validate import MAX_MESSAGES, MAX_PARTS_PER_MESSAGE, Shapes, as_json_text
 from pycupel.conversation.versions import Replace
 from pycupel.diagnostics import SelectionReport
 from pycupel.model import ContextItem
@@ -88,6 +78,7 @@ __all__ = [
 ]
 
 SOURCE = "openai responses input"
+SHAPES = Shapes(SOURCE)
 
 DEFAULT_OVERHEAD = MessageOverhead(per_message=4, per_tool_call=6, per_request=3, image=765)
 """Approximates OpenAI's format, as :data:`pycupel.adapters.openai.DEFAULT_OVERHEAD` does."""
@@ -178,15 +169,59 @@ class ResponsesCodec(Codec[ResponseItem]):
     def messages(self, messages: object) -> Sequence[ResponseItem]:
         if isinstance(messages, str):  # a plain-string input is one user message
             return ({"role": "user", "content": messages},)
-        return expect_list(SOURCE, "input", messages, limit=MAX_MESSAGES)
+        return SHAPES.sequence("input", messages, limit=MAX_MESSAGES)
 
     def parse(
         self, index: int, message: ResponseItem, overhead: MessageOverhead, state: ParseState
     ) -> ParsedMessage:
-        return _parse_item(index, message, overhead, state.tool_names)
+        tool_names = state.tool_names
+        where = f"input[{index}]"
+        item = SHAPES.mapping(where, message)
+        kind = item.get("type")
+        if kind is None or kind == "message":
+            return _parse_message(index, where, item, overhead)
+        if not isinstance(kind, str) or not kind:
+            SHAPES.fail(f"{where}.type", "must be a non-empty string", kind)
+        if kind in _CALLS:
+            shape = _CALLS[kind]
+            call_id = SHAPES.call_id(f"{where}.{shape.id_key}", item.get(shape.id_key))
+            name = _call_name(kind, item, where)
+            tool_names[call_id] = name
+            text = _call_text(kind, name, item, where)
+            call = CallRef(call_id, f"{where}.{shape.id_key}", name)
+            fixed = overhead.per_message + overhead.per_tool_call
+            return ParsedMessage.tool_calls(index, kind, text, fixed, [call])
+        if kind in _ANSWERS:
+            key = _ANSWERS[kind]
+            call_id = SHAPES.call_id(f"{where}.{key}", item.get(key))
+            text, media = _output_content(kind, item, where, overhead)
+            tool = tool_names.get(call_id)
+            fixed = overhead.per_message + overhead.per_tool_call + media
+            answer = AnswerRef(call_id, f"{where}.{key}")
+            return ParsedMessage.tool_result(index, kind, text, fixed, answer, tool=tool)
+        if kind == "reasoning":
+            return ParsedMessage(
+                index=index,
+                role=kind,
+                category="assistant",
+                text=_reasoning_text(item, where),
+                fixed_tokens=overhead.per_message,
+                joins_next=True,
+            )
+        if kind == "image_generation_call":
+            # ``result`` is the generated image in base64: an image, never text.
+            shown = {key: value for key, value in item.items() if key not in _BOOKKEEPING}
+            shown.pop("result", None)
+            fixed = overhead.per_message + (overhead.image if item.get("result") else 0)
+            return ParsedMessage.of_text(index, kind, "assistant", as_json_text(shown), fixed)
+        # Other items (hosted tool calls, references...) are counted as their JSON text.
+        shown = {key: value for key, value in item.items() if key not in _BOOKKEEPING}
+        text = as_json_text(shown)
+        return ParsedMessage.of_text(index, kind, "assistant", text, overhead.per_message)
 
     def parse_system(self, system: object, overhead: MessageOverhead) -> ParsedMessage:
-        return _parse_instructions(system, overhead)
+        text = SHAPES.text("system", system)
+        return ParsedMessage.of_text(None, "system", "system", text, overhead.per_message)
 
     def origin(self, messages: object, system: object) -> object:
         # The instructions and the input's form: a plain string comes back as the string.
@@ -195,7 +230,30 @@ class ResponsesCodec(Codec[ResponseItem]):
     def rewrite(
         self, messages: Sequence[ResponseItem], replace: Replace, overhead: MessageOverhead
     ) -> list[ResponseItem] | None:
-        return _rewrite(messages, replace, overhead)
+        """The unit's items with each text tool output (and each plain string message content)
+        replaced as ``replace`` says; ``call_id`` and every other key are kept."""
+        names = {
+            item["call_id"]: str(item.get("name", ""))
+            for item in messages
+            if item.get("type") in _CALLS and "call_id" in item
+        }
+        rewritten: list[ResponseItem] = []
+        changed = False
+        for position, item in enumerate(messages):
+            kind = item.get("type")
+            new_item = item
+            if kind in _SHRINKABLE_OUTPUTS:
+                text, _ = _output_content(kind, item, f"input[{position}]", overhead)
+                new_text = replace(names.get(item["call_id"], ""), text)
+                if new_text is not None:
+                    new_item = {**item, "output": new_text}
+            elif kind in (None, "message") and isinstance(item.get("content"), str):
+                new_text = replace(None, item["content"]) if item["content"] else None
+                if new_text is not None:
+                    new_item = {**item, "content": new_text}
+            changed = changed or new_item is not item
+            rewritten.append(new_item)
+        return rewritten if changed else None
 
     def summary_message(self, text: str) -> ResponseItem:
         return {"role": "user", "content": text}
@@ -208,20 +266,11 @@ CODEC = ResponsesCodec()
 """The codec of this module's functions."""
 
 
-@documented(UnitOptions)
+@documented(UnitOptions, docs=_DOCS, raises=UNITS_RAISES)
 def from_messages(
     messages: ResponsesInput, *, instructions: str | None = None, **options: Unpack[UnitOptions]
 ) -> MessageUnits[Any]:
-    """Split a Responses ``input`` (and its ``instructions``) into units, one item per unit.
-
-    Args:
-        messages: the request's ``input``: a string or a list of items (never modified).
-        instructions: the request's ``instructions``.
-
-    Raises:
-        MessageFormatError: a malformed item, an output answering no earlier call, a call id
-            used twice or (unless allowed) an unanswered call; the message names the location.
-    """
+    """Split a Responses ``input`` (and its ``instructions``) into units, one item per unit."""
     return api.read_units(CODEC, messages, instructions, options)
 
 
@@ -247,40 +296,24 @@ def count_tokens(
     return api.count(CODEC, messages, instructions, counter=counter, tools=tools, overhead=overhead)
 
 
-@documented(FitOptions, docs=_DOCS)
+@documented(FitOptions, docs=_DOCS, raises=FIT_RAISES, first=["instructions"])
 def fit_messages(
-    messages: ResponsesInput,
-    *,
-    counter: TokenCounter | None = None,
-    **options: Unpack[FitOptions],
+    messages: ResponsesInput, *, counter: TokenCounter | None = None, **options: Unpack[FitOptions]
 ) -> ResponsesFitResult:
     """Fit a Responses input (and instructions) into a token budget.
-
-    Args:
-        messages: the request's ``input`` (never modified).
-        instructions: the request's ``instructions``; the budget covers them and the input.
-        counter: counts text; defaults to :class:`~pycupel.tokens.HeuristicCounter`.
 
     Returns:
         ``ResponsesFitResult(instructions, input, report)``, ready for
         ``client.responses.create(instructions=..., input=...)``.
-
-    Raises:
-        MessageFormatError: malformed input.
-        PinnedBudgetError: the pinned units alone do not fit.
-        UnknownOptionError: an option this function does not take, or no ``budget``.
     """
     instructions = options.pop("instructions", None)
     fitting = api.fit(CODEC, messages, instructions, counter, options)
     return _result(messages, instructions, fitting)
 
 
-@documented(FitOptions, docs=_DOCS)
+@documented(FitOptions, docs=_DOCS, raises=FIT_RAISES, first=["instructions"])
 async def afit_messages(
-    messages: ResponsesInput,
-    *,
-    counter: AsyncTokenCounter,
-    **options: Unpack[FitOptions],
+    messages: ResponsesInput, *, counter: AsyncTokenCounter, **options: Unpack[FitOptions]
 ) -> ResponsesFitResult:
     """:func:`fit_messages` with an asynchronous token counter: every distinct text counted
     in one awaited call."""
@@ -360,117 +393,7 @@ _SHRINKABLE_OUTPUTS = frozenset(
 )
 
 
-def _rewrite(
-    items: Sequence[ResponseItem], replace: Replace, overhead: MessageOverhead
-) -> list[ResponseItem] | None:
-    """The unit's items with each text tool output (and each plain string message content)
-    replaced as ``replace`` says; ``call_id`` and every other key are kept."""
-    names = {
-        item["call_id"]: str(item.get("name", ""))
-        for item in items
-        if item.get("type") in _CALLS and "call_id" in item
-    }
-    rewritten: list[ResponseItem] = []
-    changed = False
-    for position, item in enumerate(items):
-        kind = item.get("type")
-        new_item = item
-        if kind in _SHRINKABLE_OUTPUTS:
-            text, _ = _output_content(kind, item, f"input[{position}]", overhead)
-            new_text = replace(names.get(item["call_id"], ""), text)
-            if new_text is not None:
-                new_item = {**item, "output": new_text}
-        elif kind in (None, "message") and isinstance(item.get("content"), str):
-            new_text = replace(None, item["content"]) if item["content"] else None
-            if new_text is not None:
-                new_item = {**item, "content": new_text}
-        changed = changed or new_item is not item
-        rewritten.append(new_item)
-    return rewritten if changed else None
-
-
 # --------------------------------------------------------------------------- parsing
-
-
-def _parse_instructions(instructions: object, overhead: MessageOverhead) -> ParsedMessage:
-    text = expect_str(SOURCE, "instructions", instructions)
-    return ParsedMessage(
-        index=None,
-        role="instructions",
-        category="system",
-        text=text,
-        fixed_tokens=overhead.per_message,
-    )
-
-
-def _parse_item(
-    index: int, raw: object, overhead: MessageOverhead, tool_names: dict[str, str]
-) -> ParsedMessage:
-    where = f"input[{index}]"
-    item = expect_mapping(SOURCE, where, raw)
-    kind = item.get("type")
-    if kind is None or kind == "message":
-        return _parse_message(index, where, item, overhead)
-    if not isinstance(kind, str) or not kind:
-        fail(SOURCE, f"{where}.type", "must be a non-empty string", kind)
-    if kind in _CALLS:
-        shape = _CALLS[kind]
-        call_id = expect_id(SOURCE, f"{where}.{shape.id_key}", item.get(shape.id_key))
-        name = _call_name(kind, item, where)
-        tool_names[call_id] = name
-        return ParsedMessage(
-            index=index,
-            role=kind,
-            category="assistant",
-            text=_call_text(kind, name, item, where),
-            fixed_tokens=overhead.per_message + overhead.per_tool_call,
-            calls=(CallRef(call_id, f"{where}.{shape.id_key}", name),),
-            tool_names=(name,),
-        )
-    if kind in _ANSWERS:
-        key = _ANSWERS[kind]
-        call_id = expect_id(SOURCE, f"{where}.{key}", item.get(key))
-        text, media = _output_content(kind, item, where, overhead)
-        tool = tool_names.get(call_id)
-        return ParsedMessage(
-            index=index,
-            role=kind,
-            category="tool",
-            text=text,
-            fixed_tokens=overhead.per_message + overhead.per_tool_call + media,
-            answers=(AnswerRef(call_id, f"{where}.{key}"),),
-            label=f"{kind} ({tool})" if tool else kind,
-            tool_names=(tool,) if tool else (),
-        )
-    if kind == "reasoning":
-        return ParsedMessage(
-            index=index,
-            role=kind,
-            category="assistant",
-            text=_reasoning_text(item, where),
-            fixed_tokens=overhead.per_message,
-            joins_next=True,
-        )
-    if kind == "image_generation_call":
-        # ``result`` is the generated image in base64: an image, never text.
-        shown = {key: value for key, value in item.items() if key not in _BOOKKEEPING}
-        shown.pop("result", None)
-        return ParsedMessage(
-            index=index,
-            role=kind,
-            category="assistant",
-            text=as_json_text(shown),
-            fixed_tokens=overhead.per_message + (overhead.image if item.get("result") else 0),
-        )
-    # Other items (hosted tool calls, references...) are counted as their JSON text.
-    shown = {key: value for key, value in item.items() if key not in _BOOKKEEPING}
-    return ParsedMessage(
-        index=index,
-        role=kind,
-        category="assistant",
-        text=as_json_text(shown),
-        fixed_tokens=overhead.per_message,
-    )
 
 
 def _parse_message(
@@ -478,30 +401,24 @@ def _parse_message(
 ) -> ParsedMessage:
     role = item.get("role")
     if not isinstance(role, str) or role not in _ROLES:
-        fail(SOURCE, f"{where}.role", f"must be one of {', '.join(_ROLES)}", role)
+        SHAPES.fail(f"{where}.role", f"must be one of {', '.join(_ROLES)}", role)
     text, media = _content(item.get("content"), f"{where}.content", overhead)
-    return ParsedMessage(
-        index=index,
-        role=role,
-        category=_ROLES[role],
-        text=text,
-        fixed_tokens=overhead.per_message + media,
-        user_turn=role == "user",
-    )
+    fixed = overhead.per_message + media
+    return ParsedMessage.of_text(index, role, _ROLES[role], text, fixed, user_turn=role == "user")
 
 
 def _call_name(kind: str, item: Mapping[str, Any], where: str) -> str:
     if kind in ("function_call", "custom_tool_call", "mcp_approval_request"):
-        return expect_str(SOURCE, f"{where}.name", item.get("name"), non_empty=True)
+        return SHAPES.text(f"{where}.name", item.get("name"), non_empty=True)
     return kind.removesuffix("_call")  # computer, shell, apply_patch
 
 
 def _call_text(kind: str, name: str, item: Mapping[str, Any], where: str) -> str:
     if kind in {"function_call", "mcp_approval_request"}:
-        arguments = expect_str(SOURCE, f"{where}.arguments", item.get("arguments"))
+        arguments = SHAPES.text(f"{where}.arguments", item.get("arguments"))
         return f"{name}({arguments})"
     if kind == "custom_tool_call":
-        return f"{name}({expect_str(SOURCE, f'{where}.input', item.get('input'))})"
+        return f"{name}({SHAPES.text(f'{where}.input', item.get('input'))})"
     shown = {key: value for key, value in item.items() if key not in _BOOKKEEPING}
     return f"{name}({as_json_text(shown)})"
 
@@ -515,10 +432,10 @@ def _output_content(
             return output, 0
         return _content(output, f"{where}.output", overhead)
     if kind == "computer_call_output":
-        screenshot = expect_mapping(SOURCE, f"{where}.output", item.get("output"))
+        screenshot = SHAPES.mapping(f"{where}.output", item.get("output"))
         return "[screenshot]", _image_cost(screenshot, overhead)
     if kind == "apply_patch_call_output":
-        output = expect_optional_str(SOURCE, f"{where}.output", item.get("output"))
+        output = SHAPES.optional_text(f"{where}.output", item.get("output"))
         return output or "", 0
     shown = {
         key: value
@@ -534,14 +451,14 @@ def _reasoning_text(item: Mapping[str, Any], where: str) -> str:
         value = item.get(key)
         if value is None:
             continue
-        parts = expect_list(SOURCE, f"{where}.{key}", value, limit=MAX_PARTS_PER_MESSAGE)
+        parts = SHAPES.sequence(f"{where}.{key}", value, limit=MAX_PARTS_PER_MESSAGE)
         for position, raw in enumerate(parts):
             at = f"{where}.{key}[{position}]"
-            part = expect_mapping(SOURCE, at, raw)
-            texts.append(expect_str(SOURCE, f"{at}.text", part.get("text")))
+            part = SHAPES.mapping(at, raw)
+            texts.append(SHAPES.text(f"{at}.text", part.get("text")))
     encrypted = item.get("encrypted_content")
     if encrypted is not None:
-        expect_str(SOURCE, f"{where}.encrypted_content", encrypted)
+        SHAPES.text(f"{where}.encrypted_content", encrypted)
     return "\n".join(texts)
 
 
@@ -549,17 +466,17 @@ def _content(content: object, where: str, overhead: MessageOverhead) -> tuple[st
     """The visible text of a message's content and the fixed cost of its media parts."""
     if isinstance(content, str):
         return content, 0
-    parts = expect_list(SOURCE, where, content, limit=MAX_PARTS_PER_MESSAGE)
+    parts = SHAPES.sequence(where, content, limit=MAX_PARTS_PER_MESSAGE)
     texts: list[str] = []
     media = 0
     for position, raw in enumerate(parts):
         at = f"{where}[{position}]"
-        part = expect_mapping(SOURCE, at, raw)
-        kind = expect_str(SOURCE, f"{at}.type", part.get("type"), non_empty=True)
+        part = SHAPES.mapping(at, raw)
+        kind = SHAPES.text(f"{at}.type", part.get("type"), non_empty=True)
         if kind in ("input_text", "output_text"):
-            texts.append(expect_str(SOURCE, f"{at}.text", part.get("text")))
+            texts.append(SHAPES.text(f"{at}.text", part.get("text")))
         elif kind == "refusal":
-            texts.append(expect_str(SOURCE, f"{at}.refusal", part.get("refusal")))
+            texts.append(SHAPES.text(f"{at}.refusal", part.get("refusal")))
         elif kind == "input_image":
             _image_source(part, at)
             texts.append("[image]")
@@ -568,7 +485,7 @@ def _content(content: object, where: str, overhead: MessageOverhead) -> tuple[st
             texts.append(_file_label(part, at))
             media += document_tokens("openai", part.get("file_data"), overhead, at)
         elif kind == "input_audio":
-            audio = expect_mapping(SOURCE, f"{at}.input_audio", part.get("input_audio"))
+            audio = SHAPES.mapping(f"{at}.input_audio", part.get("input_audio"))
             texts.append("[audio]")
             media += audio_tokens("openai", audio.get("data"), overhead, at)
         else:
@@ -581,12 +498,12 @@ def _image_source(part: Mapping[str, Any], at: str) -> None:
     url = part.get("image_url")
     file_id = part.get("file_id")
     if url is None and file_id is None:
-        fail(SOURCE, at, "an input_image needs an image_url or a file_id")
-    expect_optional_str(SOURCE, f"{at}.image_url", url)
-    expect_optional_str(SOURCE, f"{at}.file_id", file_id)
+        SHAPES.fail(at, "an input_image needs an image_url or a file_id")
+    SHAPES.optional_text(f"{at}.image_url", url)
+    SHAPES.optional_text(f"{at}.file_id", file_id)
     detail = part.get("detail")
     if detail is not None and detail not in ("low", "high", "auto", "original"):
-        fail(SOURCE, f"{at}.detail", "must be 'low', 'high', 'auto' or 'original'", detail)
+        SHAPES.fail(f"{at}.detail", "must be 'low', 'high', 'auto' or 'original'", detail)
 
 
 def _image_cost(part: Mapping[str, Any], overhead: MessageOverhead) -> int:
@@ -606,7 +523,7 @@ def _image_cost(part: Mapping[str, Any], overhead: MessageOverhead) -> int:
 
 
 def _file_label(part: Mapping[str, Any], at: str) -> str:
-    filename = expect_optional_str(SOURCE, f"{at}.filename", part.get("filename"))
+    filename = SHAPES.optional_text(f"{at}.filename", part.get("filename"))
     for key in ("file_id", "file_url", "file_data"):
-        expect_optional_str(SOURCE, f"{at}.{key}", part.get(key))
+        SHAPES.optional_text(f"{at}.{key}", part.get(key))
     return f"[file {filename}]" if filename else "[file]"

@@ -139,6 +139,15 @@ class Codec(ABC, Generic[M]):
         """The messages with runs of same-role messages merged (formats that need it)."""
         return [message for _, message in kept]
 
+    def cache_mark(self, message: M, control: object) -> M:
+        """A copy of ``message`` carrying the prompt-cache breakpoint ``control`` at its end,
+        or ``message`` itself when it cannot carry one (formats with explicit breakpoints)."""
+        return message
+
+    def cache_mark_system(self, system: object, control: object) -> object:
+        """A copy of the system prompt passed beside the messages carrying ``control``."""
+        return system
+
     # ------------------------------------------------------------------ derived
 
     def editor(self, overhead: MessageOverhead) -> Editor[M]:

@@ -14,6 +14,7 @@ one description, and every format has it.
 from __future__ import annotations
 
 import inspect
+import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from types import MappingProxyType
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
     from pycupel.policy import Policy
 
 __all__ = [
+    "FIT_RAISES",
+    "UNITS_RAISES",
     "AlternatingFitOptions",
     "CountOptions",
     "FitOptions",
@@ -124,6 +127,9 @@ DEFAULTS: Mapping[str, object] = MappingProxyType(
 
 DOCS: Mapping[str, str] = MappingProxyType(
     {
+        "messages": "the history, as the provider's API takes it (never modified).",
+        "selection": "the items to keep: some of ``units.items``, in any order.",
+        "units": "what :func:`from_messages` returned for the history.",
         "budget": "tokens for the whole prompt (an int: target = max = budget), or a "
         ":class:`~pycupel.ContextBudget` for an output reserve, a margin...",
         "policy": "the selection policy, or a ready :class:`~pycupel.pipeline.Pipeline`. By "
@@ -131,7 +137,9 @@ DOCS: Mapping[str, str] = MappingProxyType(
         "scores units for ``query`` and the conversation's shape is kept (see "
         ":class:`~pycupel.conversation.Structure`). A given policy runs the ordinary "
         "pipeline, unless ``structure`` or ``keep_recent`` is given too.",
-        "counter": "counts message text; defaults to :class:`~pycupel.tokens.HeuristicCounter`.",
+        "counter": "counts message text; defaults to :class:`~pycupel.tokens.HeuristicCounter` "
+        "(``afit_messages``: an asynchronous counter, every distinct text counted in one "
+        "awaited call).",
         "tools": "the request's tool definitions, counted once per request as part of the "
         "prompt (their JSON text plus the provider's framing).",
         "overhead": "the format's fixed costs around the text; defaults to the module's "
@@ -177,7 +185,27 @@ DOCS: Mapping[str, str] = MappingProxyType(
         "and raises :class:`~pycupel.errors.MessageFormatError`).",
     }
 )
-"""Each option's description, appended to the docstrings of the functions taking it."""
+"""Each parameter's description, for the docstrings of the functions taking it."""
+
+FIT_RAISES: Mapping[str, str] = MappingProxyType(
+    {
+        "MessageFormatError": "a malformed message (or system prompt), an orphaned tool result, "
+        "a duplicate call id or (unless dropped) an unanswered call; the error names the "
+        "location.",
+        "PinnedBudgetError": "the pinned messages (system prompt, latest user turn) alone do "
+        "not fit in the budget.",
+        "UnknownOptionError": "an option the function does not take, or no ``budget``.",
+    }
+)
+"""What a fit raises, for the ``Raises`` sections."""
+
+UNITS_RAISES: Mapping[str, str] = MappingProxyType(
+    {
+        "MessageFormatError": FIT_RAISES["MessageFormatError"],
+        "UnknownOptionError": "an option the function does not take.",
+    }
+)
+"""What ``from_messages`` raises."""
 
 
 def _keys(options: type) -> dict[str, str]:
@@ -191,11 +219,22 @@ def _keys(options: type) -> dict[str, str]:
 
 
 def documented(
-    options: type, *, docs: Mapping[str, str] = DOCS, defaults: Mapping[str, object] = DEFAULTS
+    options: type,
+    *,
+    docs: Mapping[str, str] = DOCS,
+    defaults: Mapping[str, object] = DEFAULTS,
+    raises: Mapping[str, str] | None = None,
+    first: Sequence[str] = (),
 ) -> Callable[[F], F]:
-    """Give a function taking ``**options: Unpack[<options>]`` its full signature and the
-    options' descriptions (``docs`` and ``defaults``: a format's own, for options of its
-    own, before the shared ones)."""
+    """Give a function taking ``**options: Unpack[<options>]`` its full signature and its
+    ``Args`` and ``Raises`` sections.
+
+    Every parameter, named or taken as an option, is listed with its description: from
+    ``docs`` (a format's own words, for its own parameters), else the shared :data:`DOCS`.
+    ``raises`` (error class name -> when) becomes the ``Raises`` section. Options are listed
+    in their declared order, the required ones and then those named in ``first`` leading.
+    The function's own docstring keeps its summary and its ``Returns`` section.
+    """
     keys = _keys(options)
     required: frozenset[str] = getattr(options, "__required_keys__", frozenset())
 
@@ -217,21 +256,25 @@ def documented(
             for name, annotation in keys.items()
             if name not in taken
         ]
-        # Required options first, then the format's own (those its ``docs`` describe), then
-        # the shared ones.
-        own = set(docs) - set(DOCS)
         expanded.sort(
             key=lambda parameter: (
                 parameter.default is not inspect.Parameter.empty,
-                parameter.name not in own,
+                parameter.name not in first,
             )
         )
         function.__signature__ = signature.replace(  # type: ignore[attr-defined]
             parameters=[*named, *expanded]
         )
-        lines = [f"{p.name}: {docs.get(p.name, DOCS.get(p.name, ''))}" for p in expanded]
-        text = inspect.cleandoc(function.__doc__ or "")
-        function.__doc__ = text + "\n\nKeyword Args:\n" + "\n".join(_wrapped(lines))
+        described = [p.name for p in (*named, *expanded) if p.name != "self"]
+        args = [f"{name}: {docs.get(name, DOCS.get(name, ''))}" for name in described]
+        summary, _, returns = inspect.cleandoc(function.__doc__ or "").partition("\nReturns:")
+        sections = [summary.rstrip(), "Args:\n" + "\n".join(_wrapped(args))]
+        if returns:
+            sections.append("Returns:" + returns.rstrip())
+        if raises:
+            errors = [f"{name}: {when}" for name, when in raises.items()]
+            sections.append("Raises:\n" + "\n".join(_wrapped(errors)))
+        function.__doc__ = "\n\n".join(sections)
         return function
 
     return apply
@@ -239,8 +282,6 @@ def documented(
 
 def _wrapped(lines: Sequence[str], width: int = 96) -> list[str]:
     """Each description wrapped, its continuation lines indented under it."""
-    import textwrap  # noqa: PLC0415  (only when a function is decorated)
-
     out: list[str] = []
     for line in lines:
         out.extend(

@@ -93,8 +93,9 @@ class ParsedMessage:
         fixed_tokens: int,
         *,
         user_turn: bool = False,
+        name: str | None = None,
     ) -> ParsedMessage:
-        """A message that is text only (no tool call or result, no name, no label).
+        """A message that is text only (no tool call or result, no label).
 
         The same object the constructor builds, made through the slots' own setters: adapters
         build one per message, and the frozen dataclass's ``__init__`` costs twice as much.
@@ -108,11 +109,61 @@ class ParsedMessage:
         _message_calls(message, ())
         _message_answers(message, ())
         _message_user_turn(message, user_turn)
-        _message_name(message, None)
+        _message_name(message, name)
         _message_label(message, None)
         _message_tool_names(message, ())
         _message_joins_next(message, False)
         return message
+
+    @classmethod
+    def tool_result(
+        cls,
+        index: int,
+        role: str,
+        text: str,
+        fixed_tokens: int,
+        answers: AnswerRef,
+        *,
+        tool: str | None = None,
+        name: str | None = None,
+        label: str | None = None,
+    ) -> ParsedMessage:
+        """A message holding one tool's result (``tool``: the tool's name when known),
+        introduced as ``"<role> (<tool>)"`` unless a ``label`` is given."""
+        return cls(
+            index=index,
+            role=role,
+            category="tool",
+            text=text,
+            fixed_tokens=fixed_tokens,
+            answers=(answers,),
+            name=name,
+            label=label if label is not None else f"{role} ({tool})" if tool else role,
+            tool_names=(tool,) if tool else (),
+        )
+
+    @classmethod
+    def tool_calls(
+        cls,
+        index: int,
+        role: str,
+        text: str,
+        fixed_tokens: int,
+        calls: Sequence[CallRef],
+        *,
+        name: str | None = None,
+    ) -> ParsedMessage:
+        """An assistant message issuing ``calls``."""
+        return cls(
+            index=index,
+            role=role,
+            category="assistant",
+            text=text,
+            fixed_tokens=fixed_tokens,
+            calls=tuple(calls),
+            name=name,
+            tool_names=tuple(dict.fromkeys(call.name for call in calls)),
+        )
 
     def rendered(self) -> str:
         """The message as it appears in an item's content: ``"label: text"``."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from pycupel.errors import MessageFormatError
@@ -18,6 +19,7 @@ __all__ = [
     "MAX_MESSAGES",
     "MAX_PARTS_PER_MESSAGE",
     "MAX_TOOL_CALLS_PER_MESSAGE",
+    "Shapes",
     "as_json_text",
     "expect_id",
     "expect_list",
@@ -99,3 +101,35 @@ def as_json_text(value: object) -> str:
     used for counting and display, never sent anywhere.
     """
     return json.dumps(value, ensure_ascii=False, default=repr)
+
+
+@dataclass(frozen=True, slots=True)
+class Shapes:
+    """The shape checks above, bound to the name of one input (``"openai messages"``): what
+    a format module calls as ``SHAPES.mapping(location, value)``."""
+
+    source: str
+
+    def fail(self, location: str, rule: str, value: object = ...) -> NoReturn:
+        """Raise a MessageFormatError (see :func:`fail`)."""
+        fail(self.source, location, rule, value)
+
+    def mapping(self, location: str, value: object) -> Mapping[str, Any]:
+        """See :func:`expect_mapping`."""
+        return expect_mapping(self.source, location, value)
+
+    def sequence(self, location: str, value: object, *, limit: int) -> Sequence[Any]:
+        """See :func:`expect_list`."""
+        return expect_list(self.source, location, value, limit=limit)
+
+    def text(self, location: str, value: object, *, non_empty: bool = False) -> str:
+        """See :func:`expect_str`."""
+        return expect_str(self.source, location, value, non_empty=non_empty)
+
+    def optional_text(self, location: str, value: object) -> str | None:
+        """See :func:`expect_optional_str`."""
+        return expect_optional_str(self.source, location, value)
+
+    def call_id(self, location: str, value: object) -> str:
+        """See :func:`expect_id`."""
+        return expect_id(self.source, location, value)

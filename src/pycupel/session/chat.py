@@ -25,12 +25,21 @@ from pycupel.session.usage import ProviderUsage
 from pycupel.session.window import SessionWindow
 from pycupel.tokens.asynchronous import AsyncTokenCounter
 
-__all__ = ["SESSION_DEFAULTS", "SESSION_DOCS", "ChatSession"]
+__all__ = ["SESSION_DEFAULTS", "SESSION_DOCS", "SESSION_RAISES", "ChatSession", "ListSession"]
 
 M = TypeVar("M")
 
 SESSION_DOCS: Mapping[str, str] = MappingProxyType(
     {
+        "budget": "tokens for the whole prompt, in the provider's count once usage is recorded.",
+        "overhead": "the format's fixed costs; defaults to the module's ``DEFAULT_OVERHEAD``.",
+        "cache_ttl": "the cache breakpoints' lifetime, ``\"5m\"`` (Anthropic's default; writes "
+        'cost 1.25x the input price) or ``"1h"`` (writes cost 2x); ``None`` sets no breakpoint.',
+        "start_with_user": "a window never opens with an assistant (model) turn: unpinned "
+        "leading units starting with one are left out (Bedrock and older API versions require "
+        "a user turn first).",
+        "merge_consecutive": "runs of same-role turns left side by side in the window are "
+        "merged into one turn (a new mapping holding the run's blocks in order).",
         "policy": "chooses what a compaction keeps (a Policy or Pipeline; by default the "
         "structure-aware selection of ``fit_messages``).",
         "counter": "counts message text; defaults to the heuristic estimate.",
@@ -70,6 +79,14 @@ SESSION_DEFAULTS: Mapping[str, object] = MappingProxyType(
 )
 """Each session option's default: the engine's own."""
 
+SESSION_RAISES: Mapping[str, str] = MappingProxyType(
+    {
+        "SessionConfigError": "an invalid setting.",
+        "UnknownOptionError": "an option the session does not take.",
+    }
+)
+"""What starting a session raises."""
+
 
 class ChatSession(ABC, Generic[M]):
     """A conversation's session over one format's codec (see the module documentation).
@@ -83,7 +100,7 @@ class ChatSession(ABC, Generic[M]):
 
     __slots__ = ("_core",)
 
-    @documented(SessionOptions, docs=SESSION_DOCS, defaults=SESSION_DEFAULTS)
+    @documented(SessionOptions, docs=SESSION_DOCS, defaults=SESSION_DEFAULTS, raises=SESSION_RAISES)
     def __init__(
         self,
         *,
@@ -91,13 +108,7 @@ class ChatSession(ABC, Generic[M]):
         overhead: MessageOverhead | None = None,
         **options: Unpack[SessionOptions],
     ) -> None:
-        """Args:
-        budget: tokens for the whole prompt, in the provider's count once usage is recorded.
-        overhead: the format's fixed costs; defaults to the module's ``DEFAULT_OVERHEAD``.
-
-        Raises:
-            SessionConfigError: an invalid setting.
-        """
+        """Start a session (nothing is read before the first ``fit``)."""
         self._start(budget, overhead, options)
 
     def _start(
@@ -155,3 +166,26 @@ class ChatSession(ABC, Generic[M]):
             return sent
         kept = any(unit.system_parameter for unit in window.units)
         return dataclasses.replace(sent, system=system if kept else None)
+
+
+class ListSession(ChatSession[M]):
+    """The session of a format whose system prompt is one of its messages (OpenAI Chat
+    Completions, LangChain): ``fit`` takes the history alone."""
+
+    __slots__ = ()
+
+    def fit(self, messages: Sequence[M]) -> SessionWindow[M]:
+        """This turn's window for the whole history so far (the same list grown, or a new
+        list with the same leading messages).
+
+        Raises:
+            MessageFormatError: a malformed message, or a tool call without its result.
+            PinnedBudgetError: the system prompt and latest user turn alone do not fit.
+        """
+        return self._fit(messages)
+
+    async def afit(self, messages: Sequence[M], *, counter: AsyncTokenCounter) -> SessionWindow[M]:
+        """:meth:`fit` with the new messages counted by an asynchronous token counter (a
+        wrapped count-tokens endpoint, say): one awaited ``count_batch`` call per turn for
+        the texts this turn adds. Raises what :meth:`fit` raises."""
+        return await self._afit(messages, counter)
