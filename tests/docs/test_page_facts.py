@@ -1,14 +1,26 @@
-"""Facts the README states about the project stay true: the preset table, the vector counts."""
+"""Facts the documentation states about the project stay true, on the page that states them:
+the preset table (policies guide), the vector counts and the stage map (concepts), and the
+README's set-up commands.
+"""
 
 from __future__ import annotations
 
 import importlib.util
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from docs_pages import DOCS, README, ROOT
+
+POLICIES = DOCS / "guides" / "policies.md"
+CONCEPTS = DOCS / "concepts.md"
+SETUP = (
+    "```bash\n"
+    'python3 -m venv .venv && .venv/bin/pip install -e ".[dev]" && .venv/bin/pycupel select '
+    "examples/support-chat.json --budget 1200\n"
+    ".venv/bin/python -m pytest\n"
+    "```\n"
+)
 
 
-def test_readme_shows_the_current_preset_selections() -> None:
+def test_the_policies_guide_shows_the_current_preset_selections() -> None:
     spec = importlib.util.spec_from_file_location(
         "presets_on_example", ROOT / "examples" / "presets_on_example.py"
     )
@@ -18,16 +30,16 @@ def test_readme_shows_the_current_preset_selections() -> None:
     spec.loader.exec_module(module)
     table: str = module.preset_table(1200)
     assert table.count("\n") == 8  # header, rule and the seven presets
-    assert table in (ROOT / "README.md").read_text(encoding="utf-8")
+    assert table in POLICIES.read_text(encoding="utf-8")
 
 
-def test_readme_counts_the_project_vectors() -> None:
+def test_the_concepts_page_counts_the_project_vectors() -> None:
     vectors = ROOT / "tests" / "vectors"
     counts = {
         stage: len(list((vectors / stage).glob("*.toml")))
         for stage in ("scoring", "slicing", "placing", "pipeline")
     }
-    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    text = " ".join(CONCEPTS.read_text(encoding="utf-8").split())
     total = sum(counts.values())
     expected = (
         f"all {total} of the project's own ({counts['scoring']} scoring, {counts['slicing']} "
@@ -36,9 +48,9 @@ def test_readme_counts_the_project_vectors() -> None:
     assert expected in text
 
 
-def test_readme_maps_every_pipeline_module() -> None:
+def test_the_concepts_page_maps_every_pipeline_module() -> None:
     package = ROOT / "src" / "pycupel" / "pipeline"
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = CONCEPTS.read_text(encoding="utf-8")
     modules = sorted(path.name for path in package.glob("*.py") if path.name != "__init__.py")
     assert "classify.py" in modules
     for name in modules:
@@ -46,3 +58,9 @@ def test_readme_maps_every_pipeline_module() -> None:
     for stage in ("classify", "score", "deduplicate", "sort", "slice", "place"):
         # The "where" column of the stage table points at the stage's own module.
         assert f"| `pipeline/{stage}.py`" in text, stage
+
+
+def test_the_readme_opens_with_the_two_setup_commands() -> None:
+    """CI and users copy these two lines: they stay byte for byte as they are."""
+    text = README.read_text(encoding="utf-8")
+    assert text.startswith("# pycupel\n\n" + SETUP)
