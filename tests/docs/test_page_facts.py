@@ -1,11 +1,12 @@
 """Facts the documentation states about the project stay true, on the page that states them:
 the preset table (policies guide), the vector counts and the stage map (concepts), and the
-README's set-up commands.
+README's set-up commands and links.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import re
 
 from docs_pages import DOCS, README, ROOT
 
@@ -64,3 +65,16 @@ def test_the_readme_opens_with_the_two_setup_commands() -> None:
     """CI and users copy these two lines: they stay byte for byte as they are."""
     text = README.read_text(encoding="utf-8")
     assert text.startswith("# pycupel\n\n" + SETUP)
+
+
+def test_the_readme_is_short() -> None:
+    assert len(README.read_text(encoding="utf-8").splitlines()) <= 250
+
+
+def test_the_readme_links_resolve() -> None:
+    text = README.read_text(encoding="utf-8")
+    links = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text)
+    local = [link for link in links if "://" not in link]
+    assert local
+    missing = [link for link in local if not (ROOT / link).exists()]
+    assert not missing, missing
