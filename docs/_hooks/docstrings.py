@@ -12,6 +12,9 @@ every name. The extension rewrites them when the package is loaded:
   way Python would resolve it where the docstring is written (griffe's scopes: the object's
   members, its parents' members, the module's imports). ``~`` shows the last component only,
   and functions and methods get ``()`` as Sphinx shows them;
+* a first sentence wrapped over several source lines is joined into one line: the
+  reference's summary tables show a docstring's first line, which would otherwise stop
+  mid-sentence;
 * a paragraph ending in ``::`` ends in ``:`` (its indented block is already Markdown code);
 * a doctest (``>>>`` lines and their output, up to a blank line) becomes a fenced ``pycon``
   block: Markdown would read ``>>>`` as quotes and an output such as ``[4, 4]`` as a link
@@ -36,6 +39,7 @@ ROLE = re.compile(
 )
 CALLABLE_ROLES = frozenset({"func", "meth"})
 DOCTEST_START = re.compile(r"^(?P<indent>[ \t]*)>>> ")
+SECTION_TITLE = re.compile(r"^\s*[A-Z][\w ]*:\s*$")
 LITERAL_INTRO = re.compile(r"(?<=\S)::$", flags=re.MULTILINE)
 BARE_LITERAL_INTRO = re.compile(r"^[ \t]*::\n", flags=re.MULTILINE)
 
@@ -55,6 +59,21 @@ def _resolve(scope: griffe.Object, name: str) -> str:
             continue
         return f"{path}.{rest}" if rest else path
     return name
+
+
+def join_first_paragraph(text: str) -> str:
+    """The docstring with the lines of its first paragraph joined (a plain paragraph only)."""
+    head, blank, rest = text.partition("\n\n")
+    lines = head.split("\n")
+    plain = all(
+        line.strip()
+        and not line.lstrip().startswith(("* ", "- ", "```", ">>>", "|"))
+        and not SECTION_TITLE.match(line)
+        for line in lines
+    )
+    if len(lines) > 1 and plain:
+        head = " ".join(line.strip() for line in lines)
+    return head + blank + rest
 
 
 def fence_doctests(text: str) -> str:
@@ -90,7 +109,7 @@ def rewrite(text: str, scope: griffe.Object) -> str:
         identifier = _resolve(scope, target)
         return f'<autoref identifier="{identifier}" optional>`{title}`</autoref>'
 
-    text = fence_doctests(ROLE.sub(replace, text))
+    text = fence_doctests(ROLE.sub(replace, join_first_paragraph(text)))
     text = BARE_LITERAL_INTRO.sub("", text)
     return LITERAL_INTRO.sub(":", text)
 
