@@ -104,3 +104,10 @@ def test_docstring_roles_become_links(site_dir: Path, module: str) -> None:
     assert ":class:" not in page
     assert ":func:" not in page
     assert 'class="autorefs autorefs-internal"' in page
+
+
+def test_module_roles_link_to_the_module_pages(site_dir: Path) -> None:
+    """``:mod:`pycupel.scorers``` in the package docstring lands on the module's page."""
+    page = (site_dir / "reference" / "pycupel" / "index.html").read_text(encoding="utf-8")
+    for module in ("pycupel.scorers", "pycupel.adapters", "pycupel.testing"):
+        assert f'href="../{module}/#{module}"' in page, module
