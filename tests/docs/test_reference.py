@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from docs_pages import DOCS, ROOT
+from docs_site import site_dir_fixture  # noqa: F401 (the site_dir fixture)
 
 import pycupel
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from cdp_pipe import Page, PipeBrowser
+from docs_site import site_dir_fixture  # noqa: F401 (the site_dir fixture)
 
 from browser_support import CHROMIUM_FLAGS, chromium
 

@@ -1,5 +1,8 @@
 """The documentation site, built once per test session for the tests that read it.
 
+Test modules import :func:`site_dir_fixture` (the ``site_dir`` fixture); it is not in a
+``conftest.py`` because other tests import the root ``conftest`` by name.
+
 ``PYCUPEL_DOCS_SITE`` names a site already built from this checkout (CI builds it with
 ``mkdocs build --strict`` before running the tests, and passes its folder); otherwise the site
 is built here, strictly, into a temporary folder. Tests that need it are skipped, with the
@@ -33,9 +36,14 @@ def _missing_docs_packages() -> list[str]:
     return missing
 
 
-@pytest.fixture(scope="session")
-def site_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+_built: list[Path] = []  # the site built in this session, for every module that asks
+
+
+@pytest.fixture(scope="session", name="site_dir")
+def site_dir_fixture(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The folder of the built site (its ``index.html``, ``objects.inv``, ``search/``)."""
+    if _built:
+        return _built[0]
     given = os.environ.get(SITE_ENV)
     if given:
         site = Path(given)
@@ -60,4 +68,5 @@ def site_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
     )
     assert build.returncode == 0, build.stderr[-5000:]
+    _built.append(site)
     return site
