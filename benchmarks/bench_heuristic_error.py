@@ -1,4 +1,5 @@
-"""HeuristicCounter's error against exact BPE counts, as the Markdown table in the README.
+"""HeuristicCounter's error against exact BPE counts, as the Markdown table of
+docs/benchmarks/token-counting.md.
 
 Usage:
     python benchmarks/bench_heuristic_error.py

@@ -2,7 +2,7 @@
 
     python examples/presets_on_example.py [--budget 1200]
 
-The README's "Policies and presets" section shows this table; a test keeps the two equal.
+The policies guide (docs/guides/policies.md) shows this table; a test keeps the two equal.
 """
 
 from __future__ import annotations

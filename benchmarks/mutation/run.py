@@ -217,7 +217,8 @@ def _format(row: dict[str, object]) -> str:
 
 
 def _table() -> str:
-    """The README's table: the latest recorded row of each module, in ``TARGETS`` order."""
+    """The table of docs/benchmarks/mutation.md: the latest recorded row of each module, in
+    ``TARGETS`` order."""
     latest: dict[str, dict[str, Any]] = {}
     for line in SCORES.read_text(encoding="utf-8").splitlines():
         row = json.loads(line)

@@ -2,14 +2,13 @@
 left in ``build/`` for people to look at.
 
 Skipped, with the reason, when no Chromium binary is found (Debian:
-``apt-get install -y chromium``; or set ``PYCUPEL_CHROMIUM`` to the binary).
+``apt-get install -y chromium``; or set ``PYCUPEL_CHROMIUM`` to the binary): see
+``tests/browser_support.py``, shared with the documentation site's browser test.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -18,47 +17,18 @@ from click.testing import CliRunner
 from html_checks import body_rows, parse_page
 from render_helpers import HOSTILE
 
+from browser_support import CHROMIUM_FLAGS, chromium
 from pycupel.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "support-chat.json"
 BUILD = REPO / "build"
-CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 
 pytestmark = pytest.mark.browser
 
 
-def chromium() -> str:
-    configured = os.environ.get("PYCUPEL_CHROMIUM")
-    if configured:
-        return configured
-    for name in CANDIDATES:
-        found = shutil.which(name)
-        if found:
-            return found
-    if Path("/usr/bin/chromium").exists():
-        return "/usr/bin/chromium"
-    pytest.skip(
-        "no Chromium binary found (install it with 'apt-get install -y chromium', or set "
-        "PYCUPEL_CHROMIUM)"
-    )
-
-
 def headless(binary: str, profile: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    command = [
-        binary,
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--disable-dev-shm-usage",
-        f"--user-data-dir={profile}",
-        *args,
-    ]
+    command = [binary, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args]
     return subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
 
 
