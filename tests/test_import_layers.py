@@ -1,6 +1,9 @@
-"""The layers import downwards only: model <- tokens, model <- pipeline <- policy.
+"""The layers import downwards only: model <- tokens, model <- pipeline <- policy, and for
+messages conversation <- session <- adapters.
 
-The data model knows no tokenizer, the pipeline knows no policy files. Every ``import`` in the
+The data model knows no tokenizer, the pipeline knows no policy files. The conversation
+engine knows no message format and no session; sessions know no message format; the formats
+know nothing of the command line, replay or the framework integrations. Every ``import`` in the
 package counts, wherever it sits (module top, function body, ``TYPE_CHECKING`` block): a lazy
 import still ties the layers together. Paths through other modules count too, so a layer that
 reaches a higher one through, say, ``pycupel.scorers`` fails as well.
@@ -22,6 +25,20 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     "pycupel.model": ("pycupel.tokens", "pycupel.pipeline", "pycupel.policy"),
     "pycupel.tokens": ("pycupel.pipeline", "pycupel.policy"),
     "pycupel.pipeline": ("pycupel.tokens", "pycupel.policy"),
+    "pycupel.conversation": (
+        "pycupel.adapters",
+        "pycupel.session",
+        "pycupel.cli",
+        "pycupel.replay",
+        "pycupel.integrations",
+    ),
+    "pycupel.session": (
+        "pycupel.adapters",
+        "pycupel.cli",
+        "pycupel.replay",
+        "pycupel.integrations",
+    ),
+    "pycupel.adapters": ("pycupel.cli", "pycupel.replay", "pycupel.integrations"),
 }
 
 
@@ -99,6 +116,9 @@ def test_the_graph_sees_the_known_edges() -> None:
     assert "pycupel.pipeline" in graph["pycupel.policy.build"]
     assert "pycupel.pipeline.classify" in graph["pycupel.pipeline.run"]
     assert _path_to(graph, "pycupel.policy.build", "pycupel.pipeline") is not None
+    assert "pycupel.conversation.api" in graph["pycupel.adapters.openai"]
+    assert "pycupel.session.chat" in graph["pycupel.adapters.anthropic"]
+    assert _path_to(graph, "pycupel.adapters.gemini", "pycupel.conversation") is not None
 
 
 @pytest.mark.parametrize(("layer", "forbidden"), sorted(FORBIDDEN.items()))

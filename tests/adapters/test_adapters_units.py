@@ -9,8 +9,8 @@ from adapter_histories import WordCounter
 
 from pycupel import ContextKind
 from pycupel.adapters import MessageOverhead
+from pycupel.conversation.grouping import build_units
 from pycupel.conversation.parsed import AnswerRef, CallRef, ParsedMessage
-from pycupel.conversation.units import build_units
 from pycupel.errors import MessageFormatError, PipelineConfigError, TokenizerError
 
 

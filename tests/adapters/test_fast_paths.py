@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 
 from pycupel.adapters import Shrink, Structure, openai
 from pycupel.conversation.fit import fit_units, fitted_entries, with_variants
+from pycupel.conversation.grouping import _message_timestamps, _UnitMaker
 from pycupel.conversation.parsed import ParsedMessage, ParseState
 from pycupel.conversation.structure import take_relevant
-from pycupel.conversation.units import _message_timestamps, _UnitMaker
 from pycupel.conversation.upgrade import best_first, best_value_first
 from pycupel.conversation.versions import unit_versions
 from pycupel.errors import PinnedBudgetError

@@ -9,7 +9,7 @@ import pytest
 from session_histories import chat_turns
 
 from pycupel.adapters import openai
-from pycupel.session import core
+from pycupel.session import zones
 from pycupel.session.recall import Recall
 
 SYSTEM = {"role": "system", "content": "You are a patient assistant who keeps notes."}
@@ -172,13 +172,13 @@ def test_a_zone_left_in_place_is_not_chosen(monkeypatch: pytest.MonkeyPatch) -> 
     # Recall on need reads the scores alone: when the zone stays, no zone is chosen (the
     # relevance pass over the dropped units would be thrown away).
     chosen: list[int] = []
-    original = core.choose_recall
+    original = zones.choose_recall
 
     def counting(*args: Any, **kwargs: Any) -> Recall:
         chosen.append(1)
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(core, "choose_recall", counting)
+    monkeypatch.setattr(zones, "choose_recall", counting)
     session = openai.Session(budget=1_500)
     history = ferry_history()
     replay(session, history)

@@ -52,7 +52,7 @@ from pycupel._checks import check_bool
 from pycupel.conversation import api
 from pycupel.conversation.api import START_WITH_USER_FILTER
 from pycupel.conversation.codec import Codec, Kept
-from pycupel.conversation.media import base64_prefix, image_tokens
+from pycupel.conversation.media import ImageProvider, base64_prefix, image_tokens
 from pycupel.conversation.media_length import document_tokens
 from pycupel.conversation.merge import merge_runs
 from pycupel.conversation.options import (
@@ -63,7 +63,14 @@ from pycupel.conversation.options import (
     documented,
 )
 from pycupel.conversation.overhead import MessageOverhead
-from pycupel.conversation.parsed import AnswerRef, CallRef, Category, ParsedMessage, ParseState
+from pycupel.conversation.parsed import (
+    AnswerRef,
+    CallRef,
+    Category,
+    ParsedMessage,
+    ParseState,
+    Turn,
+)
 from pycupel.conversation.tools import ANTHROPIC_TOOLS
 from pycupel.conversation.units import MessageUnits
 from pycupel.conversation.validate import MAX_PARTS_PER_MESSAGE, Shapes, as_json_text
@@ -73,9 +80,8 @@ from pycupel.errors import PipelineConfigError
 from pycupel.model import ContextItem
 from pycupel.session.breakpoints import mark_breakpoints
 from pycupel.session.chat import SESSION_DEFAULTS, SESSION_DOCS, SESSION_RAISES, ChatSession
-from pycupel.session.core import CoreWindow
 from pycupel.session.options import SessionOptions
-from pycupel.session.window import SessionWindow
+from pycupel.session.window import CoreWindow, SessionWindow
 from pycupel.tokens import TokenCounter
 from pycupel.tokens.asynchronous import AsyncTokenCounter
 
@@ -95,44 +101,15 @@ __all__ = [
     "to_messages",
 ]
 
+AnthropicMessage = Mapping[str, Any]
+SystemPrompt = str | Sequence[Mapping[str, Any]]
+CacheTTL = Literal["5m", "1h"]
+
 SOURCE = "anthropic messages"
 SHAPES = Shapes(SOURCE)
 
 DEFAULT_OVERHEAD = MessageOverhead(per_message=4, per_tool_call=10, per_request=3, image=1600)
 """An estimate of Anthropic's prompt format (see the module documentation)."""
-
-AnthropicMessage = Mapping[str, Any]
-SystemPrompt = str | Sequence[Mapping[str, Any]]
-
-
-_NOT_CACHEABLE = frozenset({"thinking", "redacted_thinking"})
-"""Blocks that cannot carry a cache breakpoint."""
-
-
-class AnthropicHistory(NamedTuple):
-    """A ``system`` prompt (``None`` when absent or not selected) and the ``messages``."""
-
-    system: SystemPrompt | None
-    messages: list[AnthropicMessage]
-
-
-class AnthropicFitResult(NamedTuple):
-    """What :func:`fit_messages` returns; unpacks as ``system, messages, report``."""
-
-    system: SystemPrompt | None
-    """The system prompt as given, or ``None`` when there was none (or it was dropped)."""
-    messages: list[AnthropicMessage]
-    """The fitted messages: your original message objects (merged ones are new), in order."""
-    report: SelectionReport
-    """Why every unit was included or excluded."""
-
-
-class FitOptions(AlternatingFitOptions, total=False):
-    """:func:`fit_messages`' keyword options (all but ``counter``), which
-    :func:`afit_messages` takes and passes on."""
-
-    system: SystemPrompt | None
-
 
 _DOCS: Mapping[str, str] = MappingProxyType(
     {
@@ -141,6 +118,16 @@ _DOCS: Mapping[str, str] = MappingProxyType(
         "budget covers it and the messages.",
     }
 )
+
+
+class FitOptions(AlternatingFitOptions, total=False):
+    """The options of :func:`fit_messages` and :func:`afit_messages` (all but ``counter``)."""
+
+    system: SystemPrompt | None
+
+
+_NOT_CACHEABLE = frozenset({"thinking", "redacted_thinking"})
+"""Blocks that cannot carry a cache breakpoint."""
 
 
 class AnthropicCodec(Codec[AnthropicMessage]):
@@ -170,12 +157,7 @@ class AnthropicCodec(Codec[AnthropicMessage]):
                 index, role, category, content, overhead.per_message, user_turn=role == "user"
             )
         blocks = SHAPES.sequence(f"{where}.content", content, limit=MAX_PARTS_PER_MESSAGE)
-        texts: list[str] = []
-        fixed = overhead.per_message
-        calls: list[CallRef] = []
-        answers: list[AnswerRef] = []
-        names: list[str] = []
-        user_turn = False
+        turn = Turn(index, role, overhead.per_message)
         for position, raw_block in enumerate(blocks):
             at = f"{where}.content[{position}]"
             block = SHAPES.mapping(at, raw_block)
@@ -187,10 +169,8 @@ class AnthropicCodec(Codec[AnthropicMessage]):
                 name = SHAPES.text(f"{at}.name", block.get("name"), non_empty=True)
                 arguments = SHAPES.mapping(f"{at}.input", block.get("input"))
                 tool_names[call_id] = name
-                calls.append(CallRef(call_id, f"{at}.id", name))
-                names.append(name)
-                texts.append(f"{name}({as_json_text(dict(arguments))})")
-                fixed += overhead.per_tool_call
+                text = f"{name}({as_json_text(dict(arguments))})"
+                turn.call(CallRef(call_id, f"{at}.id", name), text, overhead.per_tool_call)
             elif kind == "tool_result":
                 if role != "user":
                     SHAPES.fail(f"{at}.type", "tool_result blocks belong in user messages", kind)
@@ -198,32 +178,12 @@ class AnthropicCodec(Codec[AnthropicMessage]):
                 is_error = block.get("is_error")
                 if is_error is not None and not isinstance(is_error, bool):
                     SHAPES.fail(f"{at}.is_error", "must be a boolean", is_error)
-                answers.append(AnswerRef(call_id, f"{at}.tool_use_id"))
-                if call_id in tool_names:
-                    names.append(tool_names[call_id])
                 text, media = _result_content(block.get("content"), f"{at}.content", overhead)
-                texts.append(text)
-                fixed += overhead.per_tool_call + media
+                answer = AnswerRef(call_id, f"{at}.tool_use_id")
+                turn.result(answer, tool_names.get(call_id), text, overhead.per_tool_call + media)
             else:
-                user_turn = True
-                text, media = _block(kind, block, at, overhead)
-                texts.append(text)
-                fixed += media
-        label = role
-        if answers:
-            label = f"user (tool results: {', '.join(dict.fromkeys(names))})" if names else role
-        return ParsedMessage(
-            index=index,
-            role=role,
-            category="user" if role == "user" else "assistant",
-            text="\n".join(texts),
-            fixed_tokens=fixed,
-            calls=tuple(calls),
-            answers=tuple(answers),
-            user_turn=role == "user" and (user_turn or not answers),
-            label=label,
-            tool_names=tuple(dict.fromkeys(names)),
-        )
+                turn.content(*_block(kind, block, at, overhead))
+        return turn.parsed("tool results")
 
     def parse_system(self, system: object, overhead: MessageOverhead) -> ParsedMessage:
         if isinstance(system, str):
@@ -336,6 +296,13 @@ def from_messages(
     return api.read_units(CODEC, messages, system, options)
 
 
+class AnthropicHistory(NamedTuple):
+    """A ``system`` prompt (``None`` when absent or not selected) and the ``messages``."""
+
+    system: SystemPrompt | None
+    messages: list[AnthropicMessage]
+
+
 def to_messages(
     selection: Iterable[ContextItem],
     units: MessageUnits[AnthropicMessage],
@@ -363,6 +330,16 @@ def count_tokens(
 ) -> int:
     """Tokens of a request's system prompt and messages, counted as :func:`fit_messages` does."""
     return api.count(CODEC, messages, system, counter=counter, tools=tools, overhead=overhead)
+
+
+class AnthropicFitResult(NamedTuple):
+    """What :func:`fit_messages` returns; unpacks as ``system, messages, report``: the system
+    prompt as given (``None`` when there was none or it was dropped), the fitted messages
+    (your objects; merged ones are new) in order, and why every unit was kept or dropped."""
+
+    system: SystemPrompt | None
+    messages: list[AnthropicMessage]
+    report: SelectionReport
 
 
 @documented(FitOptions, docs=_DOCS, raises=FIT_RAISES, first=["system"])
@@ -402,8 +379,6 @@ async def afit_messages(
 
 
 # --------------------------------------------------------------------------- sessions
-
-CacheTTL = Literal["5m", "1h"]
 
 
 class Session(ChatSession[AnthropicMessage]):
@@ -510,7 +485,7 @@ def _block(
         return SHAPES.text(f"{at}.text", block.get("text")), 0
     if kind == "image":
         source = SHAPES.mapping(f"{at}.source", block.get("source"))
-        return "[image]", _image_cost(source, f"{at}.source", overhead)
+        return "[image]", image_cost(source, f"{at}.source", overhead)
     if kind == "document":
         return _document(block, at, overhead)
     if kind == "thinking":
@@ -575,23 +550,27 @@ def _result_content(content: object, at: str, overhead: MessageOverhead) -> tupl
     return "\n".join(texts), media
 
 
-def _image_cost(source: Mapping[str, Any], at: str, overhead: MessageOverhead) -> int:
-    """An image's tokens from its pixel size (read from base64 data or given in the
-    overhead's ``image_sizes`` by URL or file id), else the fixed estimate."""
+def image_cost(
+    source: Mapping[str, Any],
+    at: str,
+    overhead: MessageOverhead,
+    pricing: ImageProvider = "anthropic",
+    shapes: Shapes = SHAPES,
+) -> int:
+    """An image ``source``'s tokens (``base64`` data, or a ``url`` or ``file`` given in the
+    overhead's ``image_sizes``) from its pixel size, else the fixed estimate, by
+    ``pricing``'s formula (LangChain passes Anthropic blocks to any model); ``shapes`` names
+    the input in errors."""
     kind = source.get("type")
     data = None
     reference = None
     if kind == "base64":
         payload = source.get("data")
-        data = base64_prefix(payload) if isinstance(payload, str) else None
+        data = base64_prefix(shapes.text(f"{at}.data", payload)) if payload is not None else None
     elif kind in ("url", "file"):
         key = "url" if kind == "url" else "file_id"
         value = source.get(key)
-        reference = value if isinstance(value, str) else None
+        reference = shapes.text(f"{at}.{key}", value) if value is not None else None
     return image_tokens(
-        "anthropic",
-        data=data,
-        reference=reference,
-        sizes=overhead.image_sizes,
-        fallback=overhead.image,
+        pricing, data=data, reference=reference, sizes=overhead.image_sizes, fallback=overhead.image
     )

@@ -65,7 +65,7 @@ from pycupel.conversation.options import (
     documented,
 )
 from pycupel.conversation.overhead import MessageOverhead
-from pycupel.conversation.parsed import AnswerRef, CallRef, ParsedMessage, ParseState
+from pycupel.conversation.parsed import AnswerRef, CallRef, ParsedMessage, ParseState, Turn
 from pycupel.conversation.tools import GEMINI_TOOLS
 from pycupel.conversation.units import MessageUnits
 from pycupel.conversation.validate import MAX_PARTS_PER_MESSAGE, Shapes, as_json_text
@@ -74,9 +74,8 @@ from pycupel.diagnostics import SelectionReport
 from pycupel.errors import PipelineConfigError
 from pycupel.model import ContextItem
 from pycupel.session.chat import SESSION_DEFAULTS, SESSION_DOCS, SESSION_RAISES, ChatSession
-from pycupel.session.core import CoreWindow
 from pycupel.session.options import SessionOptions
-from pycupel.session.window import SessionWindow
+from pycupel.session.window import CoreWindow, SessionWindow
 from pycupel.tokens import TokenCounter
 from pycupel.tokens.asynchronous import AsyncTokenCounter
 
@@ -96,15 +95,29 @@ __all__ = [
     "to_messages",
 ]
 
+GeminiContent = Mapping[str, Any]
+SystemInstruction = str | Mapping[str, Any]
+
 SOURCE = "gemini contents"
 SHAPES = Shapes(SOURCE)
 
 DEFAULT_OVERHEAD = MessageOverhead(per_message=4, per_tool_call=6, per_request=3, image=258)
 """An estimate of Gemini's prompt format (see the module documentation)."""
 
+_DOCS: Mapping[str, str] = MappingProxyType(
+    {
+        "messages": "the request's ``contents`` (never modified).",
+        "system_instruction": "the request's ``system_instruction`` (a string, or a content "
+        "mapping with text parts); the budget covers it and the contents.",
+    }
+)
 
-GeminiContent = Mapping[str, Any]
-SystemInstruction = str | Mapping[str, Any]
+
+class FitOptions(AlternatingFitOptions, total=False):
+    """The options of :func:`fit_messages` and :func:`afit_messages` (all but ``counter``)."""
+
+    system_instruction: SystemInstruction | None
+
 
 # The API accepts both the REST (camelCase) and the Python SDK (snake_case) spellings.
 _SPELLINGS: Mapping[str, str] = MappingProxyType(
@@ -118,40 +131,6 @@ _SPELLINGS: Mapping[str, str] = MappingProxyType(
         "mimeType": "mime_type",
         "fileUri": "file_uri",
         "thoughtSignature": "thought_signature",
-    }
-)
-
-
-class GeminiHistory(NamedTuple):
-    """A ``system_instruction`` (``None`` when absent or not selected) and the ``contents``."""
-
-    system_instruction: SystemInstruction | None
-    contents: list[GeminiContent]
-
-
-class GeminiFitResult(NamedTuple):
-    """What :func:`fit_messages` returns; unpacks as ``system_instruction, contents, report``."""
-
-    system_instruction: SystemInstruction | None
-    """The system instruction as given, or ``None`` when there was none."""
-    contents: list[GeminiContent]
-    """The fitted turns: your original objects (merged ones are new), in order."""
-    report: SelectionReport
-    """Why every unit was included or excluded."""
-
-
-class FitOptions(AlternatingFitOptions, total=False):
-    """:func:`fit_messages`' keyword options (all but ``counter``), which
-    :func:`afit_messages` takes and passes on."""
-
-    system_instruction: SystemInstruction | None
-
-
-_DOCS: Mapping[str, str] = MappingProxyType(
-    {
-        "messages": "the request's ``contents`` (never modified).",
-        "system_instruction": "the request's ``system_instruction`` (a string, or a content "
-        "mapping with text parts); the budget covers it and the contents.",
     }
 )
 
@@ -180,12 +159,7 @@ class GeminiCodec(Codec[GeminiContent]):
             SHAPES.fail(f"{where}.role", f"must be 'user' or 'model'{hint}", role)
         assert isinstance(role, str)
         parts = SHAPES.sequence(f"{where}.parts", content.get("parts"), limit=MAX_PARTS_PER_MESSAGE)
-        texts: list[str] = []
-        fixed = overhead.per_message
-        calls: list[CallRef] = []
-        answers: list[AnswerRef] = []
-        names: list[str] = []
-        user_turn = False
+        turn = Turn(index, role, overhead.per_message)
         for position, raw_part in enumerate(parts):
             at = f"{where}.parts[{position}]"
             part = SHAPES.mapping(at, raw_part)
@@ -203,13 +177,11 @@ class GeminiCodec(Codec[GeminiContent]):
                     else f"<functionCall {name!r} at {at}>"
                 )
                 open_calls.issue(name, call_id)
-                calls.append(CallRef(call_id, f"{at}.{call_key}", name))
-                names.append(name)
                 arguments = body.get("args")
                 if arguments is not None:
                     SHAPES.mapping(f"{at}.{call_key}.args", arguments)
-                texts.append(f"{name}({as_json_text(arguments or {})})")
-                fixed += overhead.per_tool_call
+                text = f"{name}({as_json_text(arguments or {})})"
+                turn.call(CallRef(call_id, f"{at}.{call_key}", name), text, overhead.per_tool_call)
             elif response is not None:
                 if role != "user":
                     SHAPES.fail(f"{at}.{response_key}", "function responses belong in user turns")
@@ -218,33 +190,14 @@ class GeminiCodec(Codec[GeminiContent]):
                 raw_id = body.get("id")
                 given = SHAPES.call_id(f"{at}.{response_key}.id", raw_id) if raw_id else None
                 call_id = open_calls.answer(name, given, at)
-                answers.append(AnswerRef(call_id, f"{at}.{response_key}"))
-                names.append(name)
                 result = body.get("response")
                 if result is not None:
                     SHAPES.mapping(f"{at}.{response_key}.response", result)
-                texts.append(as_json_text(result or {}))
-                fixed += overhead.per_tool_call
+                answer = AnswerRef(call_id, f"{at}.{response_key}")
+                turn.result(answer, name, as_json_text(result or {}), overhead.per_tool_call)
             else:
-                user_turn = True
-                text, media = _part(part, at, overhead)
-                texts.append(text)
-                fixed += media
-        label = role
-        if answers:
-            label = f"user (function responses: {', '.join(dict.fromkeys(names))})"
-        return ParsedMessage(
-            index=index,
-            role=role,
-            category="user" if role == "user" else "assistant",
-            text="\n".join(texts),
-            fixed_tokens=fixed,
-            calls=tuple(calls),
-            answers=tuple(answers),
-            user_turn=role == "user" and (user_turn or not answers),
-            label=label,
-            tool_names=tuple(dict.fromkeys(names)),
-        )
+                turn.content(*_part(part, at, overhead))
+        return turn.parsed("function responses")
 
     def parse_system(self, system: object, overhead: MessageOverhead) -> ParsedMessage:
         if isinstance(system, str):
@@ -305,8 +258,16 @@ def from_messages(
     system_instruction: SystemInstruction | None = None,
     **options: Unpack[UnitOptions],
 ) -> MessageUnits[GeminiContent]:
-    """Split Gemini ``contents`` (and the system instruction) into units, one item per unit."""
+    """Split Gemini ``contents`` (and the system instruction) into units, one item per unit:
+    a ``model`` turn's function calls and the ``user`` turns answering them are one unit."""
     return api.read_units(CODEC, messages, system_instruction, options)
+
+
+class GeminiHistory(NamedTuple):
+    """A ``system_instruction`` (``None`` when absent or not selected) and the ``contents``."""
+
+    system_instruction: SystemInstruction | None
+    contents: list[GeminiContent]
 
 
 def to_messages(
@@ -337,6 +298,16 @@ def count_tokens(
     return api.count(
         CODEC, messages, system_instruction, counter=counter, tools=tools, overhead=overhead
     )
+
+
+class GeminiFitResult(NamedTuple):
+    """What :func:`fit_messages` returns; unpacks as ``system_instruction, contents, report``:
+    the system instruction as given (``None`` when there was none), the fitted turns (your
+    objects; merged ones are new) in order, and why every unit was kept or dropped."""
+
+    system_instruction: SystemInstruction | None
+    contents: list[GeminiContent]
+    report: SelectionReport
 
 
 @documented(FitOptions, docs=_DOCS, raises=FIT_RAISES, first=["system_instruction"])

@@ -35,6 +35,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType, ModuleType
 from typing import TYPE_CHECKING, Any, Unpack, cast
 
+from pycupel.adapters import anthropic, openai
 from pycupel.adapters.openai import DEFAULT_OVERHEAD
 from pycupel.conversation import api
 from pycupel.conversation.codec import Codec, snapshot_json
@@ -116,8 +117,7 @@ class UnitOptions(_UnitOptions, total=False):
 
 
 class FitOptions(_FitOptions, total=False):
-    """:func:`fit_messages`' keyword options (all but ``counter``), which
-    :func:`afit_messages` takes and passes on."""
+    """The options of :func:`fit_messages` and :func:`afit_messages` (all but ``counter``)."""
 
     image_pricing: ImageProvider
 
@@ -481,37 +481,31 @@ def _image_cost(
     block: Mapping[str, Any], at: str, overhead: MessageOverhead, pricing: ImageProvider
 ) -> int:
     """An image block's tokens from its pixel size (read from its base64 data, or given in
-    the overhead's ``image_sizes`` by URL or file id), else the fixed estimate."""
-    data: bytes | None = None
-    reference: str | None = None
-    detail: object = block.get("detail", "auto")
+    the overhead's ``image_sizes`` by URL or file id), else the fixed estimate: OpenAI's
+    ``image_url`` parts and Anthropic's ``source`` blocks as those modules read them, and
+    LangChain's standard blocks (v0.3 ``source_type`` or v1 keys)."""
     if block.get("type") == "image_url":
         image = block.get("image_url")
-        if isinstance(image, str):  # LangChain also takes the URL itself
-            image = {"url": image}
-        image = SHAPES.mapping(f"{at}.image_url", image)
-        reference = SHAPES.text(f"{at}.image_url.url", image.get("url"))
-        detail = image.get("detail", detail)
-    elif isinstance(block.get("source"), Mapping):  # Anthropic's own block
-        source = block["source"]
-        if source.get("type") == "base64":
-            data = _base64(source.get("data"), f"{at}.source.data")
-        reference = _optional(source.get("url"), f"{at}.source.url") or _optional(
-            source.get("file_id"), f"{at}.source.file_id"
-        )
-    else:  # LangChain's standard block (v0.3 ``source_type`` or v1 keys)
-        encoded = block.get("base64")
-        if encoded is None and block.get("source_type") == "base64":
-            encoded = block.get("data")
-        if encoded is not None:
-            data = _base64(encoded, f"{at}.base64")
-        reference = (
-            _optional(block.get("url"), f"{at}.url")
-            or _optional(block.get("file_id"), f"{at}.file_id")
-            or (_optional(block.get("id"), f"{at}.id") if block.get("source_type") else None)
-        )
+        if isinstance(image, Mapping):
+            detail = image.get("detail", block.get("detail", "auto"))
+            if detail not in ("auto", "low", "high", "original"):
+                SHAPES.fail(f"{at}.detail", "must be 'auto', 'low', 'high' or 'original'", detail)
+            image = {**image, "detail": detail}
+        return openai.image_cost(image, f"{at}.image_url", overhead, pricing, SHAPES)
+    if isinstance(block.get("source"), Mapping):
+        return anthropic.image_cost(block["source"], f"{at}.source", overhead, pricing, SHAPES)
+    encoded = block.get("base64")
+    if encoded is None and block.get("source_type") == "base64":
+        encoded = block.get("data")
+    data = base64_prefix(SHAPES.text(f"{at}.base64", encoded)) if encoded is not None else None
+    reference = (
+        _optional(block.get("url"), f"{at}.url")
+        or _optional(block.get("file_id"), f"{at}.file_id")
+        or (_optional(block.get("id"), f"{at}.id") if block.get("source_type") else None)
+    )
     if data is None and reference is not None:
         data = data_url_bytes(reference)
+    detail = block.get("detail", "auto")
     if detail not in ("auto", "low", "high", "original"):
         SHAPES.fail(f"{at}.detail", "must be 'auto', 'low', 'high' or 'original'", detail)
     return image_tokens(
@@ -540,10 +534,6 @@ def _inline_payload(block: Mapping[str, Any]) -> object:
     if isinstance(source, Mapping) and source.get("type") == "base64":
         return source.get("data")
     return None
-
-
-def _base64(value: object, at: str) -> bytes | None:
-    return base64_prefix(SHAPES.text(at, value))
 
 
 def _optional(value: object, at: str) -> str | None:

@@ -31,7 +31,7 @@ from typing import Any, Unpack
 from pycupel.conversation import api
 from pycupel.conversation.codec import Codec
 from pycupel.conversation.fit import FitResult
-from pycupel.conversation.media import data_url_bytes, image_tokens
+from pycupel.conversation.media import ImageProvider, data_url_bytes, image_tokens
 from pycupel.conversation.media_length import audio_tokens, document_tokens
 from pycupel.conversation.options import (
     FIT_RAISES,
@@ -420,7 +420,7 @@ def _content(
         elif kind == "image_url":
             image = SHAPES.mapping(f"{at}.image_url", part.get("image_url"))
             texts.append("[image]")
-            media += _image_cost(image, f"{at}.image_url", overhead)
+            media += image_cost(image, f"{at}.image_url", overhead)
         elif kind == "input_audio":
             audio = SHAPES.mapping(f"{at}.input_audio", part.get("input_audio"))
             texts.append("[audio]")
@@ -443,15 +443,26 @@ def _content(
     return "\n".join(texts), media
 
 
-def _image_cost(image: Mapping[str, Any], at: str, overhead: MessageOverhead) -> int:
-    """An image's tokens from its pixel size (read from a data URL or given in the
-    overhead's ``image_sizes``), else the fixed estimate."""
-    url = SHAPES.text(f"{at}.url", image.get("url"))
+def image_cost(
+    image: object,
+    at: str,
+    overhead: MessageOverhead,
+    pricing: ImageProvider = "openai",
+    shapes: Shapes = SHAPES,
+) -> int:
+    """An ``image_url`` object's tokens (``{"url", "detail"}``, or the URL alone) from its
+    pixel size (read from a data URL, or given in the overhead's ``image_sizes``), else the
+    fixed estimate, by ``pricing``'s formula (LangChain passes OpenAI parts to any model);
+    ``shapes`` names the input in errors."""
+    if isinstance(image, str):
+        image = {"url": image}
+    image = shapes.mapping(at, image)
+    url = shapes.text(f"{at}.url", image.get("url"))
     detail = image.get("detail", "auto")
     if detail not in ("auto", "low", "high", "original"):
-        SHAPES.fail(f"{at}.detail", "must be 'auto', 'low', 'high' or 'original'", detail)
+        shapes.fail(f"{at}.detail", "must be 'auto', 'low', 'high' or 'original'", detail)
     return image_tokens(
-        "openai",
+        pricing,
         data=data_url_bytes(url),
         reference=url,
         sizes=overhead.image_sizes,

@@ -77,14 +77,25 @@ __all__ = [
     "to_messages",
 ]
 
+ResponseItem = Mapping[str, Any]
+ResponsesInput = str | Sequence[ResponseItem]
+
 SOURCE = "openai responses input"
 SHAPES = Shapes(SOURCE)
 
 DEFAULT_OVERHEAD = MessageOverhead(per_message=4, per_tool_call=6, per_request=3, image=765)
 """Approximates OpenAI's format, as :data:`pycupel.adapters.openai.DEFAULT_OVERHEAD` does."""
 
-ResponseItem = Mapping[str, Any]
-ResponsesInput = str | Sequence[ResponseItem]
+_DOCS: Mapping[str, str] = MappingProxyType(
+    {"instructions": "the request's ``instructions``; the budget covers them and the input."}
+)
+
+
+class FitOptions(_FitOptions, total=False):
+    """The options of :func:`fit_messages` and :func:`afit_messages` (all but ``counter``)."""
+
+    instructions: str | None
+
 
 _ROLES: Mapping[str, Category] = MappingProxyType(
     {"user": "user", "assistant": "assistant", "system": "system", "developer": "system"}
@@ -124,37 +135,6 @@ class _Origin:
 
     instructions: str | None
     plain_string: bool
-
-
-class ResponsesHistory(NamedTuple):
-    """The ``instructions`` (``None`` when absent or not selected) and the ``input``."""
-
-    instructions: str | None
-    input: str | list[ResponseItem]
-
-
-class ResponsesFitResult(NamedTuple):
-    """What :func:`fit_messages` returns; unpacks as ``instructions, input, report``."""
-
-    instructions: str | None
-    """The instructions as given, or ``None`` when there were none."""
-    input: str | list[ResponseItem]
-    """The fitted input: your original items in order (a plain-string input comes back as
-    the string)."""
-    report: SelectionReport
-    """Why every unit was included or excluded."""
-
-
-class FitOptions(_FitOptions, total=False):
-    """:func:`fit_messages`' keyword options (all but ``counter``), which
-    :func:`afit_messages` takes and passes on."""
-
-    instructions: str | None
-
-
-_DOCS: Mapping[str, str] = MappingProxyType(
-    {"instructions": "the request's ``instructions``; the budget covers them and the input."}
-)
 
 
 class ResponsesCodec(Codec[ResponseItem]):
@@ -274,6 +254,13 @@ def from_messages(
     return api.read_units(CODEC, messages, instructions, options)
 
 
+class ResponsesHistory(NamedTuple):
+    """The ``instructions`` (``None`` when absent or not selected) and the ``input``."""
+
+    instructions: str | None
+    input: str | list[ResponseItem]
+
+
 def to_messages(selection: Iterable[ContextItem], units: MessageUnits[Any]) -> ResponsesHistory:
     """The instructions and input items of the selected units, in the original order.
 
@@ -294,6 +281,17 @@ def count_tokens(
 ) -> int:
     """Tokens of a request's instructions and input, counted as :func:`fit_messages` does."""
     return api.count(CODEC, messages, instructions, counter=counter, tools=tools, overhead=overhead)
+
+
+class ResponsesFitResult(NamedTuple):
+    """What :func:`fit_messages` returns; unpacks as ``instructions, input, report``: the
+    instructions as given (``None`` when there were none), the fitted input (your items in
+    order; a plain-string input comes back as the string), and why every unit was kept or
+    dropped."""
+
+    instructions: str | None
+    input: str | list[ResponseItem]
+    report: SelectionReport
 
 
 @documented(FitOptions, docs=_DOCS, raises=FIT_RAISES, first=["instructions"])

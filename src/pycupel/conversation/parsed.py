@@ -21,6 +21,7 @@ __all__ = [
     "Category",
     "ParseState",
     "ParsedMessage",
+    "Turn",
     "count_parsed",
     "message_tokens",
 ]
@@ -222,3 +223,63 @@ class ParseState:
         self.tool_names: dict[str, str] = {}
         self.pending: list[str] = []
         self.extra: dict[str, object] = {}
+
+
+class Turn:
+    """A ``user`` or assistant turn read block by block (Anthropic's content blocks, Gemini's
+    parts): its texts, fixed costs, the tool calls it issues and the results it carries.
+
+    A user turn is the user's input unless it holds only tool results; a turn holding
+    results is introduced as ``"user (<results>: <tools>)"`` (``results`` names them in the
+    format's words).
+    """
+
+    __slots__ = ("answers", "calls", "fixed", "holds_input", "index", "role", "texts", "tools")
+
+    def __init__(self, index: int, role: str, fixed_tokens: int) -> None:
+        self.index = index
+        self.role = role
+        self.fixed = fixed_tokens
+        self.texts: list[str] = []
+        self.calls: list[CallRef] = []
+        self.answers: list[AnswerRef] = []
+        self.tools: list[str] = []
+        self.holds_input = False
+
+    def content(self, text: str, tokens: int = 0) -> None:
+        """A block of the turn's own content (text, an image...) and its fixed cost."""
+        self.holds_input = True
+        self.texts.append(text)
+        self.fixed += tokens
+
+    def call(self, call: CallRef, text: str, tokens: int) -> None:
+        """A tool call the turn issues, rendered as ``text``."""
+        self.calls.append(call)
+        self.tools.append(call.name)
+        self.texts.append(text)
+        self.fixed += tokens
+
+    def result(self, answer: AnswerRef, tool: str | None, text: str, tokens: int) -> None:
+        """A tool result the turn carries (``tool``: the tool's name, when known)."""
+        self.answers.append(answer)
+        if tool:
+            self.tools.append(tool)
+        self.texts.append(text)
+        self.fixed += tokens
+
+    def parsed(self, results: str) -> ParsedMessage:
+        """The turn as one parsed message."""
+        role, answers = self.role, self.answers
+        names = tuple(dict.fromkeys(self.tools))
+        return ParsedMessage(
+            index=self.index,
+            role=role,
+            category="user" if role == "user" else "assistant",
+            text="\n".join(self.texts),
+            fixed_tokens=self.fixed,
+            calls=tuple(self.calls),
+            answers=tuple(answers),
+            user_turn=role == "user" and (self.holds_input or not answers),
+            label=f"{role} ({results}: {', '.join(names)})" if answers and names else role,
+            tool_names=names,
+        )

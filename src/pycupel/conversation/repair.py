@@ -23,8 +23,9 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from pycupel._checks import check_bool
+from pycupel.conversation.grouping import build_units
 from pycupel.conversation.parsed import ParsedMessage, message_tokens
-from pycupel.conversation.units import MessageUnit, build_units
+from pycupel.conversation.units import MessageUnit
 from pycupel.diagnostics import ExcludedItem, Filtered
 from pycupel.errors import PipelineConfigError
 from pycupel.model import ContextItem, ContextKind, ContextSource

@@ -1,8 +1,12 @@
 """Sessions: one selector call per turn, a cache-stable prompt prefix, calibrated counts.
 
-Use the ``Session`` of your adapter (:class:`pycupel.adapters.openai.Session`,
-:class:`pycupel.adapters.anthropic.Session`, :class:`pycupel.adapters.langchain.Session`);
-this package holds the provider-neutral engine they share:
+Use the ``Session`` of your format (:class:`pycupel.adapters.openai.Session`,
+:class:`pycupel.adapters.anthropic.Session`...); this package holds the provider-neutral
+engine they share, on top of the conversation engine (:mod:`pycupel.conversation`); it never
+imports a format:
+
+* :mod:`~pycupel.session.chat`: :class:`ChatSession`, the body of every format's ``Session``;
+* :mod:`~pycupel.session.breakpoints`: where a window marks explicit prompt-cache breakpoints;
 
 * :mod:`~pycupel.session.core`: the window (stable prefix, recall zone, latest turn), the
   watermark compaction with grid-rounded cut points, edit detection;
@@ -14,19 +18,20 @@ this package holds the provider-neutral engine they share:
 * :mod:`~pycupel.session.window`: :class:`SessionWindow` and :class:`SessionReport`.
 """
 
+from pycupel.conversation.parsed import ParseState
 from pycupel.session.calibration import Calibration
+from pycupel.session.chat import ChatSession, ListSession
 from pycupel.session.core import (
     DEFAULT_COMPACT_AT,
     DEFAULT_COMPACT_TO,
     DEFAULT_GRID,
     DEFAULT_RECALL_SHARE,
-    CoreWindow,
     SessionCore,
 )
-from pycupel.session.history import MessageFormat, ParseState
+from pycupel.session.format import MessageFormat
 from pycupel.session.options import SessionOptions
 from pycupel.session.usage import ProviderUsage, read_usage
-from pycupel.session.window import CacheBreak, SessionReport, SessionWindow
+from pycupel.session.window import CacheBreak, CoreWindow, SessionReport, SessionWindow
 
 __all__ = [
     "DEFAULT_COMPACT_AT",
@@ -35,7 +40,9 @@ __all__ = [
     "DEFAULT_RECALL_SHARE",
     "CacheBreak",
     "Calibration",
+    "ChatSession",
     "CoreWindow",
+    "ListSession",
     "MessageFormat",
     "ParseState",
     "ProviderUsage",

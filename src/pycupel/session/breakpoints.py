@@ -21,8 +21,7 @@ import dataclasses
 from typing import TypeVar
 
 from pycupel.conversation.codec import Codec
-from pycupel.session.core import CoreWindow
-from pycupel.session.window import SessionWindow
+from pycupel.session.window import CoreWindow, SessionWindow
 
 __all__ = ["mark_breakpoints"]
 

@@ -18,11 +18,11 @@ from typing import Generic, TypeVar, Unpack
 from pycupel.conversation.codec import Codec
 from pycupel.conversation.options import documented
 from pycupel.conversation.overhead import MessageOverhead
-from pycupel.session.core import CoreWindow, SessionCore
-from pycupel.session.history import NO_SYSTEM, MessageFormat
+from pycupel.session.core import SessionCore
+from pycupel.session.format import NO_SYSTEM, MessageFormat
 from pycupel.session.options import SessionOptions
 from pycupel.session.usage import ProviderUsage
-from pycupel.session.window import SessionWindow
+from pycupel.session.window import CoreWindow, SessionWindow
 from pycupel.tokens.asynchronous import AsyncTokenCounter
 
 __all__ = ["SESSION_DEFAULTS", "SESSION_DOCS", "SESSION_RAISES", "ChatSession", "ListSession"]

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Generic, Literal, TypeVar
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Generic, Literal, TypeVar
 
+from pycupel.conversation.units import MessageUnit
 from pycupel.diagnostics import SelectionReport
 
-__all__ = ["CacheBreak", "SessionReport", "SessionWindow"]
+__all__ = ["CacheBreak", "CoreWindow", "SessionReport", "SessionWindow"]
 
 M = TypeVar("M")
 
@@ -84,3 +87,62 @@ class SessionWindow(Generic[M]):
     cached_tokens: int
     compacted: bool
     system: object = None
+
+
+@dataclass(frozen=True, slots=True)
+class CoreWindow:
+    """A turn's window in provider-neutral terms; the adapter turns it into messages.
+
+    Attributes:
+        units: the request's units in order (a system-parameter unit first when present).
+        message_indices: positions in the history of the request's messages, in order.
+        stable_messages: how many leading entries of ``message_indices`` form the stable
+            prefix; the recall zone follows them.
+        recall_messages: how many entries after those are the recall zone.
+        tokens, cached_tokens, compacted, report: as in
+            :class:`~pycupel.session.window.SessionWindow`.
+        overrides: history position -> the shorter version of that message the window
+            shows (:mod:`pycupel.session.shrink`).
+        summary: the running summary's message (:mod:`pycupel.session.summary`), shown at
+            ``summary_at`` among the window's messages; it is counted in
+            ``stable_messages``.
+    """
+
+    units: tuple[MessageUnit, ...]
+    message_indices: tuple[int, ...]
+    stable_messages: int
+    recall_messages: int
+    tokens: int
+    cached_tokens: int
+    compacted: bool
+    report: SessionReport
+    overrides: Mapping[int, Any] = field(default_factory=lambda: MappingProxyType({}))
+    summary: Any = None
+    summary_at: int = 0
+
+    def entries(self, messages: Sequence[M]) -> list[tuple[int | None, M]]:
+        """The window's messages with their history positions (``None`` for the summary)."""
+        shown = self.overrides
+        entries: list[tuple[int | None, M]] = [
+            (index, shown.get(index, messages[index])) for index in self.message_indices
+        ]
+        if self.summary is not None:
+            entries.insert(self.summary_at, (None, self.summary))
+        return entries
+
+    def messages(self, messages: Sequence[M]) -> list[M]:
+        """The window's messages, taken from ``messages`` (the history this window was
+        fitted for), with the shorter versions and the summary in place."""
+        if not self.overrides and self.summary is None:
+            return list(map(messages.__getitem__, self.message_indices))
+        return [message for _, message in self.entries(messages)]
+
+    def window(self, messages: Sequence[M]) -> SessionWindow[M]:
+        """The window of ``messages`` (the history this window was fitted for), unmarked."""
+        return SessionWindow(
+            messages=self.messages(messages),
+            report=self.report,
+            tokens=self.tokens,
+            cached_tokens=self.cached_tokens,
+            compacted=self.compacted,
+        )
