@@ -134,11 +134,18 @@ class Candidates:
         format: the format read: ``"items"`` or one of :data:`HISTORY_FORMATS`.
         units: for a message history, the adapter's units (to map a selection back to
             messages); None for items.
+        history: for a message history, the messages as the format's ``fit_messages``
+            takes them (LangChain message objects for ``langchain``; a Responses ``input``
+            may be a string); None for items.
+        system: the system prompt passed beside the history (Anthropic ``system``,
+            Responses ``instructions``, Gemini ``system_instruction``), or None.
     """
 
     items: list[ContextItem]
     format: str
     units: MessageUnits[Any] | None = None
+    history: Any = None
+    system: Any = None
 
     @property
     def is_history(self) -> bool:
@@ -236,10 +243,11 @@ def read_candidates(path: str, format_name: str = "auto") -> Candidates:
     elif format_name == "langchain":
         from pycupel.adapters import langchain as langchain_adapter  # noqa: PLC0415
 
-        units = langchain_adapter.from_messages(_langchain_messages(history, source))
+        history = _langchain_messages(history, source)
+        units = langchain_adapter.from_messages(history)
     else:
         units = anthropic_adapter.from_messages(history, system=system)
-    return Candidates(list(units.items), format_name, units)
+    return Candidates(list(units.items), format_name, units, history, system)
 
 
 def detect_format(document: object, *, source: str = "<input>") -> str:
