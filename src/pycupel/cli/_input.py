@@ -41,6 +41,7 @@ system prompts and the latest user turn are pinned.
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -57,7 +58,7 @@ from pycupel.model import ContextItem
 if TYPE_CHECKING:
     from pycupel.adapters import MessageUnits
 
-__all__ = ["FORMATS", "Candidates", "detect_format", "read_candidates"]
+__all__ = ["FORMATS", "Candidates", "check_json_lines", "detect_format", "read_candidates"]
 
 FORMATS = ("auto", "items", "openai", "responses", "anthropic", "gemini", "langchain")
 HISTORY_FORMATS = ("openai", "anthropic", "responses", "gemini", "langchain")
@@ -220,10 +221,12 @@ def read_candidates(path: str, format_name: str = "auto") -> Candidates:
         except InputFormatError:
             if format_name != "auto" or stripped[0] == "[":
                 raise
+            _refuse_message_lines(stripped, source)
             return _checked(parse_items(text, source=source), source)  # JSON Lines
     if format_name == "auto":
         detected = detect_format(document, source=source)
         if detected == "items":
+            _refuse_single_message(document, source)
             return _checked(_items_of(document, text, source), source)
         format_name = detected
     history, system = _history_parts(document, format_name, source)
@@ -250,6 +253,64 @@ def read_candidates(path: str, format_name: str = "auto") -> Candidates:
     return Candidates(list(units.items), format_name, units, history, system)
 
 
+_WHOLE_DOCUMENT_LIMIT = 64 * 1024 * 1024
+"""Largest file read whole to tell a pretty-printed JSON document from broken JSON Lines."""
+
+
+def check_json_lines(path: str | Path, *, record: str) -> None:
+    """Refuse a file that is one JSON document spread over several lines (pretty-printed
+    JSON, or an array of records) where JSON Lines, one ``record`` per line, is expected.
+
+    Only a file whose first non-blank line is not JSON on its own is examined further; any
+    other problem is left to the reader, which names the line.
+
+    Raises:
+        InputFormatError: the file is one JSON document over several lines.
+    """
+    source = str(path)
+    try:
+        with open(path, "rb") as file:
+            first = b""
+            for line in file:
+                if line.strip():
+                    first = line
+                    break
+            if not first:
+                return
+            try:
+                json.loads(first)
+            except ValueError:
+                pass
+            else:
+                return  # a record on one line: JSON Lines as far as the first line goes
+            size = file.seek(0, 2)
+            if size > _WHOLE_DOCUMENT_LIMIT:
+                return
+            file.seek(0)
+            data = file.read()
+    except OSError:
+        return  # the reader reports an unreadable file
+    try:
+        document = json.loads(data)
+    except (ValueError, RecursionError):
+        return
+    lines = sum(1 for line in data.splitlines() if line.strip())
+    if isinstance(document, list) and document and all(map(_is_message, document)):
+        # One message list: a single request, pretty-printed.
+        what, fix = f"one list of {len(document):,} messages", "jq -c ."
+    elif isinstance(document, list):
+        what, fix = f"a JSON array of {len(document):,} entries", "jq -c '.[]'"
+    else:
+        what, fix = "one JSON document", "jq -c ."
+    raise InputFormatError(
+        source,
+        "",
+        f"expected JSON Lines, one {record} per line, but the file is {what} spread over "
+        f"{lines:,} lines (pretty-printed JSON); write each {record} on a single line "
+        f"(for example with {fix})",
+    )
+
+
 def detect_format(document: object, *, source: str = "<input>") -> str:
     """``"items"`` or the history format of a parsed JSON document (see the module docs for
     the rules).
@@ -272,6 +333,7 @@ def detect_format(document: object, *, source: str = "<input>") -> str:
         messages = document
     else:
         return "items"
+    _refuse_unknown_roles(messages, source)
     signs = _signs(messages)
     if has_system:
         signs.add("anthropic")
@@ -290,6 +352,93 @@ def detect_format(document: object, *, source: str = "<input>") -> str:
         f"cannot tell the message format ({why}); pass "
         + " or ".join(f"--format {name}" for name in candidates),
     )
+
+
+_HISTORY_SHAPES = (
+    "a message history is a JSON array of messages, or a request object with "
+    '"messages" (OpenAI Chat Completions, Anthropic, LangChain), "input" (OpenAI '
+    'Responses) or "contents" (Gemini); items are objects with "content" and "tokens"'
+)
+
+
+def _refuse_single_message(document: object, source: str) -> None:
+    """Raise when a document read as items is one message object (``{"role": "user",
+    "content": "hi"}``): its fields would otherwise be reported as unknown item fields."""
+    if _is_message(document) or _is_langchain_message(document) or _is_responses_item(document):
+        raise InputFormatError(source, "", f"the file holds a single message; {_HISTORY_SHAPES}")
+
+
+def _refuse_message_lines(text: str, source: str) -> None:
+    """Raise when JSON Lines hold a message on their first line: a history written one
+    message per line, which no format takes."""
+    first = text.split("\n", 1)[0]
+    try:
+        record = json.loads(first)
+    except ValueError:
+        return
+    if _is_message(record) or _is_langchain_message(record) or _is_responses_item(record):
+        raise InputFormatError(
+            source,
+            "line 1",
+            f"holds a message, one per line (JSON Lines); {_HISTORY_SHAPES}",
+        )
+
+
+def _is_responses_item(value: object) -> bool:
+    """An OpenAI Responses item without a role (a function call, its output, reasoning...)."""
+    if not isinstance(value, Mapping):
+        return False
+    kind = value.get("type")
+    return isinstance(kind, str) and kind in _RESPONSES_ITEMS and "tokens" not in value
+
+
+def _is_message(value: object) -> bool:
+    """A message of any history format (a ``role`` or Gemini ``parts``), not an item."""
+    return (
+        isinstance(value, Mapping)
+        and "tokens" not in value
+        and ("role" in value or "parts" in value)
+    )
+
+
+_ROLES_BY_FORMAT = MappingProxyType(
+    {
+        "OpenAI Chat Completions": ("system", "developer", "user", "assistant", "tool", "function"),
+        "OpenAI Responses": ("system", "developer", "user", "assistant"),
+        "Anthropic": ("user", "assistant"),
+        "Gemini": ("user", "model"),
+    }
+)
+_KNOWN_ROLES = frozenset(role for roles in _ROLES_BY_FORMAT.values() for role in roles)
+_LANGCHAIN_TYPES = frozenset({"human", "ai", "chat", "generic"})
+_SHOWN_ROLES = 5
+
+
+def _refuse_unknown_roles(messages: object, source: str) -> None:
+    """Raise when a message has a role no format takes (``human``, ``ai``...), naming each
+    such message and its role, and the roles of every format."""
+    if not isinstance(messages, list):
+        return  # the adapter reports a malformed history
+    bad = [
+        (index, message["role"])
+        for index, message in enumerate(messages)
+        if isinstance(message, Mapping)
+        and isinstance(message.get("role"), str)
+        and message["role"] not in _KNOWN_ROLES
+    ]
+    if not bad:
+        return
+    named = ", ".join(f"messages[{index}] has role {role!r}" for index, role in bad[:_SHOWN_ROLES])
+    if len(bad) > _SHOWN_ROLES:
+        named += f" (and {len(bad) - _SHOWN_ROLES} more)"
+    accepted = "; ".join(f"{name}: {', '.join(roles)}" for name, roles in _ROLES_BY_FORMAT.items())
+    hint = ""
+    if any(role in _LANGCHAIN_TYPES for _, role in bad):
+        hint = (
+            " ('human' and 'ai' are LangChain message types: write a LangChain history with "
+            "messages_to_dict or dumpd, or use the roles 'user' and 'assistant')"
+        )
+    raise InputFormatError(source, "", f"{named}, which no message format takes ({accepted}){hint}")
 
 
 def _is_langchain_message(value: object) -> bool:
@@ -445,11 +594,12 @@ def _history_parts(document: object, provider: str, source: str) -> tuple[Any, A
         if system is None and provider == "gemini":
             system = document.get("systemInstruction")
         return document[key], system
+    single = "the file holds a single message; " if _is_message(document) else ""
     raise InputFormatError(
         source,
         "",
-        f"expected {_PROVIDER_NAMES[provider]} message history: a JSON array or an object "
-        f"with {key!r}",
+        f"{single}expected {_PROVIDER_NAMES[provider]} message history: a JSON array of "
+        f"messages or an object with {key!r}",
     )
 
 

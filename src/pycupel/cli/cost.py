@@ -19,6 +19,7 @@ from pycupel.analytics.cost import (
     replay_cost,
 )
 from pycupel.cli._common import cli_errors
+from pycupel.cli._input import check_json_lines
 from pycupel.errors import InputFormatError
 from pycupel.itemio import loads_json
 
@@ -52,6 +53,7 @@ def cost(requests: Path, model: str, message_format: str | None, as_json: bool) 
     """
     chosen = message_format or ("anthropic" if model.startswith("claude") else "openai")
     with cli_errors():
+        check_json_lines(requests, record="request")
         rendered = _read(requests, chosen)
         report = replay_cost(rendered, price=model)
     if as_json:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import click
 
 from pycupel.cli._common import cli_errors
+from pycupel.cli._input import check_json_lines
 
 if TYPE_CHECKING:
     from pycupel.replay import ReplayPolicy
@@ -113,7 +114,12 @@ def replay(
 
     with cli_errors():
         from pycupel.replay import ReplayConfig, replay_logs  # noqa: PLC0415
+        from pycupel.replay.reader import input_kind  # noqa: PLC0415
         from pycupel.replay.summary import skipped_details, summarize, summary_table  # noqa: PLC0415
+
+        for log in logs:
+            if input_kind(log) == "jsonl":
+                check_json_lines(log, record="logged request")
 
         config = ReplayConfig(
             policies=tuple(_policy(spec) for spec in policies),
