@@ -41,6 +41,7 @@ from pycupel.errors import (
     PinnedBudgetError,
     PipelineConfigError,
     PlacerConfigError,
+    PlacerInputError,
     PolicyError,
     PolicyProblem,
     ProviderUsageError,
@@ -97,6 +98,7 @@ DELIBERATE: dict[str, tuple[tuple[str, ...], str]] = {
 HELPERS: dict[tuple[str, str], str] = {
     ("_checks.py", "error"): "an InvalidValueError subclass passed by the caller (ErrorType)",
     ("model.py", "err"): "ItemValidationError or BudgetValidationError bound to a local",
+    ("_common.py", "error"): "SliceInputError, or PlacerInputError passed by the placers",
 }
 
 
@@ -185,6 +187,7 @@ SAMPLES: list[CupelError] = [
     SlicerConfigError("bucket_size", 0, "must be > 0"),
     SliceInputError("items[0].item.tokens", -1, "must be >= 0"),
     PlacerConfigError("X.place", "2 items for 3 given", "must return exactly the items"),
+    PlacerInputError("items[3].score", "0.5", "must be a real number"),
     PipelineConfigError("items", None, "must be a sequence"),
     MissingQueryError("query", None, "RelevanceScorer needs the run's query"),
     SessionConfigError("compact_at", 1.5, "must be <= 1"),

@@ -8,6 +8,8 @@ import pickle
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pycupel import (
     ContextBudget,
@@ -41,6 +43,49 @@ def test_kind_equality_folds_ascii_case(spelling: str) -> None:
     assert kind != spelling
     assert kind.value == spelling
     assert str(kind) == spelling
+
+
+class _Text(str):
+    """A str subclass: equality and hashing are those of str."""
+
+    __slots__ = ()
+
+
+_NAMES = st.text(alphabet="MemoryDcuntÄä _-", min_size=1, max_size=8).filter(str.strip)
+
+
+@given(st.lists(_NAMES, min_size=1, max_size=6))
+def test_equal_names_hash_equal_whatever_they_are_compared_with(names: list[str]) -> None:
+    values: list[object] = []
+    for name in names:
+        values += [ContextKind(name), ContextSource(name), name, name.lower(), _Text(name)]
+    for a in values:
+        for b in values:
+            assert (a == b) == (b == a)  # symmetric, whichever side starts
+            if a == b:
+                assert hash(a) == hash(b)
+            if isinstance(a, ContextKind) and not isinstance(b, ContextKind):
+                assert a != b  # a kind equals kinds only
+
+
+@pytest.mark.parametrize("name", ["Memory", "memory", "MEMORY"])
+def test_kinds_and_strings_never_meet_in_sets_and_dicts(name: str) -> None:
+    kind = ContextKind(name)
+    assert name not in {kind}
+    assert kind not in {name}
+    assert kind not in {name: 1}
+    assert name not in {kind: 1}
+    assert {kind, name, ContextKind.MEMORY, ContextSource(name)} == {
+        kind,
+        name,
+        ContextSource("memory"),
+    }
+    assert len({kind: 1, name: 2, ContextKind.MEMORY: 3}) == 2
+    assert {kind: 1}[ContextKind.MEMORY] == 1
+    with pytest.raises(KeyError):
+        _ = {kind: 1}[name]
+    with pytest.raises(KeyError):
+        _ = {name: 1}[kind]  # type: ignore[index]
 
 
 def test_kind_folding_is_ascii_only() -> None:

@@ -32,6 +32,7 @@ __all__ = [
     "PinnedBudgetError",
     "PipelineConfigError",
     "PlacerConfigError",
+    "PlacerInputError",
     "PolicyError",
     "PolicyProblem",
     "ProviderUsageError",
@@ -95,6 +96,12 @@ class SlicerConfigError(InvalidValueError):
 
 class PlacerConfigError(InvalidValueError):
     """A placer was configured with an invalid value."""
+
+
+class PlacerInputError(InvalidValueError):
+    """A placer's ``place`` was called with input it cannot order: not a sequence of
+    :class:`~pycupel.ScoredItem`, an entry that is not one (a plain item), or a score that
+    is not a real number."""
 
 
 class PipelineConfigError(InvalidValueError):

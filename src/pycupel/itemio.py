@@ -521,8 +521,10 @@ def build_item(data: object, location: str) -> tuple[ContextItem | None, list[Pr
             fail(required, "is required")
 
     kwargs: dict[str, Any] = {}
+    has_content = "content" in fields
     content = fields.pop("content", None)
-    if content is not None and (not isinstance(content, str) or not content):
+    if has_content and (not isinstance(content, str) or not content):
+        # null included: an item without text is a mistake, never an item to drop silently.
         fail("content", f"must be a non-empty string, got {_show(content)}")
     if "tokens" in fields:
         kwargs["tokens"] = _int(fields.pop("tokens"), "tokens", fail)

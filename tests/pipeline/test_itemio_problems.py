@@ -34,6 +34,26 @@ def test_every_problem_of_every_item_is_listed_with_its_path() -> None:
     ]
 
 
+@pytest.mark.parametrize("content", [None, 3, [], {}])
+def test_content_that_is_not_text_is_an_error_never_a_dropped_item(content: object) -> None:
+    document = [{"content": content, "tokens": 5}, {"content": "a", "tokens": 3}]
+    with pytest.raises(InputFormatError) as caught:
+        parse_items(json.dumps(document), source="items.json")
+    assert caught.value.location == "items[0].content"
+    assert caught.value.detail == f"must be a non-empty string, got {json.dumps(content)}"
+
+
+def test_the_command_line_refuses_null_content(tmp_path: Path) -> None:
+    path = tmp_path / "items.json"
+    path.write_text('[{"content": null, "tokens": 5}, {"content": "a", "tokens": 3}]')
+    for command in ("select", "explain"):
+        result = CliRunner().invoke(main, [command, str(path), "--budget", "100"])
+        assert result.exit_code == 1, result.output
+        assert result.stderr.strip() == (
+            f"Error: {path}: items[0].content: must be a non-empty string, got null"
+        )
+
+
 def test_one_problem_keeps_the_one_line_form() -> None:
     with pytest.raises(InputFormatError) as caught:
         parse_items('[{"content": "x", "tokens": 1, "priority": "high"}]', source="a.json")
