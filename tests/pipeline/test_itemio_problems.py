@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from pycupel.cli import main
-from pycupel.errors import InputFormatError
+from pycupel.errors import InputFormatError, KindNameWarning
 from pycupel.itemio import near_misses, parse_items
 
 
@@ -73,15 +73,21 @@ def test_json_lines_report_every_bad_line() -> None:
 
 
 def test_near_miss_kinds_are_warned_about_not_refused(tmp_path: Path) -> None:
-    items = parse_items(
-        json.dumps(
-            [
-                {"content": "a", "tokens": 1, "kind": "Documnet"},
-                {"content": "b", "tokens": 1, "kind": "Invoice", "source": "rag"},
-                {"content": "c", "tokens": 1, "source": "Tol"},
-            ]
+    with pytest.warns(KindNameWarning) as caught:
+        items = parse_items(
+            json.dumps(
+                [
+                    {"content": "a", "tokens": 1, "kind": "Documnet"},
+                    {"content": "b", "tokens": 1, "kind": "Invoice", "source": "rag"},
+                    {"content": "c", "tokens": 1, "source": "Tol"},
+                ]
+            )
         )
-    )
+    assert [(w.message.field, w.message.value) for w in caught] == [  # type: ignore[union-attr]
+        ("kind", "Documnet"),
+        ("source", "Tol"),
+    ]
+    assert {w.filename for w in caught} == {__file__}  # the caller's line, not the package's
     assert near_misses(items) == [
         "items[0].kind: 'Documnet' is not a well-known kind; did you mean 'Document'? "
         "(kept as a custom kind)",
@@ -92,8 +98,11 @@ def test_near_miss_kinds_are_warned_about_not_refused(tmp_path: Path) -> None:
     path.write_text(json.dumps([{"content": "a", "tokens": 1, "kind": "Memroy"}]))
     result = CliRunner().invoke(main, ["select", str(path), "--budget", "50"])
     assert result.exit_code == 0
-    assert f"Warning: {path}: items[0].kind: 'Memroy'" in result.stderr
-    assert "did you mean 'Memory'?" in result.stderr
+    # One line naming the item: the model's own warning (which cannot) is not repeated.
+    assert result.stderr == (
+        f"Warning: {path}: items[0].kind: 'Memroy' is not a well-known kind; did you mean "
+        "'Memory'? (kept as a custom kind)\n"
+    )
 
 
 @pytest.mark.parametrize("text", ["", "  \n\n", "\ufeff"])

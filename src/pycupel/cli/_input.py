@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import json
 import sys
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,7 +52,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from pycupel.errors import InputFormatError, MessageFormatError
+from pycupel.errors import InputFormatError, KindNameWarning, MessageFormatError
 from pycupel.itemio import build_item, items_error, loads_json, near_misses, parse_items
 from pycupel.model import ContextItem
 
@@ -197,11 +198,21 @@ class Candidates:
 def read_candidates(path: str, format_name: str = "auto") -> Candidates:
     """Read ``path`` (``-``: standard input) in ``format_name`` (see the module docs).
 
+    An item whose kind or source nearly is a well-known one (``Documnet``) is kept, with a
+    ``Warning:`` line on stderr naming the item (the model's own
+    :class:`~pycupel.errors.KindNameWarning`, which cannot name it, is silenced here).
+
     Raises:
         InputFormatError: unreadable input, invalid JSON, an invalid item, or a history whose
             provider cannot be told (``auto``).
         MessageFormatError: a malformed message history.
     """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", KindNameWarning)
+        return _read_candidates(path, format_name)
+
+
+def _read_candidates(path: str, format_name: str) -> Candidates:
     source = "<stdin>" if path == "-" else path
     data = _read_bytes(path, source)
     if not data.decode("utf-8", "replace").strip("\ufeff \t\r\n"):
