@@ -9,7 +9,8 @@ unwritable file) becomes one line on stderr and exit status 1; usage errors exit
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator, Mapping
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import MappingProxyType
@@ -45,6 +46,7 @@ __all__ = [
     "budget_options",
     "build_pipeline",
     "check_history_options",
+    "check_not_an_input",
     "cli_errors",
     "default_scorer",
     "describe_scorer",
@@ -272,12 +274,22 @@ def policy_options(function: F) -> F:
     )(function)
 
 
+def _non_blank_query(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is not None and not value.strip():
+        raise click.BadParameter(
+            "must not be blank (leave --query out: a message history's latest user message is "
+            "the question)"
+        )
+    return value
+
+
 def query_option(function: F) -> F:
-    """``--query TEXT``: what the context is for, read by relevance scorers."""
+    """``--query TEXT``: what the context is for, read by relevance scorers (never blank)."""
     return click.option(
         "--query",
         default=None,
         metavar="TEXT",
+        callback=_non_blank_query,
         help="What the context is for (a question); read by relevance scoring (presets "
         "Conversation, Retrieval, Memory: required with them on an items file). For a "
         "message history it defaults to the latest user message.",
@@ -384,6 +396,31 @@ def cli_errors() -> Iterator[None]:
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
         raise click.ClickException(f"{where}{exc.strerror or exc}") from exc
+
+
+def check_not_an_input(output: str | None, inputs: Sequence[str], option: str) -> None:
+    """Refuse an output file that is one of the command's input files (it would be
+    overwritten before, or while, being read).
+
+    Raises:
+        click.BadParameter: naming ``option``.
+    """
+    if output is None:
+        return
+    target = Path(output)
+    for given in inputs:
+        if given == "-":
+            continue
+        source = Path(given)
+        same = target.resolve() == source.resolve()
+        if not same and target.exists() and source.exists():
+            same = os.path.samefile(target, source)
+        if same:
+            raise click.BadParameter(
+                f"{output} is the input file {given}; writing it would destroy the input "
+                "(choose another file)",
+                param_hint=option,
+            )
 
 
 def write_text(path: str, text: str) -> None:

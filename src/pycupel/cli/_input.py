@@ -241,6 +241,11 @@ def _read_candidates(path: str, format_name: str) -> Candidates:
             return _checked(_items_of(document, text, source), source)
         format_name = detected
     history, system = _history_parts(document, format_name, source)
+    if isinstance(history, list | str) and not history:
+        where = "" if isinstance(document, list) else _HISTORY_KEYS[format_name][0]
+        raise InputFormatError(
+            source, where, "holds no messages: there is nothing to fit (a history needs one)"
+        )
     # The adapters load only for a history (an items file never needs them).
     from pycupel.adapters import anthropic as anthropic_adapter  # noqa: PLC0415
     from pycupel.adapters import gemini as gemini_adapter  # noqa: PLC0415
@@ -290,7 +295,7 @@ def check_json_lines(path: str | Path, *, record: str) -> None:
                 return
             try:
                 json.loads(first)
-            except ValueError:
+            except (ValueError, RecursionError):
                 pass
             else:
                 return  # a record on one line: JSON Lines as far as the first line goes
@@ -340,6 +345,16 @@ def detect_format(document: object, *, source: str = "<input>") -> str:
     if isinstance(document, Mapping) and "messages" in document:
         messages = document["messages"]
         has_system = "system" in document
+        if not isinstance(messages, list):
+            raise InputFormatError(
+                source, "messages", f"must be an array of messages, got {_show(messages)}"
+            )
+        if not messages:
+            raise InputFormatError(
+                source,
+                "messages",
+                "holds no messages: there is nothing to fit (a history needs one)",
+            )
     elif isinstance(document, list) and document and _all_messages(document):
         messages = document
     else:
@@ -385,8 +400,8 @@ def _refuse_message_lines(text: str, source: str) -> None:
     first = text.split("\n", 1)[0]
     try:
         record = json.loads(first)
-    except ValueError:
-        return
+    except (ValueError, RecursionError):
+        return  # the items reader names the line
     if _is_message(record) or _is_langchain_message(record) or _is_responses_item(record):
         raise InputFormatError(
             source,
@@ -401,6 +416,11 @@ def _is_responses_item(value: object) -> bool:
         return False
     kind = value.get("type")
     return isinstance(kind, str) and kind in _RESPONSES_ITEMS and "tokens" not in value
+
+
+def _show(value: object) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=repr)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _is_message(value: object) -> bool:
@@ -430,6 +450,12 @@ def _refuse_unknown_roles(messages: object, source: str) -> None:
     such message and its role, and the roles of every format."""
     if not isinstance(messages, list):
         return  # the adapter reports a malformed history
+    for index, message in enumerate(messages):
+        role = message.get("role", "") if isinstance(message, Mapping) else ""
+        if not isinstance(role, str):
+            raise InputFormatError(
+                source, f"messages[{index}].role", f"must be a string, got {_show(role)}"
+            )
     bad = [
         (index, message["role"])
         for index, message in enumerate(messages)
@@ -559,6 +585,10 @@ def _signs(messages: object) -> set[str]:
 def _checked(items: list[ContextItem], source: str) -> Candidates:
     """The items, after a warning on stderr for each near-miss kind or source (``Documnet``):
     kinds are open, so a typo would otherwise pass silently."""
+    if not items:
+        raise InputFormatError(
+            source, "", "holds no items (an empty array): there is nothing to select from"
+        )
     for warning in near_misses(items):
         click.echo(f"Warning: {source}: {warning}", err=True)
     return Candidates(items, "items")

@@ -65,8 +65,14 @@ def cost(requests: Path, model: str, message_format: str | None, as_json: bool) 
 def _read(path: Path, message_format: str) -> list[RenderedRequest]:
     source = str(path)
     rendered = []
-    with path.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
+    with path.open("rb") as lines:
+        for number, raw in enumerate(lines, start=1):
+            try:
+                line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputFormatError(
+                    source, f"line {number}", f"not UTF-8 text: {exc.reason}"
+                ) from None
             if not line.strip():
                 continue
             value: Any = loads_json(line, source=source, first_line=number)

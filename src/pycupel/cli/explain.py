@@ -15,6 +15,7 @@ from pycupel.cli._common import (
     budget_options,
     build_pipeline,
     check_history_options,
+    check_not_an_input,
     cli_errors,
     describe_scorer,
     format_option,
@@ -137,6 +138,7 @@ def explain(
     kind, tokens, score and reason, and a bar of the budget used per kind.
     """
     budget = make_budget(max_tokens, target, output_reserve)
+    check_not_an_input(html_path, [items_path], "--html")
     errors = stderr_console()
     with cli_errors():
         policy = resolve_policy(preset, policy_path)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from pycupel.cli._common import cli_errors
+from pycupel.cli._common import check_not_an_input, cli_errors
 from pycupel.cli._input import check_json_lines
 
 if TYPE_CHECKING:
@@ -112,6 +112,8 @@ def replay(
     """
     from rich.console import Console  # noqa: PLC0415
 
+    check_not_an_input(out, logs, "--out")
+    check_not_an_input(html_path, logs, "--html")
     with cli_errors():
         from pycupel.replay import ReplayConfig, replay_logs  # noqa: PLC0415
         from pycupel.replay.reader import input_kind  # noqa: PLC0415

@@ -14,6 +14,7 @@ from pycupel.analytics.simulation import sweep_budgets
 from pycupel.cli._common import (
     ProgressDisplay,
     build_pipeline,
+    check_not_an_input,
     cli_errors,
     describe_scorer,
     format_option,
@@ -165,6 +166,8 @@ def simulate(
             f"every budget must be >= --output-reserve ({output_reserve}), got {too_small[0]}",
             param_hint="--budgets",
         )
+    check_not_an_input(html_path, [items_path], "--html")
+    check_not_an_input(svg_path, [items_path], "--svg")
     errors = stderr_console()
     with cli_errors():
         policy = resolve_policy(preset, policy_path)
