@@ -13,7 +13,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import OWN_VECTORS_DIR
 from pycupel import (
     ContextBudget,
     ContextItem,
@@ -32,6 +31,8 @@ from pycupel.errors import (
     PipelineConfigError,
 )
 from pycupel.model import ascii_fold
+
+OWN_VECTORS_DIR = Path(__file__).resolve().parent / "vectors"
 
 # --------------------------------------------------------------------------- ContextKind/Source
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -38,13 +39,15 @@ __all__ = [
     "window_report",
 ]
 
-_FORMAT_NAMES = {
-    "openai": "OpenAI chat",
-    "anthropic": "Anthropic",
-    "responses": "OpenAI Responses",
-    "gemini": "Gemini",
-    "langchain": "LangChain",
-}
+_FORMAT_NAMES = MappingProxyType(
+    {
+        "openai": "OpenAI chat",
+        "anthropic": "Anthropic",
+        "responses": "OpenAI Responses",
+        "gemini": "Gemini",
+        "langchain": "LangChain",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,6 +32,14 @@
 3. Plain ``user``/``assistant`` text is valid in several formats: that, or a history showing
    the signs of more than one, is refused with a message asking for ``--format``.
 
+A message whose role no format takes is refused before any of that, naming each such message
+and its role and listing the roles of every format. LangChain's ``human``/``ai`` in role form
+(``{"role": "human", ...}``) are among them: the command reads LangChain histories as
+``messages_to_dict`` or ``dumpd`` write them, where the type is explicit, and does not guess
+which provider's roles a ``human`` turn stands for. A file holding one message object, or
+messages one per line, is named as such, as is an empty items array or a history without
+messages.
+
 A history object may be a whole request body: only the history and its system prompt are read;
 the other fields of a request (``model``, ``max_tokens``, ``tools``...) are ignored. Each unit
 of the history (a message, or a tool call with its results) becomes one candidate item, counted

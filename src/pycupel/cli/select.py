@@ -1,4 +1,9 @@
-"""``pycupel select``: run the pipeline on an items file and show what was chosen and why."""
+"""``pycupel select``: what fits a budget, and why.
+
+A message history is fitted as its format's ``fit_messages`` fits it (see
+:mod:`pycupel.cli._history`): the output is the fitted history, ready to send. An items file
+runs the pipeline: the output is the window's items.
+"""
 
 from __future__ import annotations
 
