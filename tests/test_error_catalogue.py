@@ -41,6 +41,7 @@ from pycupel.errors import (
     PinnedBudgetError,
     PipelineConfigError,
     PlacerConfigError,
+    PlacerInputError,
     PolicyError,
     PolicyProblem,
     ProviderUsageError,
@@ -98,6 +99,7 @@ DELIBERATE: dict[str, tuple[tuple[str, ...], str]] = {
 HELPERS: dict[tuple[str, str], str] = {
     ("_checks.py", "error"): "an InvalidValueError subclass passed by the caller (ErrorType)",
     ("model.py", "err"): "ItemValidationError or BudgetValidationError bound to a local",
+    ("_common.py", "error"): "SliceInputError, or PlacerInputError passed by the placers",
 }
 
 
@@ -186,6 +188,7 @@ SAMPLES: list[CupelError] = [
     SlicerConfigError("bucket_size", 0, "must be > 0"),
     SliceInputError("items[0].item.tokens", -1, "must be >= 0"),
     PlacerConfigError("X.place", "2 items for 3 given", "must return exactly the items"),
+    PlacerInputError("items[3].score", "0.5", "must be a real number"),
     PipelineConfigError("items", None, "must be a sequence"),
     MissingQueryError("query", None, "RelevanceScorer needs the run's query"),
     UnknownOptionError("budegt", 5, "is not an option of fit_messages()"),

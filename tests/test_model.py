@@ -5,9 +5,13 @@ from __future__ import annotations
 import copy
 import math
 import pickle
+import warnings
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
+from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pycupel import (
     ContextBudget,
@@ -23,9 +27,12 @@ from pycupel.errors import (
     CupelError,
     InvalidValueError,
     ItemValidationError,
+    KindNameWarning,
     PipelineConfigError,
 )
 from pycupel.model import ascii_fold
+
+OWN_VECTORS_DIR = Path(__file__).resolve().parent / "vectors"
 
 # --------------------------------------------------------------------------- ContextKind/Source
 
@@ -41,6 +48,150 @@ def test_kind_equality_folds_ascii_case(spelling: str) -> None:
     assert kind != spelling
     assert kind.value == spelling
     assert str(kind) == spelling
+
+
+class _Text(str):
+    """A str subclass: equality and hashing are those of str."""
+
+    __slots__ = ()
+
+
+_NAMES = st.text(alphabet="MemoryDcuntÄä _-", min_size=1, max_size=8).filter(str.strip)
+
+
+@given(st.lists(_NAMES, min_size=1, max_size=6))
+def test_equal_names_hash_equal_whatever_they_are_compared_with(names: list[str]) -> None:
+    values: list[object] = []
+    for name in names:
+        values += [ContextKind(name), ContextSource(name), name, name.lower(), _Text(name)]
+    for a in values:
+        for b in values:
+            assert (a == b) == (b == a)  # symmetric, whichever side starts
+            if a == b:
+                assert hash(a) == hash(b)
+            if isinstance(a, ContextKind) and not isinstance(b, ContextKind):
+                assert a != b  # a kind equals kinds only
+
+
+@pytest.mark.parametrize("name", ["Memory", "memory", "MEMORY"])
+def test_kinds_and_strings_never_meet_in_sets_and_dicts(name: str) -> None:
+    kind = ContextKind(name)
+    assert name not in {kind}
+    assert kind not in {name}
+    assert kind not in {name: 1}
+    assert name not in {kind: 1}
+    assert {kind, name, ContextKind.MEMORY, ContextSource(name)} == {
+        kind,
+        name,
+        ContextSource("memory"),
+    }
+    assert len({kind: 1, name: 2, ContextKind.MEMORY: 3}) == 2
+    assert {kind: 1}[ContextKind.MEMORY] == 1
+    with pytest.raises(KeyError):
+        _ = {kind: 1}[name]
+    with pytest.raises(KeyError):
+        _ = {name: 1}[kind]  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("cls", "name", "suggestion"),
+    [
+        (ContextKind, "Documnet", "Document"),
+        (ContextKind, "memroy", "Memory"),
+        (ContextKind, "Messages", "Message"),
+        (ContextKind, "TOOLOUTPT", "ToolOutput"),
+        (ContextKind, "System_Prompt", "SystemPrompt"),
+        (ContextSource, "Tol", "Tool"),
+        (ContextSource, "chats", "Chat"),
+    ],
+)
+def test_a_near_miss_of_a_well_known_name_warns_and_is_kept(
+    cls: type[ContextKind] | type[ContextSource], name: str, suggestion: str
+) -> None:
+    with pytest.warns(KindNameWarning) as caught:
+        made = cls(name)
+    assert len(caught) == 1
+    warning = caught[0].message
+    assert isinstance(warning, KindNameWarning)
+    assert (warning.field, warning.value, warning.suggestion) == (cls._field, name, suggestion)
+    assert str(warning) == (
+        f"{cls._field} {name!r} is not a well-known {cls._field}; did you mean {suggestion!r}? "
+        f"(kept as a custom {cls._field}; write {cls.__name__}.custom({name!r}) to mean it)"
+    )
+    assert caught[0].filename == __file__  # points at the caller
+    assert made.value == name
+    assert made != cls(suggestion)
+    assert cls.closest_well_known(name) == suggestion
+
+
+def test_an_item_naming_a_near_miss_kind_warns_at_the_callers_line() -> None:
+    with pytest.warns(KindNameWarning, match="did you mean 'Document'") as caught:
+        item = ContextItem("x", tokens=1, kind="Documnet")
+    assert caught[0].filename == __file__
+    assert item.kind.value == "Documnet"
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["Document", "document", "SYSTEMPROMPT", "tool", "msg", "critical", "urgent", "CustomKind",
+     "Invoice", "Email", "Tool", "ToolCall"],
+)  # fmt: skip
+def test_well_known_and_distinct_custom_names_do_not_warn(name: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ContextKind(name)
+        ContextSource(name)
+        ContextItem("x", tokens=1, kind=name, source=name)
+    assert ContextKind.closest_well_known(name) is None
+
+
+def test_a_custom_name_meant_as_given_never_warns() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        memo = ContextKind.custom("Memo")
+        tol = ContextSource.custom("Tol")
+        ContextItem("x", tokens=1, kind=memo, source=tol)
+        assert pickle.loads(pickle.dumps(memo)) == memo
+        assert copy.deepcopy(memo) == memo
+    assert memo == ContextKind.custom("memo")
+    assert type(memo) is ContextKind
+    assert type(tol) is ContextSource
+    with pytest.raises(ItemValidationError, match="kind: must not be empty"):
+        ContextKind.custom(" ")
+
+
+def test_near_misses_can_be_refused_with_a_warnings_filter() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", KindNameWarning)
+        with pytest.raises(KindNameWarning):
+            ContextItem("x", tokens=1, kind="Documnet")
+
+
+def test_no_kind_or_source_of_the_conformance_vectors_is_a_near_miss(
+    conformance_dir: Path,
+) -> None:
+    """The specification allows any name; the warning must never fire on a vector."""
+    import tomli
+
+    names: set[tuple[str, str]] = set()
+    for path in [*conformance_dir.rglob("*.toml"), *OWN_VECTORS_DIR.rglob("*.toml")]:
+        stack: list[object] = [tomli.loads(path.read_text(encoding="utf-8"))]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, dict):
+                for key in ("kind", "source"):
+                    if isinstance(node.get(key), str):
+                        names.add((key, node[key]))
+                stack.extend(node.values())
+            elif isinstance(node, list):
+                stack.extend(node)
+    assert len(names) > 5
+    near = [
+        (key, name)
+        for key, name in names
+        if (ContextKind if key == "kind" else ContextSource).closest_well_known(name)
+    ]
+    assert near == []
 
 
 def test_kind_folding_is_ascii_only() -> None:

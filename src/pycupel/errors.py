@@ -20,10 +20,12 @@ __all__ = [
     "ConformanceVectorError",
     "CountRequirementError",
     "CupelError",
+    "CupelWarning",
     "InputFormatError",
     "IntegrationUnavailableError",
     "InvalidValueError",
     "ItemValidationError",
+    "KindNameWarning",
     "MessageFormatError",
     "MissingDependencyError",
     "MissingQueryError",
@@ -32,6 +34,7 @@ __all__ = [
     "PinnedBudgetError",
     "PipelineConfigError",
     "PlacerConfigError",
+    "PlacerInputError",
     "PolicyError",
     "PolicyProblem",
     "ProviderUsageError",
@@ -54,6 +57,40 @@ __all__ = [
 
 class CupelError(Exception):
     """Base class of every error raised by pycupel."""
+
+
+class CupelWarning(UserWarning):
+    """Base class of every warning pycupel issues (``warnings.simplefilter("error",
+    CupelWarning)`` turns them all into exceptions)."""
+
+
+class KindNameWarning(CupelWarning):
+    """A :class:`~pycupel.ContextKind` or :class:`~pycupel.ContextSource` was named with a near
+    miss of a well-known name (``"Documnet"``, ``"Memroy"``, ``"Tol"``).
+
+    Kinds and sources are open (the specification accepts any non-blank name), so the name is
+    kept as a custom one, and the warning says which well-known name is close. Build a custom
+    name you mean with ``ContextKind.custom(name)`` (``ContextSource.custom``): it never
+    warns. ``warnings.simplefilter("error", KindNameWarning)`` refuses near misses instead.
+
+    Attributes:
+        field: ``"kind"`` or ``"source"``.
+        value: the name as given.
+        suggestion: the well-known name it is close to.
+    """
+
+    def __init__(self, field: str, value: str, suggestion: str) -> None:
+        self.field = field
+        self.value = value
+        self.suggestion = suggestion
+        cls = "ContextKind" if field == "kind" else "ContextSource"
+        super().__init__(
+            f"{field} {value!r} is not a well-known {field}; did you mean {suggestion!r}? "
+            f"(kept as a custom {field}; write {cls}.custom({value!r}) to mean it)"
+        )
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.field, self.value, self.suggestion))
 
 
 # --------------------------------------------------------------------------- invalid values
@@ -96,6 +133,12 @@ class SlicerConfigError(InvalidValueError):
 
 class PlacerConfigError(InvalidValueError):
     """A placer was configured with an invalid value."""
+
+
+class PlacerInputError(InvalidValueError):
+    """A placer's ``place`` was called with input it cannot order: not a sequence of
+    :class:`~pycupel.ScoredItem`, an entry that is not one (a plain item), or a score that
+    is not a real number."""
 
 
 class PipelineConfigError(InvalidValueError):

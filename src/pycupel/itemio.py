@@ -521,8 +521,10 @@ def build_item(data: object, location: str) -> tuple[ContextItem | None, list[Pr
             fail(required, "is required")
 
     kwargs: dict[str, Any] = {}
+    has_content = "content" in fields
     content = fields.pop("content", None)
-    if content is not None and (not isinstance(content, str) or not content):
+    if has_content and (not isinstance(content, str) or not content):
+        # null included: an item without text is a mistake, never an item to drop silently.
         fail("content", f"must be a non-empty string, got {_show(content)}")
     if "tokens" in fields:
         kwargs["tokens"] = _int(fields.pop("tokens"), "tokens", fail)
@@ -588,29 +590,18 @@ def build_item(data: object, location: str) -> tuple[ContextItem | None, list[Pr
         return None, problems
 
 
-_WELL_KNOWN: Final = MappingProxyType(
-    {
-        "kind": ("Message", "Document", "ToolOutput", "Memory", "SystemPrompt"),
-        "source": ("Chat", "Tool", "Rag"),
-    }
-)
-
-
 def near_misses(items: Iterable[ContextItem]) -> list[str]:
     """A warning for each item whose kind or source is not a well-known one but is close to
-    one (``Documnet``): kinds and sources are open, so these are kept, not refused."""
+    one (``Documnet``: :meth:`ContextKind.closest_well_known`): kinds and sources are open,
+    so these are kept, not refused."""
     warnings: list[str] = []
     for index, item in enumerate(items):
-        for field, value in (("kind", item.kind.value), ("source", item.source.value)):
-            names = _WELL_KNOWN[field]
-            folded = {name.lower(): name for name in names}
-            if value.lower() in folded:
-                continue
-            close = difflib.get_close_matches(value.lower(), list(folded), n=1, cutoff=0.75)
-            if close:
+        for field, name in (("kind", item.kind), ("source", item.source)):
+            close = type(name).closest_well_known(name.value)
+            if close is not None:
                 warnings.append(
-                    f"items[{index}].{field}: {value!r} is not a well-known {field}; did you "
-                    f"mean {folded[close[0]]!r}? (kept as a custom {field})"
+                    f"items[{index}].{field}: {name.value!r} is not a well-known {field}; did "
+                    f"you mean {close!r}? (kept as a custom {field})"
                 )
     return warnings
 

@@ -14,8 +14,12 @@ items with equal fields are still two candidates), so ``==`` on items is ``is``.
 from __future__ import annotations
 
 import enum
+import functools
 import math
+import os
 import string
+import sys
+import warnings
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from types import MappingProxyType
@@ -26,6 +30,7 @@ from pycupel.errors import (
     BudgetValidationError,
     InvalidValueError,
     ItemValidationError,
+    KindNameWarning,
     PipelineConfigError,
 )
 
@@ -79,14 +84,51 @@ class _FoldedName(_Frozen):
 
     __slots__ = ("_key", "_value")
     _field: ClassVar[str] = "name"
+    _well_known: ClassVar[tuple[str, ...]] = ()
+    _well_known_keys: ClassVar[frozenset[str]] = frozenset()
 
     _key: str
     _value: str
 
     def __init__(self, value: str) -> None:
+        self._set(value)
+        if self._key not in self._well_known_keys:
+            suggestion = _closest(self._well_known, self._key)
+            if suggestion is not None:
+                warnings.warn(
+                    KindNameWarning(self._field, value, suggestion),
+                    stacklevel=_outside_the_package(),
+                )
+
+    def _set(self, value: str) -> None:
         check_str(ItemValidationError, self._field, value, non_blank=True)
         object.__setattr__(self, "_value", value)
         object.__setattr__(self, "_key", ascii_fold(value))
+
+    @classmethod
+    def custom(cls, value: str) -> Self:
+        """A custom name, meant as given: unlike the constructor, a near miss of a well-known
+        name (``"Memo"`` beside ``Memory``) issues no :class:`~pycupel.errors.KindNameWarning`.
+
+        Raises:
+            ItemValidationError: ``value`` is not a non-blank string.
+        """
+        name = cls.__new__(cls)
+        name._set(value)
+        return name
+
+    @classmethod
+    def closest_well_known(cls, value: str) -> str | None:
+        """The well-known name ``value`` is a near miss of (``"Document"`` for ``"Documnet"``),
+        or None: for a well-known name itself (in any case) and for a name close to none.
+
+        Close means a ``difflib`` similarity of at least 0.75 between the case-folded names
+        (about one edit in a short name). The constructor warns for such names.
+        """
+        key = ascii_fold(value)
+        if key in cls._well_known_keys:
+            return None
+        return _closest(cls._well_known, key)
 
     @property
     def value(self) -> str:
@@ -117,7 +159,33 @@ class _FoldedName(_Frozen):
         return f"{type(self).__name__}({self._value!r})"
 
     def __reduce__(self) -> tuple[object, ...]:
-        return (type(self), (self._value,))
+        # A copy or an unpickled name is the name it was: it never warns again.
+        return (type(self).custom, (self._value,))
+
+
+_NEAR_MISS_CUTOFF = 0.75
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+@functools.lru_cache(maxsize=4096)
+def _closest(well_known: tuple[str, ...], key: str) -> str | None:
+    """The well-known name whose folded form is closest to ``key`` (similarity >= 0.75)."""
+    import difflib  # noqa: PLC0415 (only names that are not well-known reach this)
+
+    folded = {ascii_fold(name): name for name in well_known}
+    close = difflib.get_close_matches(key, list(folded), n=1, cutoff=_NEAR_MISS_CUTOFF)
+    return folded[close[0]] if close else None
+
+
+def _outside_the_package() -> int:
+    """The ``stacklevel`` of a warning issued by this module's caller that points at the first
+    frame outside the pycupel package (the user's line that named the kind)."""
+    frame = sys._getframe(1)  # the frame that issues the warning
+    level = 1
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame = frame.f_back
+        level += 1
+    return level
 
 
 class ContextKind(_FoldedName):
@@ -125,11 +193,16 @@ class ContextKind(_FoldedName):
     ContextKind ignores ASCII case (a plain str is never equal: see ``key``).
 
     Well-known kinds: ``MESSAGE`` (the default), ``DOCUMENT``, ``TOOL_OUTPUT``, ``MEMORY``,
-    ``SYSTEM_PROMPT``.
+    ``SYSTEM_PROMPT``. A name that nearly is one of them (``"Documnet"``: see
+    :meth:`closest_well_known`) is kept as a custom kind, as the specification allows, with a
+    :class:`~pycupel.errors.KindNameWarning` naming the well-known one; :meth:`custom` builds
+    a custom kind you mean without it.
     """
 
     __slots__ = ()
     _field = "kind"
+    _well_known = ("Message", "Document", "ToolOutput", "Memory", "SystemPrompt")
+    _well_known_keys = frozenset(map(ascii_fold, _well_known))
 
     MESSAGE: ClassVar[ContextKind]
     DOCUMENT: ClassVar[ContextKind]
@@ -147,11 +220,15 @@ class ContextSource(_FoldedName):
     """Where an item came from. Extensible; comparison with another ContextSource ignores
     ASCII case (a plain str is never equal: see ``key``).
 
-    Well-known sources: ``CHAT`` (the default), ``TOOL``, ``RAG``.
+    Well-known sources: ``CHAT`` (the default), ``TOOL``, ``RAG``. A near miss of one
+    (``"Tol"``) is kept as a custom source with a :class:`~pycupel.errors.KindNameWarning`,
+    as for kinds; :meth:`custom` builds one without it.
     """
 
     __slots__ = ()
     _field = "source"
+    _well_known = ("Chat", "Tool", "Rag")
+    _well_known_keys = frozenset(map(ascii_fold, _well_known))
 
     CHAT: ClassVar[ContextSource]
     TOOL: ClassVar[ContextSource]

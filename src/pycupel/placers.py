@@ -21,11 +21,12 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 from typing import Protocol, TypeVar, runtime_checkable
 
-from pycupel.errors import PlacerConfigError
+from pycupel.errors import PlacerConfigError, PlacerInputError
 from pycupel.model import ContextItem, ContextKind, ScoredItem
+from pycupel.slicers._common import scored_columns
 
 __all__ = [
     "ChronologicalPlacer",
@@ -38,9 +39,7 @@ __all__ = [
 
 _T = TypeVar("_T")
 
-# Field accessors of ScoredItem (a NamedTuple: item, score); map() with them runs in C.
-_ITEM = itemgetter(0)
-_SCORE = itemgetter(1)
+# The timestamp column of the items; map() with it runs in C.
 _MICROS = attrgetter("timestamp_micros")
 
 
@@ -57,9 +56,10 @@ class ColumnPlacer(ABC):
     """Base of the built-in placers: the order is computed as positions from plain columns.
 
     :meth:`order_positions` decides from the items and their scores as two lists;
-    :meth:`place` is the :class:`Placer` interface on top of it. The pipeline, which already
-    holds both lists, calls :meth:`order_positions` directly (unless a subclass overrides
-    ``place``), so it builds no (item, score) pair just to have it taken apart again.
+    :meth:`place` is the :class:`Placer` interface on top of it, and checks its input. The
+    pipeline, which already holds both lists (checked), calls :meth:`order_positions`
+    directly (unless a subclass overrides ``place``), so it builds no (item, score) pair just
+    to have it taken apart again.
     """
 
     __slots__ = ()
@@ -69,9 +69,15 @@ class ColumnPlacer(ABC):
         """The positions of ``items`` in presentation order (a permutation of their indices)."""
 
     def place(self, items: Sequence[ScoredItem]) -> list[ContextItem]:
-        """Return the items of ``items`` in presentation order."""
-        context_items = list(map(_ITEM, items))
-        positions = self.order_positions(context_items, list(map(_SCORE, items)))
+        """Return the items of ``items`` in presentation order.
+
+        Raises:
+            PlacerInputError: ``items`` is not a sequence of :class:`ScoredItem` with
+                real-number scores (checked as the slicers check their input: exact types
+                pass three C-level passes, anything else is named by position).
+        """
+        context_items, scores = scored_columns(items, error=PlacerInputError)
+        positions = self.order_positions(context_items, scores)
         return list(map(context_items.__getitem__, positions))
 
 
@@ -145,8 +151,8 @@ class SystemFirstPlacer(ColumnPlacer):
             object with ``place(items)``. Wrapping a SystemFirstPlacer wraps its inner placer.
 
     Raises:
-        PlacerConfigError: ``inner`` is not a placer, or (when run) returned other items than
-            it was given.
+        PlacerConfigError: ``inner`` is not a placer instance (a class, say), or (when run)
+            returned other items than it was given.
     """
 
     __slots__ = ("_inner",)
@@ -158,6 +164,10 @@ class SystemFirstPlacer(ColumnPlacer):
             inner = ChronologicalPlacer()
         elif isinstance(inner, SystemFirstPlacer):
             inner = inner.inner
+        elif isinstance(inner, type):
+            raise PlacerConfigError(
+                "inner", inner, f"must be a placer instance, not a class: write {inner.__name__}()"
+            )
         elif not callable(getattr(inner, "place", None)):
             raise PlacerConfigError("inner", inner, "must be a placer with a place(items) method")
         object.__setattr__(self, "_inner", inner)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -205,3 +206,35 @@ def test_a_history_shows_the_message_indices_of_each_item(tmp_path: Path) -> Non
         assert label in flat
     html = tmp_path / "report.html"
     assert run("explain", str(path), "--budget", "120", "--html", str(html)).exit_code == 0
+
+
+def test_the_html_report_of_a_huge_tool_output_stays_small(tmp_path: Path) -> None:
+    output = "".join(f"GET /api/orders/{n} 200 12ms\n" for n in range(200_000)) + "ERROR: disk full"
+    assert len(output) > 5_600_000
+    call = {"id": "c1", "type": "function", "function": {"name": "read_log", "arguments": "{}"}}
+    history = [
+        {"role": "system", "content": "You read server logs."},
+        {"role": "user", "content": "Why did the server stop?"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": output},
+        {"role": "user", "content": "And what should I do?"},
+    ]
+    path = tmp_path / "history.json"
+    path.write_text(json.dumps(history), encoding="utf-8")
+    html = tmp_path / "report.html"
+    result = run("explain", str(path), "--budget", "3000000", "--html", str(html))
+    assert result.exit_code == 0, result.output
+    page = html.read_text(encoding="utf-8")
+    assert len(page.encode()) < 60_000
+    assert '<span class="msgs">msgs 2-3</span>' in page
+    note = re.search(r"\[… ([\d,]+) characters \(([\d.]+) MB\) not shown of ([\d,]+)", page)
+    assert note is not None
+    assert int(note[3].replace(",", "")) - int(note[1].replace(",", "")) == 4_000
+    assert float(note[2]) == round((int(note[1].replace(",", ""))) / 1e6, 1) > 5.6
+    assert "ERROR: disk full" in page  # the tail
+    # At a budget the output does not fit, the fit keeps it as a placeholder.
+    result = run("explain", str(path), "--budget", "200", "--html", str(html))
+    assert result.exit_code == 0, result.output
+    page = html.read_text(encoding="utf-8")
+    assert len(page.encode()) < 60_000
+    assert '<span class="msgs">msgs 2-3 (placeholder)</span>' in page

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from pycupel.cli import main
-from pycupel.errors import InputFormatError
+from pycupel.errors import InputFormatError, KindNameWarning
 from pycupel.itemio import near_misses, parse_items
 
 
@@ -34,6 +34,26 @@ def test_every_problem_of_every_item_is_listed_with_its_path() -> None:
     ]
 
 
+@pytest.mark.parametrize("content", [None, 3, [], {}])
+def test_content_that_is_not_text_is_an_error_never_a_dropped_item(content: object) -> None:
+    document = [{"content": content, "tokens": 5}, {"content": "a", "tokens": 3}]
+    with pytest.raises(InputFormatError) as caught:
+        parse_items(json.dumps(document), source="items.json")
+    assert caught.value.location == "items[0].content"
+    assert caught.value.detail == f"must be a non-empty string, got {json.dumps(content)}"
+
+
+def test_the_command_line_refuses_null_content(tmp_path: Path) -> None:
+    path = tmp_path / "items.json"
+    path.write_text('[{"content": null, "tokens": 5}, {"content": "a", "tokens": 3}]')
+    for command in ("select", "explain"):
+        result = CliRunner().invoke(main, [command, str(path), "--budget", "100"])
+        assert result.exit_code == 1, result.output
+        assert result.stderr.strip() == (
+            f"Error: {path}: items[0].content: must be a non-empty string, got null"
+        )
+
+
 def test_one_problem_keeps_the_one_line_form() -> None:
     with pytest.raises(InputFormatError) as caught:
         parse_items('[{"content": "x", "tokens": 1, "priority": "high"}]', source="a.json")
@@ -53,15 +73,21 @@ def test_json_lines_report_every_bad_line() -> None:
 
 
 def test_near_miss_kinds_are_warned_about_not_refused(tmp_path: Path) -> None:
-    items = parse_items(
-        json.dumps(
-            [
-                {"content": "a", "tokens": 1, "kind": "Documnet"},
-                {"content": "b", "tokens": 1, "kind": "Invoice", "source": "rag"},
-                {"content": "c", "tokens": 1, "source": "Tol"},
-            ]
+    with pytest.warns(KindNameWarning) as caught:
+        items = parse_items(
+            json.dumps(
+                [
+                    {"content": "a", "tokens": 1, "kind": "Documnet"},
+                    {"content": "b", "tokens": 1, "kind": "Invoice", "source": "rag"},
+                    {"content": "c", "tokens": 1, "source": "Tol"},
+                ]
+            )
         )
-    )
+    assert [(w.message.field, w.message.value) for w in caught] == [  # type: ignore[union-attr]
+        ("kind", "Documnet"),
+        ("source", "Tol"),
+    ]
+    assert {w.filename for w in caught} == {__file__}  # the caller's line, not the package's
     assert near_misses(items) == [
         "items[0].kind: 'Documnet' is not a well-known kind; did you mean 'Document'? "
         "(kept as a custom kind)",
@@ -72,8 +98,11 @@ def test_near_miss_kinds_are_warned_about_not_refused(tmp_path: Path) -> None:
     path.write_text(json.dumps([{"content": "a", "tokens": 1, "kind": "Memroy"}]))
     result = CliRunner().invoke(main, ["select", str(path), "--budget", "50"])
     assert result.exit_code == 0
-    assert f"Warning: {path}: items[0].kind: 'Memroy'" in result.stderr
-    assert "did you mean 'Memory'?" in result.stderr
+    # One line naming the item: the model's own warning (which cannot) is not repeated.
+    assert result.stderr == (
+        f"Warning: {path}: items[0].kind: 'Memroy' is not a well-known kind; did you mean "
+        "'Memory'? (kept as a custom kind)\n"
+    )
 
 
 @pytest.mark.parametrize("text", ["", "  \n\n", "\ufeff"])

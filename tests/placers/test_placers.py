@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pycupel.errors import PlacerConfigError, PlacerInputError
 from pycupel.model import ContextItem, ScoredItem
-from pycupel.placers import ChronologicalPlacer, Placer, UShapedPlacer
+from pycupel.placers import ChronologicalPlacer, Placer, SystemFirstPlacer, UShapedPlacer
 
 BASE = datetime(2024, 1, 1, tzinfo=UTC)
 
@@ -337,3 +338,50 @@ def test_u_shaped_ranks_nan_below_every_number_but_keeps_the_others() -> None:
     with_inf = [scored("x", float("-inf")), scored("y", float("nan")), scored("z", 0.2)]
     # -inf and NaN tie; the earlier index (x) ranks first among them.
     assert contents(UShapedPlacer().place(with_inf)) == ["z", "y", "x"]
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+ALL_PLACERS = [ChronologicalPlacer(), UShapedPlacer(), SystemFirstPlacer(UShapedPlacer())]
+
+
+@pytest.mark.parametrize("placer", ALL_PLACERS, ids=repr)
+@pytest.mark.parametrize(
+    ("given", "field", "rule"),
+    [
+        (None, "items", "must be a sequence of ScoredItem"),
+        ("ab", "items", "must be a sequence of ScoredItem"),
+        (5, "items", "must be a sequence of ScoredItem"),
+        ([scored("a"), item("b")], "items[1]", "must be a ScoredItem(item, score)"),
+        ([ScoredItem("text", 0.5)], "items[0].item", "must be a ContextItem"),  # type: ignore[arg-type]
+        (
+            [scored("a"), scored("b"), scored("c"), ScoredItem(item("d"), "0.9")],  # type: ignore[arg-type]
+            "items[3].score",
+            "must be a real number",
+        ),
+        ([ScoredItem(item("a"), True)], "items[0].score", "must be a real number"),
+        ([ScoredItem(item("a"), None)], "items[0].score", "must be a real number"),  # type: ignore[arg-type]
+        ([ScoredItem(item("a"), 10**400)], "items[0].score", "within the float64 range"),
+    ],
+)
+def test_place_names_bad_input(placer: Placer, given: object, field: str, rule: str) -> None:
+    with pytest.raises(PlacerInputError) as info:
+        placer.place(given)  # type: ignore[arg-type]
+    assert info.value.field == field
+    assert rule in info.value.rule
+    if field == "items":
+        assert info.value.value is given
+
+
+@pytest.mark.parametrize("placer", ALL_PLACERS, ids=repr)
+def test_place_takes_every_real_score_and_any_sequence(placer: Placer) -> None:
+    entries = (ScoredItem(item("a"), 1), ScoredItem(item("b"), 0.5), ScoredItem(item("c"), -2.5))
+    assert sorted(contents(placer.place(entries))) == ["a", "b", "c"]
+    assert contents(placer.place(list(entries))) == contents(placer.place(entries))
+    assert placer.place([]) == []
+
+
+def test_a_placer_class_is_refused_where_an_instance_is_needed() -> None:
+    with pytest.raises(PlacerConfigError, match=r"not a class: write UShapedPlacer\(\)"):
+        SystemFirstPlacer(UShapedPlacer)  # type: ignore[arg-type]

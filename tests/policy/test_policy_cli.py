@@ -96,9 +96,13 @@ def test_show_errors_take_the_one_error_form(tmp_path: Path) -> None:
     code, output = run("policy", "show", "no-such-thing")
     assert code == 1
     assert output == (
-        "Error: no policy file or preset named 'no-such-thing' (presets: Chat, CodeReview, Rag, "
-        "DocumentQa, ToolUse, LongRunning, Debugging)\n"
+        "Error: no policy file or preset named 'no-such-thing': a preset name must be one of: "
+        "Chat, CodeReview, Rag, DocumentQa, ToolUse, LongRunning, Debugging, Conversation, "
+        "Retrieval, Memory\n"
     )
+    code, output = run("policy", "show", "retreival")
+    assert code == 1
+    assert output.endswith("Retrieval, Memory (did you mean 'Retrieval'?)\n")
     bad = tmp_path / "bad.json"
     bad.write_text('{"name": "x", "scorers": ["recnecy"]}')
     code, output = run("policy", "show", str(bad))

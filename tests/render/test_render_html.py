@@ -11,7 +11,7 @@ import pytest
 from html_checks import assert_well_formed, body_rows
 from render_helpers import HOSTILE, hand_report, hostile_report, item, timed_items
 
-from pycupel.diagnostics import SelectionReport
+from pycupel.diagnostics import IncludedItem, InclusionReason, SelectionReport
 from pycupel.model import ContextBudget
 from pycupel.pipeline import Pipeline
 from pycupel.render._view import view_report
@@ -79,6 +79,51 @@ def test_long_content_folds_into_details_with_the_full_text() -> None:
     full = "Refund policy text " * 20
     assert f'<div class="full">{full}</div>' in page
     assert "<summary>Refund policy text Refund" in page
+
+
+def _huge_report(*contents: str) -> tuple[SelectionReport, ContextBudget]:
+    included = [
+        IncludedItem(item(text, 100, "ToolOutput"), 0.5, InclusionReason.SCORED)
+        for text in contents
+    ]
+    return SelectionReport.build(events=[], included=included, excluded=[]), ContextBudget(
+        max_tokens=10_000, target_tokens=10_000
+    )
+
+
+def test_a_multi_megabyte_item_makes_a_small_page_that_says_what_was_cut() -> None:
+    log = "".join(f"step {n}: ok\n" for n in range(500_000)) + "step 500000: FAILED (exit 2)"
+    assert len(log) > 5_500_000
+    report, budget = _huge_report(log)
+    page = report_html(report, budget)
+    assert len(page.encode()) < 40_000
+    assert_well_formed(page)
+    cut = len(log) - 4_000
+    assert (
+        f'<span class="elided">[… {cut:,} characters ({cut / 1e6:.1f} MB) not shown of '
+        f"{len(log):,} ({len(log) / 1e6:.1f} MB) …]</span>"
+    ) in page
+    # The head and the tail stay: where the log starts, and the failure at its end.
+    assert "step 0: ok\nstep 1: ok" in page
+    assert page.count("step 500000: FAILED (exit 2)") == 1
+    assert "step 250000" not in page
+
+
+def test_content_up_to_the_item_limit_is_embedded_whole() -> None:
+    text = "x" * 3_999 + "y"
+    report, budget = _huge_report(text)
+    page = report_html(report, budget)
+    assert f'<div class="full">{text}</div>' in page
+    assert "elided" not in page.split("</style>", 1)[1]
+
+
+def test_the_page_embeds_a_bounded_amount_of_content_in_all() -> None:
+    report, budget = _huge_report(*(f"{n:04d} " + "z" * 200_000 for n in range(1_000)))
+    page = report_html(report, budget)
+    assert len(page.encode()) < 2_000_000 + 1_000 * 1_000  # the content, and each row's markup
+    assert len(item_rows(page)) == 1_000  # every row is still there
+    assert "is not embedded: the page already holds 2,000,000 characters of content" in page
+    assert "<summary>0999 zzz" in page  # with its preview
 
 
 def test_hostile_content_is_escaped_everywhere() -> None:

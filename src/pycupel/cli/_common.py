@@ -9,7 +9,8 @@ unwritable file) becomes one line on stderr and exit status 1; usage errors exit
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator, Mapping
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import MappingProxyType
@@ -18,10 +19,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 from rich.console import Console
 
-from pycupel.cli._input import FORMATS, Candidates
+from pycupel.cli._input import FORMATS
 from pycupel.errors import CupelError, InvalidValueError
-from pycupel.model import ContextBudget
-from pycupel.pipeline import Pipeline
+from pycupel.model import ContextBudget, ContextItem
+from pycupel.pipeline import DryRunResult, Pipeline
 from pycupel.placers import ChronologicalPlacer, Placer, SystemFirstPlacer, UShapedPlacer
 from pycupel.scorers import (
     CompositeScorer,
@@ -44,18 +45,21 @@ __all__ = [
     "ProgressDisplay",
     "budget_options",
     "build_pipeline",
+    "check_history_options",
+    "check_not_an_input",
     "cli_errors",
     "default_scorer",
     "describe_scorer",
     "format_option",
-    "history_defaults",
     "items_argument",
     "make_budget",
     "placer_option",
     "policy_options",
     "progress_option",
     "query_option",
+    "reads_query",
     "resolve_policy",
+    "run_items",
     "stderr_console",
     "wants_progress",
     "write_text",
@@ -231,18 +235,19 @@ def placer_option(function: F) -> F:
     """``--placer`` (the order of the selected items in the window) and ``--system-first``."""
     function = click.option(
         "--system-first/--no-system-first",
-        default=True,
-        show_default=True,
-        help="Keep pinned system prompts at the top of the window, whatever the placer; "
-        "--no-system-first leaves them where the placer puts them (chronological: undated "
-        "items last).",
+        default=None,
+        help="Items files: keep pinned system prompts at the top of the window, whatever the "
+        "placer (the default); --no-system-first leaves them where the placer puts them "
+        "(chronological: undated items last). A message history keeps its conversation "
+        "order.",
     )(function)
     return click.option(
         "--placer",
         type=PlacerName(),
         default=None,
-        help="Order of the selected items in the window "
-        "(default: the policy's placer, else chronological).",
+        help="Items files: the order of the selected items in the window (default: the "
+        "policy's placer, else chronological). A message history keeps its conversation "
+        "order.",
     )(function)
 
 
@@ -254,48 +259,101 @@ def policy_options(function: F) -> F:
         # Not exists=True: an unreadable policy file is an input error, as for ITEMS.
         type=click.Path(dir_okay=False),
         default=None,
-        help="Run the pipeline a policy file (JSON or TOML) describes.",
+        help="Run the pipeline a policy file (JSON or TOML) describes (on a message "
+        "history: as fit_messages(policy=...) runs it).",
     )(function)
     return click.option(
         "--preset",
         default=None,
         metavar="NAME",
         help="Run a named preset: Chat, CodeReview, Rag, DocumentQa, ToolUse, LongRunning, "
-        "Debugging, Conversation, Retrieval, Memory (case and - or _ do not matter). Default: "
-        "Conversation for a message history; for items recency ×3, priority ×2, kind ×1, "
-        "frequency ×1 with greedy slicing.",
+        "Debugging, Conversation, Retrieval, Memory (case and - or _ do not matter); on a "
+        "message history as fit_messages(policy=...) runs it. Default: a message history is "
+        "fitted as fit_messages fits it (structure-aware, scored by Conversation); items run "
+        "recency ×3, priority ×2, kind ×1, frequency ×1 with greedy slicing.",
     )(function)
 
 
+def _non_blank_query(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is not None and not value.strip():
+        raise click.BadParameter(
+            "must not be blank (leave --query out: a message history's latest user message is "
+            "the question)"
+        )
+    return value
+
+
 def query_option(function: F) -> F:
-    """``--query TEXT``: what the context is for, read by relevance scorers."""
+    """``--query TEXT``: what the context is for, read by relevance scorers (never blank)."""
     return click.option(
         "--query",
         default=None,
         metavar="TEXT",
+        callback=_non_blank_query,
         help="What the context is for (a question); read by relevance scoring (presets "
-        "Conversation, Retrieval, Memory). For a message history it defaults to the latest "
-        "user message.",
+        "Conversation, Retrieval, Memory: required with them on an items file). For a "
+        "message history it defaults to the latest user message.",
     )(function)
 
 
-def history_defaults(
-    policy: Policy | None, candidates: Candidates, query: str | None
-) -> tuple[Policy | None, str | None]:
-    """For a message history: the Conversation preset when no policy was chosen (the
-    adapters' default scorer), and the latest user message as the query when none was given."""
-    units = candidates.units
-    if units is None:
-        return policy, query
+def check_history_options(placer: str | None, system_first: bool | None) -> None:
+    """Refuse the options that order an items file's window when the input is a message
+    history: its messages always come back in conversation order (as ``fit_messages``
+    returns them), so an order asked for could not be honoured.
+
+    Raises:
+        click.UsageError: ``--placer`` or ``--no-system-first`` was given.
+    """
+    if placer is not None:
+        raise click.UsageError(
+            f"--placer {placer} orders the window of an items file; a message history keeps "
+            "its conversation order (leave --placer out)"
+        )
+    if system_first is False:
+        raise click.UsageError(
+            "--no-system-first orders the window of an items file; a message history keeps "
+            "its conversation order (leave --no-system-first out)"
+        )
+
+
+def reads_query(policy: Policy | None) -> bool:
+    """Whether ``policy`` scores relevance to the run's query (a ``relevance`` scorer at any
+    depth: a composite's child, a scaled scorer's inner one)."""
     if policy is None:
-        from pycupel import presets  # noqa: PLC0415 (only when asked for)
+        return False
+    from pycupel.policy import ScorerSpec  # noqa: PLC0415 (a policy is loaded already)
 
-        policy = presets.conversation()
-    if query is None:
-        from pycupel.conversation.fit import default_query  # noqa: PLC0415 (histories only)
+    pending: list[object] = list(policy.scorers)
+    while pending:
+        value = pending.pop()
+        if isinstance(value, ScorerSpec):
+            if value.type == "relevance":
+                return True
+            pending.extend(value.options.values())
+        elif isinstance(value, Mapping):
+            pending.extend(value.values())
+        elif isinstance(value, list | tuple):
+            pending.extend(value)
+    return False
 
-        query = default_query(units.units)
-    return policy, query
+
+def run_items(
+    pipeline: Pipeline, items: list[ContextItem], *, policy: Policy | None, query: str | None
+) -> DryRunResult:
+    """The pipeline's dry run over an items file's items.
+
+    Raises:
+        click.UsageError: the policy scores relevance to a question and ``--query`` is
+            missing.
+        CupelError: what the run raises.
+    """
+    if query is None and reads_query(policy):
+        assert policy is not None  # reads_query is False without one
+        raise click.UsageError(
+            f"--query is required with the {policy.name} policy: it scores each item's "
+            "relevance to the question (give it as --query TEXT)"
+        )
+    return pipeline.dry_run(items, query=query)
 
 
 def format_option(function: F) -> F:
@@ -338,6 +396,31 @@ def cli_errors() -> Iterator[None]:
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
         raise click.ClickException(f"{where}{exc.strerror or exc}") from exc
+
+
+def check_not_an_input(output: str | None, inputs: Sequence[str], option: str) -> None:
+    """Refuse an output file that is one of the command's input files (it would be
+    overwritten before, or while, being read).
+
+    Raises:
+        click.BadParameter: naming ``option``.
+    """
+    if output is None:
+        return
+    target = Path(output)
+    for given in inputs:
+        if given == "-":
+            continue
+        source = Path(given)
+        same = target.resolve() == source.resolve()
+        if not same and target.exists() and source.exists():
+            same = os.path.samefile(target, source)
+        if same:
+            raise click.BadParameter(
+                f"{output} is the input file {given}; writing it would destroy the input "
+                "(choose another file)",
+                param_hint=option,
+            )
 
 
 def write_text(path: str, text: str) -> None:

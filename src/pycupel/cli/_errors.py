@@ -19,10 +19,15 @@ The exit status says whose mistake it is, whether click or pycupel found it:
 
 from __future__ import annotations
 
+import functools
 import sys
-from typing import Any, NoReturn
+import warnings
+from collections.abc import Callable
+from typing import Any, NoReturn, TextIO
 
 import click
+
+from pycupel.errors import CupelWarning, KindNameWarning
 
 __all__ = ["EXIT_INPUT", "EXIT_USAGE", "ReportingGroup"]
 
@@ -42,7 +47,10 @@ class ReportingGroup(click.Group):
         **extra: Any,
     ) -> NoReturn:
         try:
-            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            with warnings.catch_warnings():
+                shown = warnings.showwarning
+                warnings.showwarning = functools.partial(_show_warning, shown)
+                code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except click.UsageError as exc:
             _report(exc.format_message(), _help_hint(exc.ctx))
             sys.exit(EXIT_USAGE)
@@ -53,6 +61,30 @@ class ReportingGroup(click.Group):
             _report("aborted")
             sys.exit(EXIT_INPUT)
         sys.exit(code if isinstance(code, int) else 0)
+
+
+def _show_warning(  # noqa: PLR0917 (warnings.showwarning's own signature)
+    fallback: Callable[..., None],
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    """Print pycupel's own warnings as ``Warning: <message>`` lines on stderr (a near-miss
+    kind in a policy file, say); any other warning as Python prints it."""
+    if isinstance(message, KindNameWarning):
+        # The model's advice names a Python method; on the command line the name is data.
+        click.echo(
+            f"Warning: {message.field} {message.value!r} is not a well-known {message.field}; "
+            f"did you mean {message.suggestion!r}? (kept as a custom {message.field})",
+            err=True,
+        )
+    elif issubclass(category, CupelWarning):
+        click.echo(f"Warning: {message}", err=True)
+    else:
+        fallback(message, category, filename, lineno, file, line)
 
 
 def _help_hint(ctx: click.Context | None) -> str:

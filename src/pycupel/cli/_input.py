@@ -32,6 +32,14 @@
 3. Plain ``user``/``assistant`` text is valid in several formats: that, or a history showing
    the signs of more than one, is refused with a message asking for ``--format``.
 
+A message whose role no format takes is refused before any of that, naming each such message
+and its role and listing the roles of every format. LangChain's ``human``/``ai`` in role form
+(``{"role": "human", ...}``) are among them: the command reads LangChain histories as
+``messages_to_dict`` or ``dumpd`` write them, where the type is explicit, and does not guess
+which provider's roles a ``human`` turn stands for. A file holding one message object, or
+messages one per line, is named as such, as is an empty items array or a history without
+messages.
+
 A history object may be a whole request body: only the history and its system prompt are read;
 the other fields of a request (``model``, ``max_tokens``, ``tools``...) are ignored. Each unit
 of the history (a message, or a tool call with its results) becomes one candidate item, counted
@@ -41,7 +49,9 @@ system prompts and the latest user turn are pinned.
 
 from __future__ import annotations
 
+import json
 import sys
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,14 +60,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from pycupel.errors import InputFormatError, MessageFormatError
+from pycupel.errors import InputFormatError, KindNameWarning, MessageFormatError
 from pycupel.itemio import build_item, items_error, loads_json, near_misses, parse_items
 from pycupel.model import ContextItem
 
 if TYPE_CHECKING:
     from pycupel.adapters import MessageUnits
 
-__all__ = ["FORMATS", "Candidates", "detect_format", "read_candidates"]
+__all__ = ["FORMATS", "Candidates", "check_json_lines", "detect_format", "read_candidates"]
 
 FORMATS = ("auto", "items", "openai", "responses", "anthropic", "gemini", "langchain")
 HISTORY_FORMATS = ("openai", "anthropic", "responses", "gemini", "langchain")
@@ -134,11 +144,18 @@ class Candidates:
         format: the format read: ``"items"`` or one of :data:`HISTORY_FORMATS`.
         units: for a message history, the adapter's units (to map a selection back to
             messages); None for items.
+        history: for a message history, the messages as the format's ``fit_messages``
+            takes them (LangChain message objects for ``langchain``; a Responses ``input``
+            may be a string); None for items.
+        system: the system prompt passed beside the history (Anthropic ``system``,
+            Responses ``instructions``, Gemini ``system_instruction``), or None.
     """
 
     items: list[ContextItem]
     format: str
     units: MessageUnits[Any] | None = None
+    history: Any = None
+    system: Any = None
 
     @property
     def is_history(self) -> bool:
@@ -189,11 +206,21 @@ class Candidates:
 def read_candidates(path: str, format_name: str = "auto") -> Candidates:
     """Read ``path`` (``-``: standard input) in ``format_name`` (see the module docs).
 
+    An item whose kind or source nearly is a well-known one (``Documnet``) is kept, with a
+    ``Warning:`` line on stderr naming the item (the model's own
+    :class:`~pycupel.errors.KindNameWarning`, which cannot name it, is silenced here).
+
     Raises:
         InputFormatError: unreadable input, invalid JSON, an invalid item, or a history whose
             provider cannot be told (``auto``).
         MessageFormatError: a malformed message history.
     """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", KindNameWarning)
+        return _read_candidates(path, format_name)
+
+
+def _read_candidates(path: str, format_name: str) -> Candidates:
     source = "<stdin>" if path == "-" else path
     data = _read_bytes(path, source)
     if not data.decode("utf-8", "replace").strip("\ufeff \t\r\n"):
@@ -213,13 +240,20 @@ def read_candidates(path: str, format_name: str = "auto") -> Candidates:
         except InputFormatError:
             if format_name != "auto" or stripped[0] == "[":
                 raise
+            _refuse_message_lines(stripped, source)
             return _checked(parse_items(text, source=source), source)  # JSON Lines
     if format_name == "auto":
         detected = detect_format(document, source=source)
         if detected == "items":
+            _refuse_single_message(document, source)
             return _checked(_items_of(document, text, source), source)
         format_name = detected
     history, system = _history_parts(document, format_name, source)
+    if isinstance(history, list | str) and not history:
+        where = "" if isinstance(document, list) else _HISTORY_KEYS[format_name][0]
+        raise InputFormatError(
+            source, where, "holds no messages: there is nothing to fit (a history needs one)"
+        )
     # The adapters load only for a history (an items file never needs them).
     from pycupel.adapters import anthropic as anthropic_adapter  # noqa: PLC0415
     from pycupel.adapters import gemini as gemini_adapter  # noqa: PLC0415
@@ -236,10 +270,69 @@ def read_candidates(path: str, format_name: str = "auto") -> Candidates:
     elif format_name == "langchain":
         from pycupel.adapters import langchain as langchain_adapter  # noqa: PLC0415
 
-        units = langchain_adapter.from_messages(_langchain_messages(history, source))
+        history = _langchain_messages(history, source)
+        units = langchain_adapter.from_messages(history)
     else:
         units = anthropic_adapter.from_messages(history, system=system)
-    return Candidates(list(units.items), format_name, units)
+    return Candidates(list(units.items), format_name, units, history, system)
+
+
+_WHOLE_DOCUMENT_LIMIT = 64 * 1024 * 1024
+"""Largest file read whole to tell a pretty-printed JSON document from broken JSON Lines."""
+
+
+def check_json_lines(path: str | Path, *, record: str) -> None:
+    """Refuse a file that is one JSON document spread over several lines (pretty-printed
+    JSON, or an array of records) where JSON Lines, one ``record`` per line, is expected.
+
+    Only a file whose first non-blank line is not JSON on its own is examined further; any
+    other problem is left to the reader, which names the line.
+
+    Raises:
+        InputFormatError: the file is one JSON document over several lines.
+    """
+    source = str(path)
+    try:
+        with open(path, "rb") as file:
+            first = b""
+            for line in file:
+                if line.strip():
+                    first = line
+                    break
+            if not first:
+                return
+            try:
+                json.loads(first)
+            except (ValueError, RecursionError):
+                pass
+            else:
+                return  # a record on one line: JSON Lines as far as the first line goes
+            size = file.seek(0, 2)
+            if size > _WHOLE_DOCUMENT_LIMIT:
+                return
+            file.seek(0)
+            data = file.read()
+    except OSError:
+        return  # the reader reports an unreadable file
+    try:
+        document = json.loads(data)
+    except (ValueError, RecursionError):
+        return
+    lines = sum(1 for line in data.splitlines() if line.strip())
+    if isinstance(document, list) and document and all(map(_is_message, document)):
+        # One message list: a single request, pretty-printed.
+        what, fix = f"one list of {len(document):,} messages", "jq -c ."
+    elif isinstance(document, list):
+        what, fix = f"a JSON array of {len(document):,} entries", "jq -c '.[]'"
+    else:
+        what, fix = "one JSON document", "jq -c ."
+    raise InputFormatError(
+        source,
+        "",
+        f"expected JSON Lines, one {record} per line, but the file is {what} spread over "
+        f"{lines:,} lines (pretty-printed JSON); write each {record} on a single line "
+        f"(for example with {fix})",
+    )
 
 
 def detect_format(document: object, *, source: str = "<input>") -> str:
@@ -260,10 +353,21 @@ def detect_format(document: object, *, source: str = "<input>") -> str:
     if isinstance(document, Mapping) and "messages" in document:
         messages = document["messages"]
         has_system = "system" in document
+        if not isinstance(messages, list):
+            raise InputFormatError(
+                source, "messages", f"must be an array of messages, got {_show(messages)}"
+            )
+        if not messages:
+            raise InputFormatError(
+                source,
+                "messages",
+                "holds no messages: there is nothing to fit (a history needs one)",
+            )
     elif isinstance(document, list) and document and _all_messages(document):
         messages = document
     else:
         return "items"
+    _refuse_unknown_roles(messages, source)
     signs = _signs(messages)
     if has_system:
         signs.add("anthropic")
@@ -282,6 +386,104 @@ def detect_format(document: object, *, source: str = "<input>") -> str:
         f"cannot tell the message format ({why}); pass "
         + " or ".join(f"--format {name}" for name in candidates),
     )
+
+
+_HISTORY_SHAPES = (
+    "a message history is a JSON array of messages, or a request object with "
+    '"messages" (OpenAI Chat Completions, Anthropic, LangChain), "input" (OpenAI '
+    'Responses) or "contents" (Gemini); items are objects with "content" and "tokens"'
+)
+
+
+def _refuse_single_message(document: object, source: str) -> None:
+    """Raise when a document read as items is one message object (``{"role": "user",
+    "content": "hi"}``): its fields would otherwise be reported as unknown item fields."""
+    if _is_message(document) or _is_langchain_message(document) or _is_responses_item(document):
+        raise InputFormatError(source, "", f"the file holds a single message; {_HISTORY_SHAPES}")
+
+
+def _refuse_message_lines(text: str, source: str) -> None:
+    """Raise when JSON Lines hold a message on their first line: a history written one
+    message per line, which no format takes."""
+    first = text.split("\n", 1)[0]
+    try:
+        record = json.loads(first)
+    except (ValueError, RecursionError):
+        return  # the items reader names the line
+    if _is_message(record) or _is_langchain_message(record) or _is_responses_item(record):
+        raise InputFormatError(
+            source,
+            "line 1",
+            f"holds a message, one per line (JSON Lines); {_HISTORY_SHAPES}",
+        )
+
+
+def _is_responses_item(value: object) -> bool:
+    """An OpenAI Responses item without a role (a function call, its output, reasoning...)."""
+    if not isinstance(value, Mapping):
+        return False
+    kind = value.get("type")
+    return isinstance(kind, str) and kind in _RESPONSES_ITEMS and "tokens" not in value
+
+
+def _show(value: object) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=repr)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _is_message(value: object) -> bool:
+    """A message of any history format (a ``role`` or Gemini ``parts``), not an item."""
+    return (
+        isinstance(value, Mapping)
+        and "tokens" not in value
+        and ("role" in value or "parts" in value)
+    )
+
+
+_ROLES_BY_FORMAT = MappingProxyType(
+    {
+        "OpenAI Chat Completions": ("system", "developer", "user", "assistant", "tool", "function"),
+        "OpenAI Responses": ("system", "developer", "user", "assistant"),
+        "Anthropic": ("user", "assistant"),
+        "Gemini": ("user", "model"),
+    }
+)
+_KNOWN_ROLES = frozenset(role for roles in _ROLES_BY_FORMAT.values() for role in roles)
+_LANGCHAIN_TYPES = frozenset({"human", "ai", "chat", "generic"})
+_SHOWN_ROLES = 5
+
+
+def _refuse_unknown_roles(messages: object, source: str) -> None:
+    """Raise when a message has a role no format takes (``human``, ``ai``...), naming each
+    such message and its role, and the roles of every format."""
+    if not isinstance(messages, list):
+        return  # the adapter reports a malformed history
+    for index, message in enumerate(messages):
+        role = message.get("role", "") if isinstance(message, Mapping) else ""
+        if not isinstance(role, str):
+            raise InputFormatError(
+                source, f"messages[{index}].role", f"must be a string, got {_show(role)}"
+            )
+    bad = [
+        (index, message["role"])
+        for index, message in enumerate(messages)
+        if isinstance(message, Mapping)
+        and isinstance(message.get("role"), str)
+        and message["role"] not in _KNOWN_ROLES
+    ]
+    if not bad:
+        return
+    named = ", ".join(f"messages[{index}] has role {role!r}" for index, role in bad[:_SHOWN_ROLES])
+    if len(bad) > _SHOWN_ROLES:
+        named += f" (and {len(bad) - _SHOWN_ROLES} more)"
+    accepted = "; ".join(f"{name}: {', '.join(roles)}" for name, roles in _ROLES_BY_FORMAT.items())
+    hint = ""
+    if any(role in _LANGCHAIN_TYPES for _, role in bad):
+        hint = (
+            " ('human' and 'ai' are LangChain message types: write a LangChain history with "
+            "messages_to_dict or dumpd, or use the roles 'user' and 'assistant')"
+        )
+    raise InputFormatError(source, "", f"{named}, which no message format takes ({accepted}){hint}")
 
 
 def _is_langchain_message(value: object) -> bool:
@@ -391,6 +593,10 @@ def _signs(messages: object) -> set[str]:
 def _checked(items: list[ContextItem], source: str) -> Candidates:
     """The items, after a warning on stderr for each near-miss kind or source (``Documnet``):
     kinds are open, so a typo would otherwise pass silently."""
+    if not items:
+        raise InputFormatError(
+            source, "", "holds no items (an empty array): there is nothing to select from"
+        )
     for warning in near_misses(items):
         click.echo(f"Warning: {source}: {warning}", err=True)
     return Candidates(items, "items")
@@ -437,11 +643,12 @@ def _history_parts(document: object, provider: str, source: str) -> tuple[Any, A
         if system is None and provider == "gemini":
             system = document.get("systemInstruction")
         return document[key], system
+    single = "the file holds a single message; " if _is_message(document) else ""
     raise InputFormatError(
         source,
         "",
-        f"expected {_PROVIDER_NAMES[provider]} message history: a JSON array or an object "
-        f"with {key!r}",
+        f"{single}expected {_PROVIDER_NAMES[provider]} message history: a JSON array of "
+        f"messages or an object with {key!r}",
     )
 
 

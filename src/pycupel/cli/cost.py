@@ -19,6 +19,7 @@ from pycupel.analytics.cost import (
     replay_cost,
 )
 from pycupel.cli._common import cli_errors
+from pycupel.cli._input import check_json_lines
 from pycupel.errors import InputFormatError
 from pycupel.itemio import loads_json
 
@@ -52,6 +53,7 @@ def cost(requests: Path, model: str, message_format: str | None, as_json: bool) 
     """
     chosen = message_format or ("anthropic" if model.startswith("claude") else "openai")
     with cli_errors():
+        check_json_lines(requests, record="request")
         rendered = _read(requests, chosen)
         report = replay_cost(rendered, price=model)
     if as_json:
@@ -63,8 +65,14 @@ def cost(requests: Path, model: str, message_format: str | None, as_json: bool) 
 def _read(path: Path, message_format: str) -> list[RenderedRequest]:
     source = str(path)
     rendered = []
-    with path.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
+    with path.open("rb") as lines:
+        for number, raw in enumerate(lines, start=1):
+            try:
+                line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputFormatError(
+                    source, f"line {number}", f"not UTF-8 text: {exc.reason}"
+                ) from None
             if not line.strip():
                 continue
             value: Any = loads_json(line, source=source, first_line=number)

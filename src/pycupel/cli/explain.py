@@ -14,10 +14,11 @@ from pycupel.cli._common import (
     ProgressDisplay,
     budget_options,
     build_pipeline,
+    check_history_options,
+    check_not_an_input,
     cli_errors,
     describe_scorer,
     format_option,
-    history_defaults,
     items_argument,
     make_budget,
     placer_option,
@@ -25,11 +26,14 @@ from pycupel.cli._common import (
     progress_option,
     query_option,
     resolve_policy,
+    run_items,
     stderr_console,
     wants_progress,
     write_text,
 )
+from pycupel.cli._history import fit_history, window_report
 from pycupel.cli._input import Candidates, read_candidates
+from pycupel.cli.select import history_json
 from pycupel.itemio import item_to_dict
 from pycupel.model import ContextBudget
 from pycupel.pipeline import DryRunResult, Pipeline
@@ -55,19 +59,27 @@ _FORMAT_NAMES = MappingProxyType(
 def run_settings(
     items_path: str,
     budget: ContextBudget,
-    pipeline: Pipeline,
+    pipeline: Pipeline | None,
     input_format: str,
     policy: Policy | None = None,
 ) -> dict[str, str]:
-    """How the run was configured, for the HTML page's "Run" list."""
+    """How the run was configured, for the HTML page's "Run" list (``pipeline`` None: a
+    message history fitted as ``fit_messages`` fits it)."""
     text = (
         f"max {budget.max_tokens:,}, target {budget.target_tokens:,}, "
         f"output reserve {budget.output_reserve:,}"
     )
-    return {
+    settings = {
         "items": "standard input" if items_path == "-" else items_path,
         "format": _FORMAT_NAMES[input_format],
         "budget": text,
+    }
+    if pipeline is None:
+        from pycupel.cli._history import describe_fit  # noqa: PLC0415
+
+        return {**settings, **describe_fit(policy)}
+    return {
+        **settings,
         "scorer": describe_scorer(policy),
         "slicer": type(pipeline.slicer).__name__,
         "placer": type(pipeline.placer).__name__,
@@ -106,7 +118,7 @@ def explain(
     target: int | None,
     output_reserve: int,
     placer: str | None,
-    system_first: bool,
+    system_first: bool | None,
     preset: str | None,
     policy_path: str | None,
     input_format: str,
@@ -116,54 +128,79 @@ def explain(
     rows: int,
     progress: bool | None,
 ) -> None:
-    """Explain a selection: which items of ITEMS go in, which stay out, and why.
+    """Explain a selection: which parts of ITEMS go in, which stay out, and why.
 
-    ITEMS is a JSON array or JSON Lines file of items, or an OpenAI or Anthropic message
-    history (see --format); - reads stdin. Prints a table of the included items (in
-    context-window order) and the excluded ones (highest score first) with kind, tokens,
-    score and reason, and a bar of the budget used per kind.
+    ITEMS is a message history (OpenAI Chat Completions, OpenAI Responses, Anthropic,
+    Gemini or LangChain JSON, see --format) or items (a JSON array or JSON Lines file); -
+    reads stdin. A history is fitted exactly as the format's fit_messages fits it (see
+    'pycupel select --help'); each row then names the messages it holds. Prints a table of
+    the included parts (in window order) and the excluded ones (highest score first) with
+    kind, tokens, score and reason, and a bar of the budget used per kind.
     """
     budget = make_budget(max_tokens, target, output_reserve)
+    check_not_an_input(html_path, [items_path], "--html")
     errors = stderr_console()
     with cli_errors():
         policy = resolve_policy(preset, policy_path)
         candidates = read_candidates(items_path, input_format)
-        policy, query = history_defaults(policy, candidates, query)
         items = candidates.items
-        pipeline = build_pipeline(
-            budget,
-            placer,
-            deduplicate=not candidates.is_history,
-            policy=policy,
-            system_first=system_first,
-        )
+        pipeline: Pipeline | None = None
         show = wants_progress(progress, work=len(items), as_json=as_json, console=errors)
         with ProgressDisplay(show, errors) as display:
             display.task(f"Selecting from {len(items):,} items", None)
-            result = pipeline.dry_run(items, query=query)
+            if candidates.is_history:
+                check_history_options(placer, system_first)
+                fit = fit_history(
+                    candidates,
+                    budget,
+                    policy=policy,
+                    query=query,
+                    policy_flag="--preset" if preset is not None else "--policy",
+                )
+                report, used = window_report(fit.report), fit.total_tokens
+            else:
+                pipeline = build_pipeline(
+                    budget, placer, policy=policy, system_first=system_first is not False
+                )
+                result = run_items(pipeline, items, policy=policy, query=query)
+                report, used = result.report, result.total_tokens
             if html_path is not None:
                 from pycupel.render.html import report_html  # noqa: PLC0415 (--html only)
 
                 display.task("Writing the HTML report", None)
                 page = report_html(
-                    result.report,
+                    report,
                     budget,
                     title=f"Selection report: {_name(items_path)}",
-                    subtitle=(
-                        f"{len(items):,} candidate items, budget {budget.max_tokens:,} tokens"
-                    ),
+                    subtitle=_subtitle(candidates, budget),
                     settings=run_settings(items_path, budget, pipeline, candidates.format, policy),
                 )
                 write_text(html_path, page)
 
     if as_json:
-        data = _as_json(result, budget, candidates)
+        if candidates.is_history:
+            data = {"budget": budget_json(budget), **history_json(fit)}
+        else:
+            data = _as_json(result, budget)
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
         return
     console = Console(highlight=False)
-    console.print(render_report(result.report, budget, max_rows=rows or None))
+    console.print(render_report(report, budget, max_rows=rows or None))
+    if candidates.is_history:
+        console.print(
+            f"The fitted request: {used:,} tokens (the format's per-request overhead "
+            f"included) of a {budget.max_tokens:,}-token budget."
+        )
     if html_path is not None:
         click.echo(f"HTML report written to {html_path}")
+
+
+def _subtitle(candidates: Candidates, budget: ContextBudget) -> str:
+    if candidates.is_history:
+        count = len(candidates.units.messages) if candidates.units is not None else 0
+        what = f"{_FORMAT_NAMES[candidates.format]}: {count:,} messages"
+        return f"{what} in {len(candidates.items):,} units, budget {budget.max_tokens:,} tokens"
+    return f"{len(candidates.items):,} candidate items, budget {budget.max_tokens:,} tokens"
 
 
 def budget_json(budget: ContextBudget) -> dict[str, Any]:
@@ -185,14 +222,10 @@ def _name(items_path: str) -> str:
     return "standard input" if items_path == "-" else Path(items_path).name
 
 
-def _as_json(result: DryRunResult, budget: ContextBudget, candidates: Candidates) -> dict[str, Any]:
-    data: dict[str, Any] = {
+def _as_json(result: DryRunResult, budget: ContextBudget) -> dict[str, Any]:
+    return {
         "budget": budget_json(budget),
         "total_tokens": result.total_tokens,
         "items": [item_to_dict(item) for item in result.items],
         "report": result.report.to_dict(),
     }
-    if candidates.is_history:
-        # The kept part of the history, as the provider's messages, ready to send.
-        data["history"] = candidates.fitted(result.items)
-    return data

@@ -21,7 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pycupel import presets
-from pycupel.errors import CupelError, InputFormatError, PolicyError
+from pycupel.errors import CupelError, InputFormatError, InvalidValueError, PolicyError
 from pycupel.policy import Policy, dumps_policy, load_policy, policy_json_schema, registry
 
 __all__ = ["policy"]
@@ -59,10 +59,10 @@ def _resolve(name_or_file: str) -> Policy:
         return load_policy(name_or_file)
     try:
         return presets.by_name(name_or_file)
-    except CupelError:
+    except InvalidValueError as exc:
+        # The rule lists every preset, the query-aware ones included, and the closest name.
         raise click.ClickException(
-            f"no policy file or preset named {name_or_file!r} "
-            f"(presets: {', '.join(presets.names())})"
+            f"no policy file or preset named {name_or_file!r}: a preset name {exc.rule}"
         ) from None
 
 

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from pycupel.cli._common import cli_errors
+from pycupel.cli._common import check_not_an_input, cli_errors
+from pycupel.cli._input import check_json_lines
 
 if TYPE_CHECKING:
     from pycupel.replay import ReplayPolicy
@@ -111,9 +112,16 @@ def replay(
     """
     from rich.console import Console  # noqa: PLC0415
 
+    check_not_an_input(out, logs, "--out")
+    check_not_an_input(html_path, logs, "--html")
     with cli_errors():
         from pycupel.replay import ReplayConfig, replay_logs  # noqa: PLC0415
+        from pycupel.replay.reader import input_kind  # noqa: PLC0415
         from pycupel.replay.summary import skipped_details, summarize, summary_table  # noqa: PLC0415
+
+        for log in logs:
+            if input_kind(log) == "jsonl":
+                check_json_lines(log, record="logged request")
 
         config = ReplayConfig(
             policies=tuple(_policy(spec) for spec in policies),

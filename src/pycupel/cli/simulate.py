@@ -14,19 +14,23 @@ from pycupel.analytics.simulation import sweep_budgets
 from pycupel.cli._common import (
     ProgressDisplay,
     build_pipeline,
+    check_not_an_input,
     cli_errors,
     describe_scorer,
     format_option,
     items_argument,
     policy_options,
     progress_option,
+    reads_query,
     resolve_policy,
     stderr_console,
     wants_progress,
     write_text,
 )
+from pycupel.cli._history import check_history_policy, describe_fit, sweep_history
 from pycupel.cli._input import read_candidates
 from pycupel.model import ContextBudget, ContextItem
+from pycupel.pipeline import Pipeline
 from pycupel.render.sweep import SweepPointLike, SweepRow, sweep_chart, sweep_rows, sweep_table
 
 __all__ = ["parse_budgets", "simulate"]
@@ -145,13 +149,15 @@ def simulate(
     as_json: bool,
     progress: bool | None,
 ) -> None:
-    """Run the pipeline on ITEMS at each budget and compare the selections.
+    """Select from ITEMS at each budget and compare the selections.
 
-    ITEMS is a JSON array or JSON Lines file of items, or an OpenAI or Anthropic message
-    history (see --format); - reads stdin. Each budget B runs
-    with max_tokens = target_tokens = B. The table shows, per budget, the items selected,
-    the tokens they use, the utilisation (tokens used / B), their total score and how many
-    items it added to the previous budget's selection (and dropped, if any).
+    ITEMS is a message history (OpenAI Chat Completions, OpenAI Responses, Anthropic,
+    Gemini or LangChain JSON, see --format) or items (a JSON array or JSON Lines file); -
+    reads stdin. Each budget B runs with max_tokens = target_tokens = B: a history is fitted
+    as the format's fit_messages fits it (its units counted, tokens used: the whole request),
+    items run the pipeline. The table shows, per budget, what was selected, the tokens it
+    uses, the utilisation (tokens used / B), the total score and how many it added to the
+    previous budget's selection (and dropped, if any).
     """
     budgets = parse_budgets(budgets_text)
     too_small = [budget for budget in budgets if budget < output_reserve]
@@ -160,6 +166,8 @@ def simulate(
             f"every budget must be >= --output-reserve ({output_reserve}), got {too_small[0]}",
             param_hint="--budgets",
         )
+    check_not_an_input(html_path, [items_path], "--html")
+    check_not_an_input(svg_path, [items_path], "--svg")
     errors = stderr_console()
     with cli_errors():
         policy = resolve_policy(preset, policy_path)
@@ -168,7 +176,18 @@ def simulate(
         base = ContextBudget(
             max_tokens=budgets[-1], target_tokens=budgets[-1], output_reserve=output_reserve
         )
-        pipeline = build_pipeline(base, deduplicate=not candidates.is_history, policy=policy)
+        pipeline: Pipeline | None = None
+        if candidates.is_history:
+            check_history_policy(policy, "--preset" if preset is not None else "--policy")
+        else:
+            pipeline = build_pipeline(base, policy=policy)
+            if reads_query(policy):
+                assert policy is not None  # reads_query is False without one
+                raise click.UsageError(
+                    f"the {policy.name} policy scores each item's relevance to a question; "
+                    "simulate takes no --query (use it on a message history, whose latest "
+                    "user message is the question, or choose another policy)"
+                )
         work = len(items) * len(budgets)
         show = wants_progress(progress, work=work, as_json=as_json, console=errors)
         points: list[SweepPointLike] = []
@@ -176,7 +195,11 @@ def simulate(
             advance = display.task(f"Sweeping {len(items):,} items", len(budgets))
             for tokens in budgets:
                 # One run at a time, so that progress can advance between them.
-                points.extend(sweep_budgets(pipeline, items, [tokens]))
+                if pipeline is None:
+                    budget = base.replace(max_tokens=tokens, target_tokens=tokens)
+                    points.extend(sweep_history(candidates, [budget], policy=policy))
+                else:
+                    points.extend(sweep_budgets(pipeline, items, [tokens]))
                 advance()
         rows = sweep_rows(points)
         title = f"Budget sweep: {_name(items_path)}"
@@ -185,9 +208,12 @@ def simulate(
                 "items": "standard input" if items_path == "-" else items_path,
                 "budgets": ", ".join(f"{budget:,}" for budget in budgets),
                 "output reserve": f"{output_reserve:,}",
-                "scorer": describe_scorer(policy),
-                "slicer": type(pipeline.slicer).__name__,
             }
+            if pipeline is None:
+                settings.update(describe_fit(policy))
+            else:
+                settings["scorer"] = describe_scorer(policy)
+                settings["slicer"] = type(pipeline.slicer).__name__
             subtitle = f"{len(items):,} candidate items, {len(budgets):,} budgets"
             from pycupel.render.html import sweep_html  # noqa: PLC0415 (--html only)
 

@@ -2,8 +2,9 @@
 
 * :mod:`pycupel.integrations.langchain`: a LangChain v1 agent middleware and an LCEL
   Runnable (``pip install 'pycupel[langgraph]'``).
-* :mod:`pycupel.integrations.langgraph`: a ``pre_model_hook`` for LangGraph's prebuilt ReAct
-  agent (``pip install 'pycupel[langgraph]'``).
+* :mod:`pycupel.integrations.langgraph`: a hook that fits a LangGraph graph's messages before
+  its model node calls the model (``pip install 'pycupel[langgraph]'``); for the prebuilt
+  agent, ``langchain.agents.create_agent`` takes the LangChain middleware.
 * :mod:`pycupel.integrations.llamaindex`: a budgeted, U-shaped node postprocessor and a chat
   memory (``pip install 'pycupel[llamaindex]'``).
 * :mod:`pycupel.integrations.openai_agents`: a ``call_model_input_filter`` and a trimming

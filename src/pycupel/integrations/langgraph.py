@@ -1,16 +1,26 @@
-"""LangGraph: a ``pre_model_hook`` for the prebuilt ReAct agent that fits the model input.
+"""LangGraph: a hook that fits a graph's messages into the model's budget.
 
-``create_react_agent(model, tools, pre_model_hook=ContextWindowHook(budget=8_000))``. Before
-every model call the hook fits the graph's ``messages`` into the budget with a
+For the prebuilt agent, use ``langchain.agents.create_agent`` with
+:class:`pycupel.integrations.langchain.ContextWindowMiddleware`: it replaces
+``langgraph.prebuilt.create_react_agent``, deprecated since LangGraph 1.0. In a graph of your
+own, call the hook in the node that calls the model::
+
+    hook = ContextWindowHook(budget=8_000)
+
+    def call_model(state: MessagesState) -> dict[str, list[AIMessage]]:
+        window = hook(state)["llm_input_messages"]
+        return {"messages": [model.invoke(window)]}
+
+The hook fits the graph's ``messages`` into the budget with a
 :class:`pycupel.adapters.langchain.Session` per conversation (the graph's thread id, see
 :func:`pycupel.integrations.langchain.conversation_key`) and returns the window as
 ``llm_input_messages``: the model sees a cache-stable window, the graph state keeps the whole
 history.
 
-The agent's ``prompt=`` is added after the hook runs, so it is not part of what the hook
-counts; leave room for it (and for the tool schemas) in the budget, or put the system prompt
-in the messages, where it is counted and pinned. For ``langchain.agents.create_agent`` use
-:class:`pycupel.integrations.langchain.ContextWindowMiddleware`.
+It is also the ``pre_model_hook`` of the deprecated ``create_react_agent(model, tools,
+pre_model_hook=ContextWindowHook(budget=8_000))``, whose ``prompt=`` is added after the hook
+runs, so it is not part of what the hook counts; leave room for it (and for the tool schemas)
+in the budget, or put the system prompt in the messages, where it is counted and pinned.
 
 Needs ``langchain-core`` (``pip install 'pycupel[langgraph]'``); importing this module
 without it raises :class:`~pycupel.errors.IntegrationUnavailableError`.

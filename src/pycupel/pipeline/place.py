@@ -20,6 +20,7 @@ from pycupel.errors import BudgetOverflowError, PlacerConfigError
 from pycupel.model import ContextBudget, ContextItem, OverflowStrategy, ScoredItem
 from pycupel.pipeline.sort import scored_items
 from pycupel.placers import ColumnPlacer, Placer
+from pycupel.slicers._common import CheckedScoredItems
 
 __all__ = ["PINNED_SCORE", "column_placer", "overflow_limit", "place", "truncate"]
 
@@ -118,7 +119,8 @@ def place(  # noqa: PLR0917 (positional: called once per run on the hot path)
                 merged_tokens - target, tuple(entry.item for entry in merged), budget
             )
     merged_count = len(merged) + len(truncated)
-    to_place = tuple(merged)
+    # The pipeline's own pairs: a built-in placer's input check passes them without a look.
+    to_place = CheckedScoredItems(merged)
     placed = _checked_place(placer, to_place)
     # The placer only reorders: the total is that of the (possibly truncated) merge.
     total_tokens = merged_tokens - sum(entry.item.tokens for entry, _ in truncated)

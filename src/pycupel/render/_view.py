@@ -53,6 +53,10 @@ _KIND_COLORS = MappingProxyType(
         "systemprompt": "#5f6b7a",
     }
 )
+# The metadata key naming the shorter version a chat adapter kept of a unit (see
+# pycupel.adapters.variant_name), and the versions shown beside a row's messages.
+_VARIANT_NAME_KEY = "variant"
+_SHORTER_VERSIONS = ("placeholder", "truncated")
 _FALLBACK_COLORS = ("#d4574e", "#b8860b", "#2a9d8f", "#9c755f", "#7b68ee", "#c2185b", "#5d8aa8")
 
 
@@ -77,17 +81,24 @@ def preview(text: str, limit: int) -> str:
 
 def message_label(item: ContextItem) -> str:
     """Which messages of a history an adapter's item holds (``msg 3``, ``msgs 4-6``,
-    ``msgs 2,5``), from its ``message_indices`` metadata; empty for other items."""
+    ``msgs 2,5``), from its ``message_indices`` metadata, followed by the shorter version
+    it stands for when the fit kept one (``msgs 4-5 (placeholder)``, ``msg 7
+    (truncated)``); empty for other items."""
     indices = item.metadata.get("message_indices")
     if not isinstance(indices, tuple | list) or not indices:
         return ""
     if not all(isinstance(index, int) for index in indices):
         return ""
     if len(indices) == 1:
-        return f"msg {indices[0]}"
-    contiguous = list(indices) == list(range(indices[0], indices[0] + len(indices)))
-    joined = f"{indices[0]}-{indices[-1]}" if contiguous else ",".join(map(str, indices))
-    return f"msgs {joined}"
+        label = f"msg {indices[0]}"
+    else:
+        contiguous = list(indices) == list(range(indices[0], indices[0] + len(indices)))
+        joined = f"{indices[0]}-{indices[-1]}" if contiguous else ",".join(map(str, indices))
+        label = f"msgs {joined}"
+    version = item.metadata.get(_VARIANT_NAME_KEY)
+    if version in _SHORTER_VERSIONS:
+        label += f" ({version})"
+    return label
 
 
 def format_score(score: float) -> str:

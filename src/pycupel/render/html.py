@@ -4,8 +4,11 @@ Each page is one HTML5 document with its CSS inline and its charts as inline SVG
 assets, nothing to install, readable offline and printable. Everything taken from the input
 (contents, kinds, reasons, file names, settings) is HTML-escaped. The content is complete
 without JavaScript: the fate filter is pure CSS (radio buttons), and long contents fold into
-``<details>`` elements. A few lines of inline script only add sorting by a column's header
-and a text filter; without script those controls simply do not appear.
+``<details>`` elements. The page stays small whatever the input: an item's content beyond
+4,000 characters keeps its head and tail around a note of how much was left out (characters
+and size), and the page embeds at most 2,000,000 characters of content in all (later rows
+keep their one-line preview and say why). A few lines of inline script only add sorting by
+a column's header and a text filter; without script those controls simply do not appear.
 
 The output is deterministic: the same report gives the same bytes (no timestamps).
 """
@@ -23,6 +26,7 @@ from pycupel.render._view import (
     ReportView,
     format_score,
     kind_color,
+    message_label,
     preview,
     view_report,
 )
@@ -32,6 +36,13 @@ from pycupel.render.sweep import SweepRow, sweep_chart
 __all__ = ["report_html", "sweep_html"]
 
 _SHORT_CONTENT = 160  # longer contents show a preview and fold the full text
+_ITEM_TEXT_LIMIT = 4_000
+"""Characters of one item's content embedded in the page; a longer one keeps its head and
+tail around a note of what was left out and its size."""
+_HEAD_SHARE = 3 / 4
+"""Share of :data:`_ITEM_TEXT_LIMIT` given to the head of a cut content (the rest: its tail)."""
+_PAGE_TEXT_LIMIT = 2_000_000
+"""Characters of content embedded in the whole page; past it, rows show their preview only."""
 
 _CSS = """
 :root { --fg: #1f2937; --muted: #6b7280; --line: #e5e7eb; --bg: #f7f8fa; --card: #ffffff;
@@ -81,6 +92,8 @@ td.content { max-width: 640px; overflow-wrap: anywhere; }
 details summary { cursor: pointer; }
 details .full { white-space: pre-wrap; margin-top: 6px; padding: 8px 10px; background: var(--bg);
   border-radius: 6px; font-size: .9rem; }
+.msgs { color: var(--muted); font-size: .85rem; white-space: nowrap; }
+.elided { display: block; margin: 6px 0; color: var(--muted); font-style: italic; }
 .pinned { color: var(--muted); font-size: .8rem; }
 .filters { display: flex; flex-wrap: wrap; align-items: center; gap: 8px; margin-bottom: 12px; }
 input.fate { position: absolute; opacity: 0; pointer-events: none; }
@@ -285,17 +298,62 @@ def _reasons_section(view: ReportView) -> str:
     )
 
 
-def _content_cell(text: str) -> str:
-    flat = " ".join(text.split())
+class _TextBudget:
+    """The characters of content the page may still embed (:data:`_PAGE_TEXT_LIMIT`)."""
+
+    def __init__(self, limit: int) -> None:
+        self.left = limit
+
+    def take(self, wanted: int) -> int:
+        granted = min(wanted, self.left)
+        self.left -= granted
+        return granted
+
+
+def _size(text: str) -> str:
+    """The UTF-8 size of ``text`` in words (``812 bytes``, ``4.2 KB``, ``5.6 MB``)."""
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size < 1_000:
+        return f"{size:,} bytes"
+    if size < 1_000_000:
+        return f"{size / 1_000:.1f} KB"
+    return f"{size / 1_000_000:.1f} MB"
+
+
+def _content_cell(text: str, budget: _TextBudget, label: str = "") -> str:
+    """The content of a row: whole when short, else a preview folding the (capped) text; led
+    by the messages a history's item holds (``msgs 4-5 (placeholder)``)."""
+    lead = f'<span class="msgs">{_e(label)}</span> ' if label else ""
+    flat = " ".join(text[: _SHORT_CONTENT * 4 + 64].split())
     if len(text) <= _SHORT_CONTENT and flat == text:
-        return f'<td class="content">{_e(text)}</td>'
+        budget.take(len(text))
+        return f'<td class="content">{lead}{_e(text)}</td>'
+    room = budget.take(min(len(text), _ITEM_TEXT_LIMIT))
+    if room >= len(text):
+        full = _e(text)
+    elif room == 0:
+        full = (
+            f'<span class="elided">[the text of this item ({len(text):,} characters, '
+            f"{_size(text)}) is not embedded: the page already holds "
+            f"{_PAGE_TEXT_LIMIT:,} characters of content]</span>"
+        )
+    else:
+        head = round(room * _HEAD_SHARE)
+        tail = room - head
+        cut = text[head : len(text) - tail]
+        full = (
+            f"{_e(text[:head])}"
+            f'<span class="elided">[… {len(cut):,} characters ({_size(cut)}) not shown of '
+            f"{len(text):,} ({_size(text)}) …]</span>"
+            f"{_e(text[len(text) - tail :])}"
+        )
     return (
-        f'<td class="content"><details><summary>{_e(preview(text, _SHORT_CONTENT))}</summary>'
-        f'<div class="full">{_e(text)}</div></details></td>'
+        f'<td class="content">{lead}<details><summary>{_e(preview(text, _SHORT_CONTENT))}</summary>'
+        f'<div class="full">{full}</div></details></td>'
     )
 
 
-def _item_row(row: ItemRow) -> str:
+def _item_row(row: ItemRow, budget: _TextBudget) -> str:
     item = row.item
     fate = "included" if row.included else "excluded"
     badge = (
@@ -318,13 +376,14 @@ def _item_row(row: ItemRow) -> str:
         f'<td class="num" data-v="{item.tokens}">{item.tokens:,}</td>'
         f'<td class="num" data-v="{_e(score_value)}">{_e(format_score(row.score))}</td>'
         f'<td><span class="reason">{_e(row.reason)}</span>{pinned}{detail}</td>'
-        f"{_content_cell(item.content)}"
+        f"{_content_cell(item.content, budget, message_label(item))}"
         "</tr>"
     )
 
 
 def _items_section(view: ReportView) -> str:
-    rows = "\n".join(_item_row(row) for row in view.rows)
+    budget = _TextBudget(_PAGE_TEXT_LIMIT)
+    rows = "\n".join(_item_row(row, budget) for row in view.rows)
     total = view.total_candidates
     # The radios must be siblings of (and precede) the labels' box and the table they filter:
     # the CSS filter and the highlighted label are sibling selectors.

@@ -165,19 +165,22 @@ class CheckedScoredItems(tuple[ScoredItem, ...]):
     __slots__ = ()
 
 
-def check_scored_items(items: object) -> Sequence[ScoredItem]:
+def check_scored_items(
+    items: object, *, error: type[InvalidValueError] = SliceInputError
+) -> Sequence[ScoredItem]:
     """Return ``items`` if it is a sequence of :class:`ScoredItem` with real-number scores
     (each within the float64 range).
 
     Every slicer's ``slice`` starts here, so a direct call with the wrong shape of input gets
-    the same :class:`SliceInputError` from all of them. The common case (exact types
+    the same :class:`SliceInputError` from all of them (the placers pass their own ``error``,
+    :class:`~pycupel.errors.PlacerInputError`). The common case (exact types
     throughout) is decided by three C-level passes; the per-element walk that names the
     culprit runs only when one of them finds something else.
     """
     if type(items) is CheckedScoredItems:
         return items
     if isinstance(items, str | bytes) or not isinstance(items, Sequence):
-        raise SliceInputError("items", items, "must be a sequence of ScoredItem")
+        raise error("items", items, "must be a sequence of ScoredItem")
     if (
         _all_exactly(items, ScoredItem)
         and _all_exactly(list(map(_item, items)), ContextItem)
@@ -187,12 +190,12 @@ def check_scored_items(items: object) -> Sequence[ScoredItem]:
     entry: object
     for index, entry in enumerate(items):
         if not isinstance(entry, ScoredItem):
-            raise SliceInputError(f"items[{index}]", entry, "must be a ScoredItem(item, score)")
+            raise error(f"items[{index}]", entry, "must be a ScoredItem(item, score)")
         if not isinstance(entry.item, ContextItem):
-            raise SliceInputError(f"items[{index}].item", entry.item, "must be a ContextItem")
+            raise error(f"items[{index}].item", entry.item, "must be a ContextItem")
         score: object = entry.score
         if isinstance(score, bool) or not isinstance(score, numbers.Real):
-            raise SliceInputError(
+            raise error(
                 f"items[{index}].score",
                 score,
                 "must be a real number (int or float; text and Decimal are not converted)",
@@ -200,13 +203,15 @@ def check_scored_items(items: object) -> Sequence[ScoredItem]:
         try:
             float(score)
         except OverflowError:  # an int (or fraction) beyond float64: no slicer can rank it
-            raise SliceInputError(f"items[{index}].score", score, SCORE_RANGE_RULE) from None
+            raise error(f"items[{index}].score", score, SCORE_RANGE_RULE) from None
     return items
 
 
-def scored_columns(items: object) -> tuple[Sequence[ContextItem], Sequence[float]]:
-    """The items and the scores of ``items`` (checked as :func:`check_scored_items` does),
-    as two columns.
+def scored_columns(
+    items: object, *, error: type[InvalidValueError] = SliceInputError
+) -> tuple[Sequence[ContextItem], Sequence[float]]:
+    """The items and the scores of ``items`` (checked as :func:`check_scored_items` does,
+    raising ``error``), as two columns.
 
     The usual input (exact types throughout) is split and checked in C-level passes.
     """
@@ -224,7 +229,7 @@ def scored_columns(items: object) -> tuple[Sequence[ContextItem], Sequence[float
             _all_exactly(context_items, ContextItem) and _real_scores(scores)
         ):
             return context_items, scores
-    checked = check_scored_items(items)
+    checked = check_scored_items(items, error=error)
     return list(map(_item, checked)), list(map(_score, checked))
 
 
