@@ -38,6 +38,7 @@ __all__ = [
     "PolicyError",
     "PolicyProblem",
     "ProviderUsageError",
+    "RecallRefError",
     "ReplayLogError",
     "ReportAssertionError",
     "RequirementUnreachableError",
@@ -353,6 +354,24 @@ class RequirementUnreachableError(CupelError):
             type(self),
             (self.slicer, self.kind, self.unit, self.achievable, self.required),
         )
+
+
+class RecallRefError(CupelError, LookupError):
+    """A recall lookup for a ref its conversation does not hold: unknown, from another
+    conversation, or not a ref at all (the recall tool answers the model with this message).
+
+    Attributes:
+        ref: the ref asked for.
+        detail: what is wrong with it.
+    """
+
+    def __init__(self, ref: object, detail: str) -> None:
+        self.ref = ref
+        self.detail = detail
+        super().__init__(f"recall ref {_show(ref)}: {detail}")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.ref, self.detail))
 
 
 class StreamSourceError(CupelError):

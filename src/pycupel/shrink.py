@@ -1,6 +1,7 @@
 """How tool results and long messages may be shortened instead of dropped.
 
-:class:`Shrink` holds the options; the chat adapters (:mod:`pycupel.conversation.versions`) and
+:class:`Shrink` holds the options; the conversation engine
+(:mod:`pycupel.conversation.versions`) and
 sessions (:mod:`pycupel.session.shrink`) make the shorter versions, and a
 :class:`~pycupel.policy.Policy` may carry a ``Shrink`` (the conversation preset does), so that
 fitting with that policy shortens without ``shrink=True``. It is plain validated data, with no
@@ -25,14 +26,21 @@ class Shrink:
     Attributes:
         placeholders: an older tool result may be replaced by a placeholder naming the tool
             and the tokens cleared; its call stays whole.
+        excerpts: a long tool result or message may be kept as an excerpt: the segments a
+            reader would cut it into (log lines, JSON items, code lines, paragraphs, table
+            rows) that the next answer needs most, sized to the room the budget leaves, every
+            gap marked (:mod:`pycupel.conversation.excerpts`).
+        excerpt_above: only a text of more than this many tokens is cut into an excerpt.
         truncate: a long tool result or message may be kept as its head and tail around a
-            ``[... N tokens elided ...]`` marker.
+            ``[... N tokens elided ...]`` marker (off by default: an excerpt keeps what
+            matters wherever it is, and its first and last lines too).
         keep_whole: the newest this many tool-result units are never shortened: kept whole
             or, when the selection does not keep them, dropped (0: every tool result may be
             shortened, the selection decides by value; the recent tail is whole anyway).
         exclude_tools: names of tools whose results are never shortened.
         truncate_to: tokens a truncation keeps (head and tail together); only texts of more
-            than twice this many tokens get a truncated version.
+            than twice this many tokens get a truncated version. Excerpts are not bound by it:
+            their size is chosen under the budget.
         long_message: a plain message of more than this many tokens gets a truncated
             version (0: never).
         placeholder_share: the largest share of the room (after pinned units) the floors
@@ -41,7 +49,9 @@ class Shrink:
     """
 
     placeholders: bool = True
-    truncate: bool = True
+    excerpts: bool = True
+    excerpt_above: int = 400
+    truncate: bool = False
     keep_whole: int = 0
     exclude_tools: Collection[str] = frozenset()
     truncate_to: int = 200
@@ -51,6 +61,8 @@ class Shrink:
     def __post_init__(self) -> None:
         err = PipelineConfigError
         check_bool(err, "shrink.placeholders", self.placeholders)
+        check_bool(err, "shrink.excerpts", self.excerpts)
+        check_int(err, "shrink.excerpt_above", self.excerpt_above, minimum=1)
         check_bool(err, "shrink.truncate", self.truncate)
         check_int(err, "shrink.keep_whole", self.keep_whole, minimum=0)
         check_int(err, "shrink.truncate_to", self.truncate_to, minimum=1)

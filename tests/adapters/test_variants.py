@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -147,7 +148,9 @@ def test_placeholders_off_keeps_a_long_result_as_head_and_tail() -> None:
         {"role": "tool", "tool_call_id": "c1", "content": log},
         {"role": "user", "content": "did step 299 finish?"},
     ]
-    fitted, report = openai.fit_messages(messages, budget=600, shrink=Shrink(placeholders=False))
+    # Head + tail truncation, asked for (excerpts are the default way to cut a result).
+    shrink = Shrink(placeholders=False, excerpts=False, truncate=True)
+    fitted, report = openai.fit_messages(messages, budget=600, shrink=shrink)
     openai.from_messages(fitted)
     assert openai.count_tokens(fitted) <= 600
     result = fitted[-2]
@@ -161,20 +164,26 @@ def test_placeholders_off_keeps_a_long_result_as_head_and_tail() -> None:
     assert [variant_name(e.item) for e in report.included].count("truncated") == 1
 
 
-def test_long_plain_messages_get_a_truncated_version() -> None:
+def test_long_plain_messages_get_an_excerpt_keeping_what_the_question_asks() -> None:
     long_text = "\n".join(f"line {n} of a long pasted log with some words" for n in range(400))
+    long_text += "\nline 400: the deploy token is TOK-7781, keep it safe"
+    long_text += "\n" + "\n".join(f"line {n} of a long pasted log" for n in range(401, 600))
     messages = [
         {"role": "system", "content": "Be brief."},
         {"role": "user", "content": long_text},
         {"role": "assistant", "content": "Noted."},
-        {"role": "user", "content": "what was on line 3?"},
+        {"role": "user", "content": "what was the deploy token in that paste?"},
     ]
     fitted, report = openai.fit_messages(messages, budget=700)
     assert [m["role"] for m in fitted] == ["system", "user", "assistant", "user"]
-    assert "tokens elided ...]" in fitted[1]["content"]
-    assert fitted[1]["content"].startswith("line 0 of")
-    assert variant_name(report.included[1].item) == "truncated"
+    excerpt = fitted[1]["content"]
+    assert "TOK-7781" in excerpt  # the line the question needs, from the middle
+    assert excerpt.startswith("line 0 of")  # the opening lines, for orientation
+    assert re.search(r"\[\.\.\. [\d,]+ lines \([\d,]+ tokens\) elided \.\.\.\]", excerpt)
+    assert variant_name(report.included[1].item) == "excerpt"
     assert openai.count_tokens(fitted) <= 700
+    # Sized to the room: the window uses the budget, it does not stop at a fixed size.
+    assert openai.count_tokens(fitted) >= 0.9 * 700
 
 
 def test_shrink_must_be_a_shrink_a_bool_or_none() -> None:

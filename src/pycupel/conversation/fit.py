@@ -29,6 +29,8 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
 from pycupel._checks import check_bool, check_int
+from pycupel.conversation.excerpts.plan import ExcerptSource
+from pycupel.conversation.recall import Recall
 from pycupel.conversation.structure import Structure, select_structured
 from pycupel.conversation.units import MessageUnit, MessageUnits
 from pycupel.conversation.upgrade import (
@@ -37,7 +39,7 @@ from pycupel.conversation.upgrade import (
     resolve_versions,
     select_with_variants,
 )
-from pycupel.conversation.versions import Editor, Shrink, Variant, unit_versions
+from pycupel.conversation.versions import Editor, Remembering, Shrink, Variant, unit_versions
 from pycupel.diagnostics import ExcludedItem, Filtered, SelectionReport
 from pycupel.errors import PinnedBudgetError, PipelineConfigError
 from pycupel.model import ContextBudget, ContextItem, compute_effective_budget
@@ -267,6 +269,7 @@ def fit_units(
     shrink: Shrink | None = None,
     editor: Editor[M] | None = None,
     counter: TokenCounter | None = None,
+    recall: Recall | None = None,
 ) -> Fitted:
     """Select units within ``budget``; see the module documentation for the rules.
 
@@ -275,7 +278,8 @@ def fit_units(
     ``None`` policy means :func:`pycupel.presets.chat`.
     With ``shrink`` (and the format's ``editor`` and ``counter``), a structure-aware
     selection may keep units in a shorter version (:mod:`pycupel.conversation.versions`) when
-    the history does not fit whole.
+    the history does not fit whole: a placeholder, an excerpt sized to the room (its gaps'
+    texts kept in ``recall`` when one is given, their refs in the markers), a truncation.
     Messages repair mode left out before grouping (``units.repairs``) are reported excluded.
     """
     check_bool(PipelineConfigError, "deduplicate", deduplicate)
@@ -307,26 +311,31 @@ def fit_units(
             candidates.append(unit)
 
     variants: Mapping[MessageUnit, Variant[Any]] = MappingProxyType({})
-    versions = _versions(
+    the_query = query if query is not None else default_query(candidates)
+    versions, excerpts = _versions(
         units,
         candidates,
         budget=pipeline_budget,
         shrink=shrink,
         editor=editor,
         counter=counter,
+        query=the_query,
+        recall=recall,
     )
+    shrinking = bool(versions) or excerpts is not None
     try:
-        if chosen_structure is not None and versions:
+        if chosen_structure is not None and shrinking:
             shrunk = select_with_variants(
                 candidates,
                 versions,
                 budget=pipeline_budget,
                 scorer=scorer,
-                query=query if query is not None else default_query(candidates),
+                query=the_query,
                 structure=chosen_structure,
                 deduplicate=deduplicate,
                 shrink=shrink,  # type: ignore[arg-type]  # versions exist only with shrink
                 leads=leading_filter.applies if leading_filter is not None else None,
+                excerpts=excerpts,
             )
             chosen, report, variants = shrunk.units, shrunk.report, shrunk.variants
         elif chosen_structure is not None:
@@ -334,17 +343,17 @@ def fit_units(
                 candidates,
                 budget=pipeline_budget,
                 scorer=scorer,
-                query=query if query is not None else default_query(candidates),
+                query=the_query,
                 structure=chosen_structure,
                 deduplicate=deduplicate,
             )
             chosen, report = selection.units, selection.report
-        elif versions and not isinstance(getattr(pipeline, "slicer", None), OptimalSlice):
+        elif shrinking and not isinstance(getattr(pipeline, "slicer", None), OptimalSlice):
             assert pipeline is not None  # built whenever there is no structure
             # The policy selects whole units; placeholders and upgrades are fitted around.
             result = pipeline.dry_run(
                 [unit.item for unit in candidates],
-                query=query if query is not None else default_query(candidates),
+                query=the_query,
             )
             shrunk = complete_pipeline_selection(
                 candidates,
@@ -353,22 +362,21 @@ def fit_units(
                 budget=pipeline_budget,
                 shrink=shrink,  # type: ignore[arg-type]  # versions exist only with shrink
                 leads=leading_filter.applies if leading_filter is not None else None,
+                excerpts=excerpts,
             )
             chosen, report, variants = shrunk.units, shrunk.report, shrunk.variants
         elif versions:
             assert pipeline is not None  # built whenever there is no structure
             # Every version is a candidate; OptimalSlice takes at most one of each unit.
             offered, origin = pipeline_candidates(candidates, versions)
-            result = pipeline.dry_run(
-                offered, query=query if query is not None else default_query(candidates)
-            )
+            result = pipeline.dry_run(offered, query=the_query)
             shrunk = resolve_versions(candidates, origin, result.items, result.report)
             chosen, report, variants = shrunk.units, shrunk.report, shrunk.variants
         else:
             assert pipeline is not None
             result = pipeline.dry_run(
                 [unit.item for unit in candidates],
-                query=query if query is not None else default_query(candidates),
+                query=the_query,
             )
             chosen, report = units.select(result.items), result.report
     except PinnedBudgetError as exc:
@@ -414,17 +422,32 @@ def _versions(
     shrink: Shrink | None,
     editor: Editor[M] | None,
     counter: TokenCounter | None,
-) -> dict[int, Any]:
-    """The shorter versions of the candidates, or none when shrinking is off or the whole
-    history fits (nothing needs to shrink)."""
+    query: str,
+    recall: Recall | None,
+) -> tuple[dict[int, Any], ExcerptSource[M] | None]:
+    """The shorter versions of the candidates and the source of their excerpts, or none
+    when shrinking is off or the whole history fits (nothing needs to shrink)."""
     if shrink is None or editor is None:
-        return {}
+        return {}, None
     whole = sum(max(unit.item.tokens, 0) for unit in candidates)
     if whole <= compute_effective_budget(budget, 0).target_tokens:
-        return {}
-    return unit_versions(
-        candidates, units.messages, editor=editor, counter=resolve_counter(counter), shrink=shrink
+        return {}, None
+    resolved = Remembering(resolve_counter(counter))  # the versions count a text once
+    versions = unit_versions(
+        candidates, units.messages, editor=editor, counter=resolved, shrink=shrink
     )
+    if not shrink.excerpts:
+        return versions, None
+    excerpts = ExcerptSource(
+        candidates,
+        units.messages,
+        editor=editor,
+        counter=resolved,
+        shrink=shrink,
+        query=query,
+        recall=recall,
+    )
+    return versions, excerpts
 
 
 def _with_exclusions(

@@ -5,11 +5,13 @@ See :mod:`pycupel.conversation.versions` for the versions themselves and the rul
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final, Generic, TypeVar
 
+from pycupel.conversation.excerpts.plan import ExcerptPlan, ExcerptSource, UnitOffer, allocate
 from pycupel.conversation.structure import Structure, StructuredChoice, choose_structured
 from pycupel.conversation.units import MessageUnit
 from pycupel.conversation.versions import (
@@ -26,7 +28,9 @@ from pycupel.scorers.base import Scorer
 from pycupel.shrink import Shrink
 
 __all__ = [
+    "CUT_SHARE",
     "STRONG_MATCH",
+    "WHOLE_SHARE",
     "VariantSelection",
     "best_first",
     "best_value_first",
@@ -38,6 +42,14 @@ __all__ = [
 
 M = TypeVar("M")
 
+CUT_SHARE: Final = 0.02
+"""Units of at most this share of the room are not cut into excerpts: they are offered
+whole (cutting them gains little, and reading their segments costs time)."""
+SETTLE_ROUNDS: Final = 24
+"""The most times the rendered excerpts are trimmed toward the room before giving up."""
+WHOLE_SHARE: Final = 0.25
+"""A strong match that could be cut is kept whole before the placeholders only when it takes
+at most this share of the room."""
 STRONG_MATCH: Final = 0.8
 """Units the selection took that score at least this share of the best score are kept whole
 before the placeholders (the oldest placeholders give way): on tight budgets the
@@ -74,6 +86,7 @@ def select_with_variants(
     deduplicate: bool,
     shrink: Shrink,
     leads: Callable[[MessageUnit], bool] | None = None,
+    excerpts: ExcerptSource[M] | None = None,
 ) -> VariantSelection[M]:
     """Structure-aware selection where a unit may be kept in a shorter version.
 
@@ -89,8 +102,11 @@ def select_with_variants(
        rest by score, best first, each while it fits beside the floors still reserved (a
        unit kept whole gives its floor back);
     4. every unit step 3 did not keep falls back to its floor (or is left out);
-    5. the room left upgrades units, best value per token first, to the largest version
-       that fits.
+    5. the room left goes to excerpts and upgrades (with ``excerpts``, the source of the
+       units' excerpts): first the valuable segments of the units that may be cut, by value
+       per token (:mod:`pycupel.conversation.excerpts.plan`); then the other units, best
+       value per token first, each to the largest version that fits; then what is left of
+       the segments, so that no room is left while something could fill it.
 
     ``leads(unit)`` tells a unit the format will not let lead the history (Anthropic's and
     Gemini's histories start with a user turn; see ``LeadingFilter``): the nearest unit
@@ -125,6 +141,7 @@ def select_with_variants(
         tail_room=tail_room,
         density=structure.density,
         anchor=anchor,
+        excerpts=excerpts,
     )
 
 
@@ -136,6 +153,7 @@ def complete_pipeline_selection(
     budget: ContextBudget,
     shrink: Shrink,
     leads: Callable[[MessageUnit], bool] | None = None,
+    excerpts: ExcerptSource[M] | None = None,
 ) -> VariantSelection[M]:
     """Shorter versions for a policy's ordinary selection (its ``report`` of the whole
     ``units``), for a slicer that does not choose between versions itself: the floors are
@@ -154,6 +172,7 @@ def complete_pipeline_selection(
         tail_room=0,
         density=Structure().density,
         anchor=_anchor(units, floors, leads),
+        excerpts=excerpts,
     )
 
 
@@ -241,6 +260,114 @@ def _tokens(item: ContextItem, variant: Variant[M] | None) -> int:
     return item.tokens if variant is None else variant.item.tokens
 
 
+def _settle(
+    plans: Sequence[ExcerptPlan],
+    excerpts: ExcerptSource[M],
+    items: Sequence[ContextItem],
+    chosen: dict[int, Variant[M] | None],
+    room: int,
+) -> int:
+    """Render the chosen excerpts into ``chosen`` (a unit all of whose segments were chosen
+    whole), counted exactly; while the window exceeds ``room`` (an excerpt's markers and
+    frames can cost more than estimated), the largest excerpt gives up its least valuable
+    segments, the excess scaled by how far its estimate fell short. Returns the room left."""
+    planned = {plan.position: plan for plan in plans}
+    fallback = {p: chosen.get(p) for p in planned}
+    dropped = {p for p in planned if p not in chosen}
+    rendered: dict[int, Variant[M] | None] = {}
+
+    def settle(plan: ExcerptPlan) -> None:
+        """The plan's version in ``rendered`` (``None``: whole), or none when it has none."""
+        rendered.pop(plan.position, None)
+        if plan.complete():
+            rendered[plan.position] = None
+        elif any(plan.chosen):
+            variant = excerpts.variant(plan)
+            if variant is not None:
+                rendered[plan.position] = variant
+
+    for plan in plans:
+        settle(plan)
+    # What the window holds beside the pinned units (the room excludes them).
+    base = sum(
+        _tokens(items[p], v) for p, v in chosen.items() if p not in rendered and not items[p].pinned
+    )
+    base += sum(_tokens(items[p], fallback[p]) for p in rendered if p not in dropped)
+    for _ in range(SETTLE_ROUNDS):
+        total = base + sum(
+            _tokens(items[p], v) - (0 if p in dropped else _tokens(items[p], fallback[p]))
+            for p, v in rendered.items()
+        )
+        if total <= room or not rendered:
+            break
+        position = max(rendered, key=lambda p: _tokens(items[p], rendered[p]))
+        plan = planned[position]
+        shortfall = _tokens(items[position], rendered[position]) / max(_estimate(plan), 1)
+        if _trim(plan, math.ceil((total - room) / max(shortfall, 1.0))):
+            settle(plan)
+        else:
+            del rendered[position]
+    else:
+        rendered = {}  # not settled within the budget: every unit as it was before
+    for position, variant in rendered.items():
+        chosen[position] = variant
+    for position in planned:
+        if position not in rendered:
+            if position in dropped:
+                chosen.pop(position, None)
+            else:
+                chosen[position] = fallback[position]
+    return room - sum(_tokens(items[p], v) for p, v in chosen.items() if not items[p].pinned)
+
+
+def _estimate(plan: ExcerptPlan) -> int:
+    """A plan's excerpt as estimated: its chosen segments and what its unit holds besides."""
+    pairs = zip(plan.tokens, plan.chosen, strict=True)
+    return plan.fixed + sum(tokens[s] for tokens, chosen in pairs for s in chosen)
+
+
+def _shortfall(
+    plans: Sequence[ExcerptPlan],
+    items: Sequence[ContextItem],
+    chosen: Mapping[int, Variant[M] | None],
+) -> float:
+    """How far the rendered excerpts exceed their estimates (at least 1): the refills below
+    scale their room by it."""
+    estimated = exact = 0
+    for plan in plans:
+        variant = chosen.get(plan.position)
+        if variant is not None and any(plan.chosen):
+            estimated += _estimate(plan)
+            exact += _tokens(items[plan.position], variant)
+    return max(exact / estimated, 1.0) if estimated else 1.0
+
+
+def _trim(plan: ExcerptPlan, excess: int) -> bool:
+    """Take the least valuable chosen segments out of ``plan``, about ``excess`` tokens'
+    worth (a little more), a segment with those anchored to it (an anchor counts as its most
+    valuable dependant, and goes after them); False when nothing is left to take."""
+    kept: list[tuple[float, int, int]] = []
+    for text, chosen in enumerate(plan.chosen):
+        values, anchors = plan.values[text], plan.texts[text].anchors
+        worth = {segment: values[segment] for segment in chosen}
+        for segment in sorted(chosen, reverse=True):  # an anchor comes before its dependants
+            anchor = anchors[segment]
+            if anchor in worth:
+                worth[anchor] = max(worth[anchor], worth[segment])
+        kept.extend((value, -segment, text) for segment, value in worth.items())
+    if not kept:
+        return False
+    kept.sort()
+    freed = 0
+    for _, negative, text in kept:
+        if freed > excess * 1.1:
+            break
+        plan.chosen[text].discard(-negative)
+        freed += plan.tokens[text][-negative]
+    plan.version += 1
+    return True
+
+
 def _complete(
     units: Sequence[MessageUnit],
     versions: Mapping[int, Versions[M]],
@@ -251,6 +378,7 @@ def _complete(
     tail_room: int,
     density: float,
     anchor: int | None,
+    excerpts: ExcerptSource[M] | None = None,
 ) -> VariantSelection[M]:
     # Plain lists by position: the passes below read one element at a time.
     items = [unit.item for unit in units]
@@ -288,13 +416,30 @@ def _complete(
             break
         tail_used += tokens[position]
         after = position
-    ranked = best_first(free, scores)
+    # Units that may be cut into excerpts (beyond the recent tail) are not kept whole here:
+    # their segments compete for the room by value with the other units (see below).
+    cut: set[int] = set()
+    if excerpts is not None:
+        # A unit small beside the room is offered whole: cutting it would gain little.
+        least = int(room * CUT_SHARE)
+        cut = {
+            p
+            for p in range(len(items))
+            if not pinned[p]
+            and p not in chosen
+            and p not in left_out
+            and tokens[p] > least
+            and excerpts.excerptable(p)
+        }
+    bar = STRONG_MATCH * max((scores[p] for p in free), default=0.0)
     # The strongest matches come before the placeholders: one that does not fit beside them
-    # takes the room of the oldest ones, so shrinking never costs what matters most.
-    bar = STRONG_MATCH * max((scores[p] for p in ranked), default=0.0)
-    for position in ranked:
+    # takes the room of the oldest ones, so shrinking never costs what matters most (a unit
+    # that may be cut is kept whole here when it fits; else its segments compete below).
+    for position in best_first(free, scores):
         if position in chosen or scores[position] < bar or bar <= 0.0:
             continue
+        if position in cut and tokens[position] > room * WHOLE_SHARE:
+            continue  # large beside the room: its best segments will compete instead
         floor = floors.get(position)
         extra = tokens[position] - (floor.item.tokens if floor is not None else 0)
         for older in sorted(floors):
@@ -303,24 +448,60 @@ def _complete(
             if older != position and older not in chosen:
                 used -= floors.pop(older).item.tokens
         keep_whole(position)
-    for position in ranked:
-        if position not in chosen:
+    cut -= chosen.keys()
+    ranked = best_first([p for p in free if p not in cut], scores)
+    plans: list[ExcerptPlan] = []
+    if excerpts is not None and cut:
+        plans = excerpts.plans(sorted(cut))
+    if plans:
+        assert excerpts is not None  # plans come from it
+        # The units the selection took and the segments of the units that may be cut share
+        # the room by value per token; a unit all of whose segments are taken is kept whole.
+        offers = [
+            UnitOffer(p, scores[p], tokens[p] - (floors[p].item.tokens if p in floors else 0))
+            for p in [*ranked, *(plan.position for plan in plans)]
+            if p not in chosen
+        ]
+        current = {
+            p.position: floors[p.position].item.tokens for p in plans if p.position in floors
+        }
+        slack, whole = allocate(
+            plans,
+            room=room - used,
+            current=current,
+            density=density,
+            units=offers,
+        )
+        for position in whole:
             keep_whole(position)
+    else:
+        for position in ranked:
+            if position not in chosen:
+                keep_whole(position)
     for position, floor in floors.items():
         if position not in chosen:
             chosen[position] = floor
 
-    # The room left upgrades units, best value per token first, to the largest version that
-    # fits (a dropped unit may come back whole, truncated or as a placeholder).
-    slack = room - used
-    open_positions = [
-        p
-        for p in range(len(items))
-        if not pinned[p] and p not in left_out and (p not in chosen or chosen[p] is not None)
-    ]
-    open_positions = best_value_first(open_positions, scores, tokens, density)
+    # The room left upgrades the other units, best value per token first, to the largest
+    # version that fits (a dropped unit may come back whole, truncated or as a placeholder).
+    if not plans:
+        slack = room - used
+    planned = {plan.position for plan in plans}
+    open_positions = best_value_first(
+        [
+            p
+            for p in range(len(items))
+            if not pinned[p]
+            and p not in left_out
+            and p not in planned
+            and (p not in chosen or chosen[p] is not None)
+        ],
+        scores,
+        tokens,
+        density,
+    )
     for position in open_positions:
-        current = _tokens(items[position], chosen[position]) if position in chosen else 0
+        current_tokens = _tokens(items[position], chosen[position]) if position in chosen else 0
         options: list[Variant[M] | None] = [None]
         if position in versions:
             options.extend(
@@ -328,12 +509,26 @@ def _complete(
             )
         for option in options:
             option_tokens = _tokens(items[position], option)
-            if option_tokens <= current:
+            if option_tokens <= current_tokens:
                 break
-            if option_tokens - current <= slack:
+            if option_tokens - current_tokens <= slack:
                 chosen[position] = option
-                slack -= option_tokens - current
+                slack -= option_tokens - current_tokens
                 break
+    if plans:
+        assert excerpts is not None  # plans come from it
+        left = _settle(plans, excerpts, items, chosen, room)
+        # The estimates err high (a marker per run, anchors): what they left unused goes to
+        # the offers not taken yet, counted exactly again.
+        for _ in range(2):
+            if left <= max(room // 50, excerpts.marker):
+                break
+            current = {p: _tokens(items[p], chosen[p]) for p in chosen if p in planned}
+            scaled = int(left / _shortfall(plans, items, chosen))
+            extra, _ = allocate(plans, room=scaled, current=current, density=density)
+            if extra == scaled:
+                break
+            left = _settle(plans, excerpts, items, chosen, room)
 
     included: list[IncludedItem] = []
     excluded: list[ExcludedItem] = []

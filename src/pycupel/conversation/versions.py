@@ -33,7 +33,7 @@ the truncated version too.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final, Generic, Literal, TypeVar
@@ -50,11 +50,13 @@ __all__ = [
     "VARIANT_KEY",
     "VARIANT_NAME_KEY",
     "Editor",
+    "Remembering",
     "Replace",
     "Shrink",
     "Variant",
     "VariantName",
     "Versions",
+    "make_variant",
     "resolve_shrink",
     "unit_key",
     "unit_versions",
@@ -63,8 +65,9 @@ __all__ = [
 
 M = TypeVar("M")
 
-VariantName = Literal["full", "truncated", "placeholder"]
-"""The versions of a unit: whole, head + tail, or a placeholder for its tool results."""
+VariantName = Literal["full", "excerpt", "truncated", "placeholder"]
+"""The versions of a unit: whole, an excerpt of its long texts, head + tail, or a
+placeholder for its tool results."""
 
 VARIANT_KEY: Final = "cupel:variant-of"
 """The specification's metadata key for versions of one thing (read by OptimalSlice)."""
@@ -137,7 +140,7 @@ class Versions(Generic[M]):
 def variant_name(item: ContextItem) -> VariantName:
     """The version an item of a report stands for: ``"full"`` unless it is a shorter one."""
     name = item.metadata.get(VARIANT_NAME_KEY)
-    if name in ("truncated", "placeholder"):
+    if name in ("excerpt", "truncated", "placeholder"):
         return name  # type: ignore[no-any-return]  # checked just above
     return "full"
 
@@ -179,7 +182,8 @@ def unit_versions(
     shrink: Shrink,
 ) -> dict[int, Versions[M]]:
     """Position of a unit -> its shorter versions (units without any are left out)."""
-    counter = _Remembering(counter)  # a result's text is counted for several versions
+    if not isinstance(counter, Remembering):
+        counter = Remembering(counter)  # a result's text is counted for several versions
     tool_positions = [
         position
         for position, unit in enumerate(units)
@@ -202,7 +206,7 @@ def unit_versions(
         original = [messages[index] for index in unit.message_indices]
         truncated = placeholder = None
         if shrink.truncate:
-            truncated = _variant(
+            truncated = make_variant(
                 unit,
                 original=original,
                 name="truncated",
@@ -211,7 +215,7 @@ def unit_versions(
                 counter=counter,
             )
         if is_tool and shrink.placeholders:
-            placeholder = _variant(
+            placeholder = make_variant(
                 unit,
                 original=original,
                 name="placeholder",
@@ -234,8 +238,9 @@ def unit_versions(
     return found
 
 
-class _Remembering:
-    """A counter that counts each distinct text once (for one call of unit_versions)."""
+class Remembering:
+    """A counter that counts each distinct text once (for one fit's versions: a result's
+    text is counted for its placeholder, its truncation and its excerpt)."""
 
     __slots__ = ("_counter", "_known")
 
@@ -277,7 +282,7 @@ def _truncator(shrink: Shrink, counter: TokenCounter) -> Replace:
     return replace
 
 
-def _variant(
+def make_variant(
     unit: MessageUnit,
     *,
     original: Sequence[M],
@@ -285,7 +290,11 @@ def _variant(
     replace: Replace,
     editor: Editor[M],
     counter: TokenCounter,
+    metadata: Mapping[str, object] | None = None,
 ) -> Variant[M] | None:
+    """The version ``name`` of ``unit``: its messages rewritten by ``editor`` as ``replace``
+    says, counted exactly as ``count_tokens`` counts them (``None`` when nothing changed);
+    ``metadata`` is added to its item's."""
     rewritten = editor.rewrite(original, replace)
     if rewritten is None:
         return None
@@ -293,6 +302,7 @@ def _variant(
     tokens = sum(message_tokens(parsed, counter))
     metadata = {
         **unit.item.metadata,
+        **(metadata or {}),
         VARIANT_KEY: unit_key(unit),
         VARIANT_NAME_KEY: name,
     }

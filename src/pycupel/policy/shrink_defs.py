@@ -5,7 +5,9 @@ is); every key is optional and defaults as ``Shrink`` does::
 
     [shrink]
     placeholders = true        # older tool results as placeholders after their calls
-    truncate = true            # long results and messages as head + tail
+    excerpts = true            # long results and messages as excerpts sized to the room
+    excerpt_above = 400        # only texts of more tokens are cut into excerpts
+    truncate = false           # long results and messages as head + tail
     keep_whole = 0             # the newest N tool results are never shortened
     exclude_tools = ["read_file"]
     truncate_to = 200
@@ -41,6 +43,8 @@ _TOOL_NAME = Text(non_blank=True, max_length=200)
 _KEYS: Final[Mapping[str, ValueType]] = MappingProxyType(
     {
         "placeholders": Boolean(),
+        "excerpts": Boolean(),
+        "excerpt_above": Integer(minimum=1),
         "truncate": Boolean(),
         "keep_whole": Integer(minimum=0),
         "truncate_to": Integer(minimum=1),
@@ -124,6 +128,8 @@ class ShrinkTable(ValueType):
         parts = []
         if value.placeholders:
             parts.append("placeholders")
+        if value.excerpts:
+            parts.append(f"excerpts of texts over {value.excerpt_above} tokens")
         if value.truncate:
             parts.append(f"truncations to {value.truncate_to} tokens")
         if value.keep_whole:

@@ -296,6 +296,26 @@ class Bm25Corpus:
         corpus._term_ids = vocabulary.term_ids
         return corpus
 
+    def of_ranges(self, ranges: Sequence[tuple[int, int]]) -> Bm25Corpus:
+        """The corpus whose document ``i`` is the documents ``ranges[i][0]`` up to (not
+        including) ``ranges[i][1]`` of this one, joined: the statistics of the joined texts,
+        without reading a word again (ranges may overlap)."""
+        offsets = np.zeros(self._n + 1, dtype=np.intp)
+        np.cumsum(self._lengths.astype(np.intp), out=offsets[1:])
+        ids = self._ids
+        per_doc = [ids[offsets[start] : offsets[end]] for start, end in ranges]
+        corpus = Bm25Corpus.__new__(Bm25Corpus)
+        corpus._k1 = self._k1
+        corpus._b = self._b
+        corpus._n = len(per_doc)
+        counts = np.fromiter(map(len, per_doc), dtype=np.intp, count=corpus._n)
+        corpus._ids = np.concatenate(per_doc) if per_doc else np.zeros(0, dtype=np.intp)
+        corpus._doc_of = np.repeat(np.arange(corpus._n, dtype=np.intp), counts)
+        corpus._lengths = counts.astype(np.float64)
+        corpus._avgdl = float(corpus._lengths.mean()) if corpus._n else 0.0
+        corpus._term_ids = self._term_ids
+        return corpus
+
     @property
     def size(self) -> int:
         """The number of documents."""

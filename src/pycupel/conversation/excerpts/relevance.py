@@ -1,0 +1,187 @@
+"""What each segment is worth to the next answer: relevance to the query, and a reader's signals.
+
+All the segments of all the texts being excerpted are scored in one pass, so that their values
+compare across texts:
+
+* **Relevance**: BM25 of each segment for the query, with the analysis of
+  :class:`~pycupel.scorers.RelevanceScorer` (stems, stop words), scaled so that the best
+  segment scores 1, and weighed by how well the
+  whole text matches (a line that shares a word with the question counts for less in a text
+  about something else: :data:`TEXT_FLOOR`).
+* **Trouble**: log lines that report errors, failures, tracebacks and warnings
+  (:data:`TROUBLE_BONUS`, :data:`WARNING_BONUS`). Query expansion is not used: the best
+  matching lines of a long output are often many lines of one template, whose words would
+  only pull in more of it.
+* **Unlike their neighbours**: a line whose shape (its words with the numbers, ids and quoted
+  values taken out) occurs once in a text of many lines stands out of a run of alike lines
+  (:data:`RARE_BONUS`).
+* **Orientation**: the first lines of a text say what it is, its last lines often sum it up
+  (:data:`OPENING_BONUS`, :data:`CLOSING_BONUS`).
+* **Context**: a segment next to a valuable one shares a little of its value
+  (:data:`NEIGHBOUR_SHARE`), so what is kept comes with a little context; and a segment
+  takes a share of what its whole matches (:data:`GROUP_SHARE`): a JSON record's member the
+  relevance of its record (the question names the record, the member holds the answer), a
+  code line its block's signature, a line its section's heading.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections import Counter
+from collections.abc import Sequence
+from itertools import pairwise
+from typing import Final
+
+import numpy as np
+
+from pycupel.conversation.excerpts.segments import Segments
+from pycupel.scorers._lexical import Bm25Corpus
+
+__all__ = ["segment_values"]
+
+TROUBLE_BONUS: Final = 0.35
+WARNING_BONUS: Final = 0.15
+RARE_BONUS: Final = 0.1
+OPENING_BONUS: Final = 0.15
+CLOSING_BONUS: Final = 0.05
+NEIGHBOUR_SHARE: Final = 0.3
+GROUP_SHARE: Final = 0.6
+TEXT_FLOOR: Final = 0.35
+"""A segment's relevance counts this share in the text that matches the query least, all of
+it in the text that matches best."""
+
+_TROUBLE: Final = re.compile(
+    r"\b(?:error|errors|errno|exception|traceback|fatal|failed|failure|fail|panic|"
+    r"refused|denied|crash(?:ed)?|segfault|timed? ?out|abort(?:ed)?|critical)\b",
+    re.IGNORECASE,
+)
+_WARNING: Final = re.compile(r"\b(?:warn|warning|deprecated|retry(?:ing)?)\b", re.IGNORECASE)
+_VARIABLE: Final = re.compile(
+    r"\"[^\"\n]*\"|'[^'\n]*'|\b[0-9a-f]{8,}\b|\b\d[\w.:/-]*|\b[\w.-]+@[\w.-]+"
+)
+
+
+def segment_values(texts: Sequence[Segments], query: str) -> list[list[float]]:
+    """Each segment's value, per text (see the module documentation); 0 or more, the best
+    match for the query near 1 before the bonuses. Every word is read once: the wholes'
+    statistics come from the segments'."""
+    pieces = [piece.texts() for piece in texts]
+    flat = [segment_text for texts_of in pieces for segment_text in texts_of]
+    offsets = [0]
+    for texts_of in pieces:
+        offsets.append(offsets[-1] + len(texts_of))
+    wholes = [_groups(segments) for segments in texts]
+    relevance = group_relevance = whole_relevance = None
+    if flat and query.strip():
+        corpus = Bm25Corpus(flat, k1=1.2, b=0.75)
+        terms = corpus.terms(query)
+        relevance = _scaled(corpus.scores(terms))
+        ranges = [
+            (offsets[number] + start, offsets[number] + end)
+            for number, (spans, _) in enumerate(wholes)
+            for start, end in spans
+        ]
+        group_relevance = _scaled(corpus.of_ranges(ranges).scores(terms)) if ranges else None
+        whole_ranges = list(pairwise(offsets))
+        whole_relevance = _scaled(corpus.of_ranges(whole_ranges).scores(terms))
+    values: list[list[float]] = []
+    group_offset = 0
+    for number, (segments, texts_of, (spans, member_of)) in enumerate(
+        zip(texts, pieces, wholes, strict=True)
+    ):
+        count = len(texts_of)
+        own = _signals(segments, texts_of)
+        if relevance is not None and whole_relevance is not None:
+            weight = TEXT_FLOOR + (1.0 - TEXT_FLOOR) * float(whole_relevance[number])
+            own += relevance[offsets[number] : offsets[number + 1]] * weight
+            if spans and group_relevance is not None:
+                of_group = group_relevance[group_offset : group_offset + len(spans)]
+                best = [max((of_group[g] for g in groups), default=0.0) for groups in member_of]
+                own += GROUP_SHARE * weight * np.asarray(best, dtype=np.float64)
+        group_offset += len(spans)
+        shared = own.copy()
+        if count > 1:
+            neighbours = np.maximum(np.r_[own[1:], 0.0], np.r_[0.0, own[:-1]])
+            shared += NEIGHBOUR_SHARE * neighbours
+        # A blank segment says nothing: it is worth nothing on its own (an excerpt keeps it
+        # between kept neighbours, where it costs less than a marker).
+        blank = np.fromiter((not text.strip() for text in texts_of), dtype=bool, count=count)
+        shared[blank] = 0.0
+        values.append(shared.tolist())
+    return values
+
+
+def _scaled(raw: np.ndarray) -> np.ndarray:
+    """Scores divided by the best one (zeros when nothing matches)."""
+    best = float(raw.max(initial=0.0))
+    return raw / best if best > 0.0 else np.zeros(len(raw), dtype=np.float64)
+
+
+def _groups(segments: Segments) -> tuple[list[tuple[int, int]], list[list[int]]]:
+    """The wholes a text's segments belong to (as ranges of segments), and for each segment
+    the wholes it sits in: a JSON record of several members; else every anchor above the
+    segment (a signature, a parent key, a heading), from it to its last descendant."""
+    ranges: list[tuple[int, int]] = []
+    member_of: list[list[int]] = [[] for _ in segments.spans]
+    if segments.groups:
+        first: dict[int, int] = {}
+        for position, group in enumerate(segments.groups):
+            if segments.group_frames[group] is None:
+                continue
+            if group not in first:
+                first[group] = len(ranges)
+                ranges.append((position, position + 1))
+            number = first[group]
+            ranges[number] = (ranges[number][0], position + 1)
+            member_of[position].append(number)
+        return ranges, member_of
+    if segments.shape == "table":
+        return ranges, member_of  # a row's header says nothing about which row matters
+    opened: dict[int, int] = {}
+    anchors = segments.anchors
+    for position, parent in enumerate(anchors):
+        above = parent
+        while above >= 0:
+            if above not in opened:
+                opened[above] = len(ranges)
+                ranges.append((above, above + 1))
+            number = opened[above]
+            ranges[number] = (ranges[number][0], position + 1)
+            member_of[position].append(number)
+            above = anchors[above]
+    return ranges, member_of
+
+
+def _signals(segments: Segments, texts: list[str]) -> np.ndarray:
+    """The bonuses of a reader's signals for one text's segments."""
+    count = len(texts)
+    bonus = np.zeros(count, dtype=np.float64)
+    if segments.shape == "log":  # elsewhere "error" or "critical" are words, not a report
+        starts = [start for start, _ in segments.spans]
+        text = segments.text
+        warned: set[int] = set()
+        for pattern, amount, seen in (
+            (_TROUBLE, TROUBLE_BONUS, set()),
+            (_WARNING, WARNING_BONUS, warned),
+        ):
+            for match in pattern.finditer(text):
+                position = bisect.bisect_right(starts, match.start()) - 1
+                if position not in seen:
+                    seen.add(position)
+                    bonus[position] += amount if pattern is _TROUBLE or bonus[position] == 0 else 0
+        if count >= 20:
+            lines = _VARIABLE.sub("#", text).splitlines()
+            if len(lines) >= segments.lines[-1]:  # a value holding a line break: line by line
+                shapes = [lines[number - 1].strip() for number in segments.lines]
+            else:
+                shapes = [_VARIABLE.sub("#", piece).strip() for piece in texts]
+            seen_shapes = Counter(shapes)
+            for position, shape in enumerate(shapes):
+                if shape and seen_shapes[shape] == 1:
+                    bonus[position] += RARE_BONUS
+    for position in range(min(2, count)):
+        bonus[position] += OPENING_BONUS * (1.0 - position / 2)
+    for position in range(max(count - 2, 0), count):
+        bonus[position] += CLOSING_BONUS
+    return bonus

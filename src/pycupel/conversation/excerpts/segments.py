@@ -1,0 +1,363 @@
+"""A long text cut where a reader would cut it: its segments, and what each one needs.
+
+:func:`segment` tells the text's shape and cuts it:
+
+* **JSON** (a document ``json`` reads): the items of its main array or the members of its
+  main object (the container holding most of the text, found by descending while one
+  element holds most of it), each span verbatim; what surrounds the container is kept as
+  the excerpt's frame, so an excerpt stays valid JSON;
+* **code** (most lines look like code): lines, each anchored to the signature of the block it
+  sits in (``def``, ``class``, ``func``, ``function``...), so a kept line shows where it is;
+* **tables** (pipe, psql or CSV rows): rows, anchored to the header;
+* **markdown and prose**: lines (a paragraph per line, or wrapped lines), anchored to the
+  heading of their section; a very long line is cut into sentences;
+* **configuration** (YAML, INI, TOML, ``key: value`` listings such as ``kubectl describe``):
+  lines, each anchored to its parent (the line above it indented less, or its ``[section]``);
+* **logs** and anything else: lines.
+
+Segments are character spans of the original text, so a kept segment is the original,
+byte for byte. Their order is the text's order.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from itertools import accumulate, pairwise
+from typing import Final, Literal
+
+__all__ = ["Segments", "Shape", "segment"]
+
+Shape = Literal["json", "code", "table", "config", "prose", "log"]
+
+LONG_LINE: Final = 600
+"""A line longer than this many characters is cut into sentences (or fixed pieces)."""
+_PIECE: Final = 400
+"""Characters of a piece of a long line that has no sentence ends."""
+_SPLIT_ELEMENT: Final = 240
+"""A JSON element of more characters than this is cut into its own members or items."""
+
+_SENTENCE: Final = re.compile(r"(?<=[.!?;])\s+(?=\S)")
+_HEADING: Final = re.compile(r"\s{0,3}#{1,6}\s")
+_SIGNATURE: Final = re.compile(
+    r"\s*(?:@|(?:async\s+)?def\s|class\s|func\s|function[\s*]|fn\s|pub\s|impl\s|struct\s|"
+    r"interface\s|enum\s|type\s+\w+\s|export\s|module\s|package\s|(?:public|private|protected|"
+    r"static|final|abstract|override)\s)"
+)
+_CODE: Final = re.compile(
+    r"\s*(?:def\s|class\s|import\s|from\s+\S+\s+import\s|func\s|function[\s(*]|const\s|let\s|"
+    r"var\s|return\b|if\s*\(|for\s*\(|while\s*\(|#include|fn\s|pub\s|impl\s|package\s|@\w+|"
+    r"[})\]];?\s*$|.*[{;:]\s*$)"
+)
+_TABLE_RULE: Final = re.compile(r"\s*[|+]?\s*:?-{3,}")
+_KEY_VALUE: Final = re.compile(r"\s*(?:- )?[\w.\-/\"' ]{1,60}\s*[:=](?:\s|$)")
+_SECTION: Final = re.compile(r"\s*\[[^\]\n]{1,100}\]\s*$")
+
+
+@dataclass(frozen=True, slots=True)
+class Segments:
+    """A text's segments (see the module documentation).
+
+    Attributes:
+        shape: how the text was cut.
+        text: the text.
+        spans: ``(start, end)`` of each segment in ``text``, in order, not overlapping.
+        lines: the 1-based line number each segment starts on.
+        anchors: for each segment, the segment an excerpt keeping it keeps too (a code
+            line's signature, a row's header, a line's heading), or -1.
+        frame: for JSON, the text before the first and after the last element of the main
+            container; ``None`` for the other shapes (their segments cover the text).
+        object_members: for JSON, whether the container is an object (its elements are
+            ``key: value`` members) rather than an array.
+        separator: for JSON, the text between two elements in the original (``",\\n  "``).
+        groups: for JSON, the element of the main container each segment belongs to (a
+            large element is cut into its own members or items, each a segment; a small one
+            is one segment); empty for the other shapes.
+        group_frames: for JSON, per element: ``None`` when it is one segment, else the text
+            before its first and after its last inner segment, the text between two inner
+            segments, and whether its inner segments are object members.
+    """
+
+    shape: Shape
+    text: str
+    spans: tuple[tuple[int, int], ...]
+    lines: tuple[int, ...]
+    anchors: tuple[int, ...]
+    frame: tuple[str, str] | None = None
+    object_members: bool = False
+    separator: str = ","
+    groups: tuple[int, ...] = ()
+    group_frames: tuple[tuple[str, str, str, bool] | None, ...] = ()
+
+    def __len__(self) -> int:
+        return len(self.spans)
+
+    def texts(self) -> list[str]:
+        """Each segment's text."""
+        text = self.text
+        return [text[start:end] for start, end in self.spans]
+
+
+def segment(text: str) -> Segments:
+    """Cut ``text`` where a reader would (see the module documentation)."""
+    stripped = text.lstrip()
+    if stripped[:1] in ("{", "["):
+        found = _json_segments(text)
+        if found is not None:
+            return found
+    lines = text.splitlines(keepends=True)
+    ends = list(accumulate(map(len, lines)))
+    line_spans = list(zip([0, *ends[:-1]], ends, strict=True))
+    shape = _line_shape(lines)
+    anchors = _anchors(shape, lines)
+    if max(map(len, lines), default=0) <= LONG_LINE:  # the common case: a segment a line
+        numbers = tuple(range(1, len(lines) + 1))
+        return Segments(shape, text, tuple(line_spans), numbers, tuple(anchors))
+    return _split_long_lines(shape, text, line_spans, anchors)
+
+
+# --------------------------------------------------------------------------- lines
+
+
+def _line_shape(lines: list[str]) -> Shape:
+    """What the lines are, from a sample of the non-blank ones."""
+    sample = [line for line in lines[:400] if line.strip()]
+    if not sample:
+        return "log"
+    pipes = sum(1 for line in sample if line.count("|") >= 2)
+    if pipes >= 0.6 * len(sample) or any(_TABLE_RULE.match(line) for line in sample[:5]):
+        return "table"
+    commas = [line.count(",") for line in sample[:50]]
+    if len(sample) >= 3 and min(commas) >= 2 and max(commas) == min(commas):
+        return "table"  # CSV: the same number of fields on every line
+    pairs = sum(1 for line in sample if _KEY_VALUE.match(line) or _SECTION.match(line))
+    if pairs >= 0.5 * len(sample):
+        return "config"
+    code = sum(1 for line in sample if _CODE.match(line))
+    if code >= 0.35 * len(sample):
+        return "code"
+    headings = sum(1 for line in sample if _HEADING.match(line))
+    words = sum(len(line.split()) for line in sample) / len(sample)
+    if headings or words >= 12:
+        return "prose"
+    return "log"
+
+
+def _anchors(shape: Shape, lines: list[str]) -> list[int]:
+    """Each line's anchor (see :class:`Segments`)."""
+    anchors = [-1] * len(lines)
+    if shape == "table":
+        header = _table_header(lines)
+        if header >= 0:
+            for position in range(header + 1, len(lines)):
+                anchors[position] = header
+    elif shape == "prose":
+        heading = -1
+        for position, line in enumerate(lines):
+            if _HEADING.match(line):
+                heading = position
+            elif heading >= 0:
+                anchors[position] = heading
+    elif shape in ("code", "config"):
+        # The enclosing block: the nearest earlier line indented less (in code, a
+        # signature); a [section] holds the lines after it, whatever their indent.
+        stack: list[tuple[int, int]] = []  # (indent, line) of open blocks
+        for position, line in enumerate(lines):
+            if not line.strip():
+                continue
+            indent = len(line) - len(line.lstrip())
+            section = shape == "config" and bool(_SECTION.match(line))
+            if section:
+                stack.clear()
+            while stack and stack[-1][0] >= indent:
+                stack.pop()
+            if stack:
+                anchors[position] = stack[-1][1]
+            if section:
+                stack.append((-1, position))
+            elif shape == "config" or _SIGNATURE.match(line):
+                stack.append((indent, position))
+    return anchors
+
+
+def _table_header(lines: list[str]) -> int:
+    """The header row of a table: the row above its first rule, else its first row."""
+    for position, line in enumerate(lines[:10]):
+        if _TABLE_RULE.match(line) and position > 0:
+            return position - 1
+    for position, line in enumerate(lines[:10]):
+        if line.strip():
+            return position
+    return -1
+
+
+def _split_long_lines(
+    shape: Shape, text: str, line_spans: list[tuple[int, int]], anchors: list[int]
+) -> Segments:
+    """The lines as segments, a very long line cut into sentences (or fixed pieces)."""
+    spans: list[tuple[int, int]] = []
+    numbers: list[int] = []
+    kept_anchors: list[int] = []
+    first_segment: list[int] = []  # the first segment of each line
+    for number, (start, end) in enumerate(line_spans):
+        first_segment.append(len(spans))
+        anchor = anchors[number]
+        mapped = first_segment[anchor] if anchor >= 0 else -1
+        if end - start <= LONG_LINE:
+            spans.append((start, end))
+            numbers.append(number + 1)
+            kept_anchors.append(mapped)
+            continue
+        for piece_start, piece_end in _pieces(text, start, end):
+            spans.append((piece_start, piece_end))
+            numbers.append(number + 1)
+            kept_anchors.append(mapped)
+    return Segments(shape, text, tuple(spans), tuple(numbers), tuple(kept_anchors))
+
+
+def _pieces(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """A long line cut at sentence ends, else every :data:`_PIECE` characters (at a space)."""
+    cuts = [start]
+    for match in _SENTENCE.finditer(text, start, end):
+        if match.end() - cuts[-1] >= 40:
+            cuts.append(match.end())
+    pieces: list[tuple[int, int]] = []
+    bounds = [*cuts, end]
+    for piece_start, piece_end in pairwise(bounds):
+        position = piece_start
+        while piece_end - position > LONG_LINE:
+            cut = text.rfind(" ", position + _PIECE // 2, position + _PIECE)
+            cut = position + _PIECE if cut < 0 else cut + 1
+            pieces.append((position, cut))
+            position = cut
+        pieces.append((position, piece_end))
+    return pieces
+
+
+# --------------------------------------------------------------------------- JSON
+
+
+def _json_segments(text: str) -> Segments | None:
+    """The elements of the document's main container, or ``None`` when ``text`` is not
+    one JSON document (it is then cut into lines)."""
+    decoder = json.JSONDecoder()
+    begin = len(text) - len(text.lstrip())
+    try:
+        _, end = decoder.raw_decode(text, begin)
+    except ValueError:
+        return None
+    if text[end:].strip():
+        return None  # several documents (JSON Lines): lines are the better cut
+    start, stop = begin, end
+    elements = _elements(text, start, stop, decoder)
+    if elements is None:
+        return None
+    # Descend while one element holds most of the text and is a container itself.
+    while elements:
+        value_start, value_end = max(
+            (element[2:] for element in elements), key=lambda span: span[1] - span[0]
+        )
+        if (value_end - value_start) < 0.6 * (stop - start) or text[value_start] not in "[{":
+            break
+        inner = _elements(text, value_start, value_end, decoder)
+        if not inner or len(inner) < 2:
+            break
+        start, stop, elements = value_start, value_end, inner
+    if len(elements) < 2:
+        return None
+    outer = [(element[0], element[3]) for element in elements]
+    separator = text[outer[0][1] : outer[1][0]]
+    frame = (text[: outer[0][0]], text[outer[-1][1] :])
+    # A large element (a record of many fields) is cut into its members, each anchored to
+    # its first (the record's name or id, as a reader would keep it).
+    spans: list[tuple[int, int]] = []
+    anchors: list[int] = []
+    groups: list[int] = []
+    frames: list[tuple[str, str, str, bool] | None] = []
+    for number, (element_start, _, value_start, value_end) in enumerate(elements):
+        inner = None
+        if value_end - value_start > _SPLIT_ELEMENT and text[value_start] in "[{":
+            inner = _elements(text, value_start, value_end, decoder)
+        if not inner or len(inner) < 2:
+            spans.append((element_start, value_end))
+            anchors.append(-1)
+            groups.append(number)
+            frames.append(None)
+            continue
+        parts = [(part[0], part[3]) for part in inner]
+        frames.append(
+            (
+                text[element_start : parts[0][0]],
+                text[parts[-1][1] : value_end],
+                text[parts[0][1] : parts[1][0]],
+                text[value_start] == "{",
+            )
+        )
+        first = len(spans)
+        for part in parts:
+            spans.append(part)
+            anchors.append(-1 if len(spans) - 1 == first else first)
+            groups.append(number)
+    lines = _line_numbers(text, [start for start, _ in spans])
+    return Segments(
+        "json",
+        text,
+        tuple(spans),
+        lines,
+        tuple(anchors),
+        frame=frame,
+        object_members=text[start] == "{",
+        separator=separator,
+        groups=tuple(groups),
+        group_frames=tuple(frames),
+    )
+
+
+def _line_numbers(text: str, starts: list[int]) -> tuple[int, ...]:
+    """The 1-based line of each of the ascending positions ``starts`` (one pass)."""
+    numbers: list[int] = []
+    line = 1
+    previous = 0
+    for start in starts:
+        line += text.count("\n", previous, start)
+        previous = start
+        numbers.append(line)
+    return tuple(numbers)
+
+
+def _elements(
+    text: str, start: int, stop: int, decoder: json.JSONDecoder
+) -> list[tuple[int, int, int, int]] | None:
+    """The elements of the array or object spanning ``text[start:stop]``: for each, the
+    start of the element (its key, for a member), the end of its key, and its value's
+    span. ``None`` when the span is not an array or an object."""
+    opening = text[start]
+    if opening not in "[{":
+        return None
+    elements: list[tuple[int, int, int, int]] = []
+    position = _skip(text, start + 1)
+    if text[position] in "]}":
+        return elements
+    while True:
+        element_start = position
+        key_end = position
+        if opening == "{":
+            _, key_end = decoder.raw_decode(text, position)
+            position = _skip(text, key_end)
+            position = _skip(text, position + 1)  # the colon
+        value_start = position
+        _, value_end = decoder.raw_decode(text, value_start)
+        elements.append((element_start, key_end, value_start, value_end))
+        position = _skip(text, value_end)
+        if text[position] != ",":
+            return elements
+        position = _skip(text, position + 1)
+
+
+def _skip(text: str, position: int) -> int:
+    """The first position at or after ``position`` that is not JSON white space."""
+    length = len(text)
+    while position < length and text[position] in " \t\n\r":
+        position += 1
+    return position

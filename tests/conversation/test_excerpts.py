@@ -1,0 +1,258 @@
+"""Excerpts: texts cut where a reader would, the valuable segments kept, every gap marked."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pycupel.adapters import openai
+from pycupel.conversation import variant_name
+from pycupel.conversation.excerpts.excerpt import render
+from pycupel.conversation.excerpts.plan import ExcerptPlan, UnitOffer, allocate
+from pycupel.conversation.excerpts.relevance import segment_values
+from pycupel.conversation.excerpts.segments import segment
+from pycupel.conversation.versions import Shrink
+
+MARKER = re.compile(r"\[\.\.\. ([\d,]+) (?:lines?|items?|members?) \(([\d,]+) tokens\) elided")
+
+LISTING = json.dumps(
+    {
+        "services": [
+            {
+                "name": f"svc-{n}",
+                "owner": f"team-{n % 7}",
+                "version": f"{n}.{n % 5}.0",
+                "port": 9000 + n,
+                "notes": "steady and boring " * 12,  # records long enough to be cut
+            }
+            for n in range(40)
+        ],
+        "total": 40,
+    },
+    indent=2,
+)
+
+
+def tool_history(output: str, question: str, calls: int = 1) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "You are an ops agent."}]
+    for n in range(calls):
+        call = {"id": f"c{n}", "type": "function", "function": {"name": "fetch", "arguments": "{}"}}
+        messages.append({"role": "user", "content": f"step {n}: look it up"})
+        messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        body = output if n == 0 else f"nothing of note in run {n}\n" * 30
+        messages.append({"role": "tool", "tool_call_id": f"c{n}", "content": body})
+    messages.append({"role": "user", "content": question})
+    return messages
+
+
+# --------------------------------------------------------------------------- segments
+
+
+def test_a_json_document_is_cut_into_its_records_and_their_members() -> None:
+    segments = segment(LISTING)
+    assert segments.shape == "json"
+    texts = segments.texts()
+    # Every record is cut into its members, each anchored to the record's first (its name).
+    name = texts.index('"name": "svc-7"')
+    version = texts.index('"version": "7.2.0"')
+    assert segments.anchors[version] == name
+    assert segments.groups[version] == segments.groups[name]
+
+
+@pytest.mark.parametrize(
+    ("text", "shape"),
+    [
+        ("\n".join(f"2026-11-21T10:{n:02d}:00Z INFO worker {n} ok" for n in range(60)), "log"),
+        (
+            "\n".join(["| name | port |", "|---|---|"] + [f"| s{n} | {n} |" for n in range(30)]),
+            "table",
+        ),
+        (
+            "def main():\n    x = 1\n    return x\n\nclass A:\n    def f(self):\n        pass\n",
+            "code",
+        ),
+        ("server:\n  port: 80\n  hosts:\n    - a\n    - b\nlimits:\n  rps: 5\n", "config"),
+        ("# Title\n\nA paragraph of several plain words that goes on and on here.\n", "prose"),
+    ],
+)
+def test_line_shapes(text: str, shape: str) -> None:
+    segments = segment(text)
+    assert segments.shape == shape
+    # The segments cover the text, in order, byte for byte.
+    assert "".join(segments.texts()) == text
+
+
+def test_a_config_line_is_anchored_to_its_parents() -> None:
+    text = "db:\n  primary:\n    port: 5432\n  replica:\n    port: 6543\n"
+    segments = segment(text)
+    texts = segments.texts()
+    replica_port = texts.index("    port: 6543\n")
+    assert texts[segments.anchors[replica_port]] == "  replica:\n"
+
+
+def test_a_very_long_line_is_cut_into_sentences() -> None:
+    text = " ".join(f"Sentence number {n} says something rather plain." for n in range(80))
+    segments = segment(text)
+    assert len(segments) > 10
+    assert "".join(segments.texts()) == text
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def test_a_json_excerpt_stays_valid_json_and_marks_its_gaps() -> None:
+    segments = segment(LISTING)
+    texts = segments.texts()
+    keep = {texts.index('"version": "7.2.0"')}
+    excerpt = render(segments, keep, [5] * len(segments))
+    document = json.loads(excerpt.text)  # valid JSON
+    record = next(item for item in document["services"] if isinstance(item, dict))
+    assert record["name"] == "svc-7"  # the anchor came with the kept member
+    assert record["version"] == "7.2.0"
+    assert any(isinstance(item, str) and "items" in item for item in document["services"])
+    assert excerpt.elided
+    assert all(gap.tokens > 0 for gap in excerpt.elided)
+
+
+def test_gaps_name_their_lines_tokens_and_ref() -> None:
+    text = "".join(f"line {n}\n" for n in range(100))
+    segments = segment(text)
+    refs: dict[str, str] = {}
+
+    def remember(elided: str) -> str:
+        ref = f"{len(refs):016x}"
+        refs[ref] = elided
+        return ref
+
+    excerpt = render(segments, {50}, [2] * len(segments), remember)
+    assert "line 50\n" in excerpt.text
+    markers = MARKER.findall(excerpt.text)
+    assert [int(lines) for lines, _ in markers] == [50, 49]
+    assert [int(tokens.replace(",", "")) for _, tokens in markers] == [100, 98]
+    # Each gap's text is remembered under the ref its marker names.
+    for gap in excerpt.elided:
+        assert gap.ref is not None
+        assert f"ref {gap.ref}" in excerpt.text
+    assert refs[excerpt.elided[0].ref] == "".join(f"line {n}\n" for n in range(50))
+
+
+# --------------------------------------------------------------------------- values
+
+
+def test_the_line_the_question_asks_about_is_worth_most() -> None:
+    log = [f"2026-11-21 10:{n % 60:02d} INFO request {n} served in {n % 9} ms" for n in range(300)]
+    log.insert(157, "2026-11-21 10:37 INFO connected to billing replica at db-7.internal:6543")
+    segments = segment("\n".join(log))
+    values = segment_values([segments], "which port does the billing replica listen on?")[0]
+    best = max(range(len(values)), key=values.__getitem__)
+    assert "db-7.internal:6543" in segments.texts()[best]
+
+
+def test_errors_and_the_first_lines_stand_out_without_a_query_match() -> None:
+    log = [f"10:{n:02d} INFO worker heartbeat {n}" for n in range(60)]
+    log[30] = "10:30 ERROR worker crashed: segfault in codec"
+    segments = segment("\n".join(log))
+    values = segment_values([segments], "anything new?")[0]
+    assert values[30] > values[20]
+    assert values[0] > values[20]  # orientation
+
+
+# --------------------------------------------------------------------------- allocation
+
+
+def plan_of(text: str, query: str, position: int = 0) -> ExcerptPlan:
+    segments = segment(text)
+    values = segment_values([segments], query)[0]
+    return ExcerptPlan(
+        position, [segments], [[10] * len(segments)], [values], fixed=20, markers=[5]
+    )
+
+
+def test_allocate_stays_within_the_room_and_takes_the_best_first() -> None:
+    text = "\n".join(f"row {n}: nothing here" for n in range(200)) + "\nrow 200: the secret is 42"
+    plan = plan_of(text, "what is the secret?")
+    left, whole = allocate([plan], room=200, current={}, density=0.25)
+    assert whole == []
+    assert 0 <= left <= 200
+    chosen = plan.chosen[0]
+    assert len(segment(text)) - 1 in chosen  # the secret
+    # What was charged never exceeds the room.
+    assert plan.spent <= 200
+
+
+def test_allocate_takes_a_unit_whole_when_the_room_is_plenty() -> None:
+    plan = plan_of("\n".join(f"line {n}" for n in range(20)), "line", position=3)
+    left, _ = allocate(
+        [plan], room=10_000, current={}, density=0.25, units=[UnitOffer(3, 1.0, 300)]
+    )
+    assert plan.complete()
+    assert 10_000 - left <= 300  # never charged more than the whole unit costs
+
+
+# --------------------------------------------------------------------------- in a fit
+
+
+def text_of(messages: list[dict[str, Any]]) -> str:
+    return "\n".join(str(message.get("content")) for message in messages)
+
+
+def test_a_huge_result_keeps_the_line_asked_about_and_fills_the_room() -> None:
+    lines = [f"2026-11-21T10:00:{n % 60:02d}Z INFO step {n} ok, {n * 7} rows" for n in range(4000)]
+    lines[2711] = "2026-11-21T10:45:11Z WARN cache shard 7 evicted 1,204 keys (ttl 30s)"
+    history = tool_history("\n".join(lines), "How many keys did cache shard 7 evict?", calls=3)
+    budget = 4_000
+    fitted, report = openai.fit_messages(history, budget=budget)
+    assert "evicted 1,204 keys" in text_of(fitted)
+    assert openai.count_tokens(fitted) <= budget
+    assert openai.count_tokens(fitted) >= 0.9 * budget  # sized to the room, not to a constant
+    openai.from_messages(fitted)  # valid: every call answered
+    excerpts = [e.item for e in report.included if variant_name(e.item) == "excerpt"]
+    assert excerpts
+    described = excerpts[0].metadata["excerpt"]
+    assert described["kept"]
+    assert described["elided"]
+
+
+def test_a_json_result_excerpt_is_valid_json_in_the_window() -> None:
+    history = tool_history(LISTING, "Which version does svc-23 run?", calls=2)
+    fitted, _ = openai.fit_messages(history, budget=600)
+    result = next(m for m in fitted if m.get("tool_call_id") == "c0")
+    document = json.loads(result["content"])
+    assert any(
+        isinstance(item, dict) and item.get("version") == "23.3.0" for item in document["services"]
+    )
+
+
+def test_excerpts_can_be_switched_off() -> None:
+    history = tool_history(LISTING, "Which version does svc-23 run?", calls=2)
+    _, report = openai.fit_messages(history, budget=600, shrink=Shrink(excerpts=False))
+    assert "excerpt" not in {variant_name(e.item) for e in report.included}
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    sizes=st.lists(st.integers(min_value=1, max_value=600), min_size=1, max_size=6),
+    share=st.floats(min_value=0.02, max_value=0.9),
+    seed=st.integers(min_value=0, max_value=1_000),
+)
+def test_every_window_is_valid_and_within_budget(sizes: list[int], share: float, seed: int) -> None:
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "Be brief."}]
+    for n, size in enumerate(sizes):
+        call = {"id": f"c{n}", "type": "function", "function": {"name": "run", "arguments": "{}"}}
+        body = "\n".join(f"{seed} line {k} value {k * seed % 97}" for k in range(size))
+        messages += [
+            {"role": "user", "content": f"go {n}"},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": f"c{n}", "content": body},
+        ]
+    messages.append({"role": "user", "content": f"what is value {seed % 97}?"})
+    pinned = openai.count_tokens([messages[0], messages[-1]])
+    budget = max(int(openai.count_tokens(messages) * share), pinned + 1)
+    fitted, _ = openai.fit_messages(messages, budget=budget)
+    assert openai.count_tokens(fitted) <= budget
+    openai.from_messages(fitted)
