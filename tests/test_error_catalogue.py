@@ -89,6 +89,10 @@ DELIBERATE: dict[str, tuple[tuple[str, ...], str]] = {
         ("itemio.py", "policy/files.py"),
         "private ValueError subclass caught in the same module (InputFormatError)",
     ),
+    "ToolException": (
+        ("adapters/langchain.py",),
+        "LangChain's tool-error mechanism: the recall tool's refusal becomes an error ToolMessage",
+    ),
     "BadParameter": (("cli/",), "click's usage-error mechanism"),
     "UsageError": (("cli/",), "click's usage-error mechanism"),
     "ClickException": (("cli/",), "click's error-exit mechanism"),

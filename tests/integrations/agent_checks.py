@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 
 def shortened(message: Any) -> bool:
-    """The message is a tool result kept as a placeholder or a head + tail truncation."""
+    """The message is a tool result kept as a placeholder, an excerpt or a truncation."""
     text = str(message.content)
-    return text.startswith("[result cleared:") or "tokens elided ...]" in text
+    return text.startswith("[result cleared:") or re.search(r"tokens\)? elided", text) is not None
 
 
 def assert_valid_langchain_input(messages: Sequence[Any]) -> None:

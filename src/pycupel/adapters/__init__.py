@@ -9,7 +9,10 @@ One module per format, each with the same four functions:
   the original order, as your original message objects;
 * ``count_tokens(messages, ...)`` counts a request the way the adapter budgets it;
 * ``fit_messages(messages, *, budget, ...)`` does it all in one call and returns the fitted
-  messages with the :class:`~pycupel.diagnostics.SelectionReport`.
+  messages with the :class:`~pycupel.diagnostics.SelectionReport`;
+* ``recall_tool(recall)`` and ``answer_recall(recall, message)`` offer the model the recall
+  tool, in the format's tool shape, and answer its calls with the text an excerpt elided
+  (a fit given ``recall=``).
 
 Modules: :mod:`pycupel.adapters.openai` (Chat Completions), :mod:`pycupel.adapters.responses`
 (OpenAI Responses API input items, with ``instructions``), :mod:`pycupel.adapters.anthropic`
@@ -31,9 +34,12 @@ from pycupel.conversation import (
     SYNTHETIC_EPOCH,
     UNANSWERED_FILTER,
     FitResult,
+    MemoryRecallStore,
     MessageOverhead,
     MessageUnit,
     MessageUnits,
+    Recall,
+    RecallStore,
     Shrink,
     Structure,
     StructuredSelection,
@@ -50,9 +56,12 @@ __all__ = [
     "SYNTHETIC_EPOCH",
     "UNANSWERED_FILTER",
     "FitResult",
+    "MemoryRecallStore",
     "MessageOverhead",
     "MessageUnit",
     "MessageUnits",
+    "Recall",
+    "RecallStore",
     "Shrink",
     "Structure",
     "StructuredSelection",

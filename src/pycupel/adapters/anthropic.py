@@ -50,6 +50,7 @@ from typing import Any, Literal, NamedTuple, Unpack, cast
 
 from pycupel._checks import check_bool
 from pycupel.conversation import api
+from pycupel.conversation import recall_tool as recalling
 from pycupel.conversation.api import START_WITH_USER_FILTER
 from pycupel.conversation.codec import Codec, Kept
 from pycupel.conversation.media import ImageProvider, base64_prefix, image_tokens
@@ -71,7 +72,8 @@ from pycupel.conversation.parsed import (
     ParseState,
     Turn,
 )
-from pycupel.conversation.tools import ANTHROPIC_TOOLS
+from pycupel.conversation.recall import Recall
+from pycupel.conversation.tools import ANTHROPIC_TOOLS, ToolSpec
 from pycupel.conversation.units import MessageUnits
 from pycupel.conversation.validate import MAX_PARTS_PER_MESSAGE, Shapes, as_json_text
 from pycupel.conversation.versions import Replace
@@ -95,9 +97,11 @@ __all__ = [
     "FitOptions",
     "Session",
     "afit_messages",
+    "answer_recall",
     "count_tokens",
     "fit_messages",
     "from_messages",
+    "recall_tool",
     "to_messages",
 ]
 
@@ -170,7 +174,9 @@ class AnthropicCodec(Codec[AnthropicMessage]):
                 arguments = SHAPES.mapping(f"{at}.input", block.get("input"))
                 tool_names[call_id] = name
                 text = f"{name}({as_json_text(dict(arguments))})"
-                turn.call(CallRef(call_id, f"{at}.id", name), text, overhead.per_tool_call)
+                turn.call(
+                    CallRef(call_id, f"{at}.id", name, arguments), text, overhead.per_tool_call
+                )
             elif kind == "tool_result":
                 if role != "user":
                     SHAPES.fail(f"{at}.type", "tool_result blocks belong in user messages", kind)
@@ -242,6 +248,19 @@ class AnthropicCodec(Codec[AnthropicMessage]):
 
     def summary_message(self, text: str) -> AnthropicMessage:
         return {"role": "user", "content": text}
+
+    def tool_definition(self, tool: ToolSpec) -> dict[str, Any]:
+        return {"name": tool.name, "description": tool.description, "input_schema": tool.parameters}
+
+    def tool_answer(self, call: CallRef, text: str, *, error: bool) -> dict[str, Any]:
+        block: dict[str, Any] = {
+            "type": "tool_result",
+            "tool_use_id": call.call_id,
+            "content": text,
+        }
+        if error:
+            block["is_error"] = True
+        return block
 
     def merge(self, kept: Kept[AnthropicMessage]) -> list[AnthropicMessage]:
         # Tool results stay first (only the first message of a user run can hold them); an
@@ -330,6 +349,28 @@ def count_tokens(
 ) -> int:
     """Tokens of a request's system prompt and messages, counted as :func:`fit_messages` does."""
     return api.count(CODEC, messages, system, counter=counter, tools=tools, overhead=overhead)
+
+
+def recall_tool(recall: Recall) -> dict[str, Any]:
+    """The recall tool's definition, for a request's ``tools``: the model calls it with a
+    ref from an excerpt's marker of a fit given ``recall=recall`` (see
+    :mod:`pycupel.conversation.recall_tool`)."""
+    return cast(dict[str, Any], recalling.recall_tool(CODEC, recall))
+
+
+def answer_recall(
+    recall: Recall, message: AnthropicMessage | Sequence[AnthropicMessage]
+) -> list[dict[str, Any]]:
+    """The ``tool_result`` blocks answering the recall calls of an assistant message (or of
+    a list of messages), for the content of the next user message (beside the results of
+    any other tool it called): the elided text, or an error block (``is_error``) the model reads
+    (a ref this conversation does not hold). Calls of other tools are yours to answer.
+
+    Raises:
+        MessageFormatError: a message is malformed.
+        PipelineConfigError: ``recall`` is not a :class:`~pycupel.conversation.Recall`.
+    """
+    return cast(list[dict[str, Any]], recalling.answer_recall(CODEC, recall, message))
 
 
 class AnthropicFitResult(NamedTuple):

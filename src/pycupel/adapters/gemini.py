@@ -52,6 +52,7 @@ from typing import Any, NamedTuple, Unpack, cast
 
 from pycupel._checks import check_bool
 from pycupel.conversation import api
+from pycupel.conversation import recall_tool as recalling
 from pycupel.conversation.api import START_WITH_USER_FILTER
 from pycupel.conversation.codec import Codec, Kept
 from pycupel.conversation.media import base64_prefix, image_tokens
@@ -66,7 +67,8 @@ from pycupel.conversation.options import (
 )
 from pycupel.conversation.overhead import MessageOverhead
 from pycupel.conversation.parsed import AnswerRef, CallRef, ParsedMessage, ParseState, Turn
-from pycupel.conversation.tools import GEMINI_TOOLS
+from pycupel.conversation.recall import Recall
+from pycupel.conversation.tools import GEMINI_TOOLS, ToolSpec
 from pycupel.conversation.units import MessageUnits
 from pycupel.conversation.validate import MAX_PARTS_PER_MESSAGE, Shapes, as_json_text
 from pycupel.conversation.versions import Replace
@@ -89,9 +91,11 @@ __all__ = [
     "GeminiHistory",
     "Session",
     "afit_messages",
+    "answer_recall",
     "count_tokens",
     "fit_messages",
     "from_messages",
+    "recall_tool",
     "to_messages",
 ]
 
@@ -181,7 +185,8 @@ class GeminiCodec(Codec[GeminiContent]):
                 if arguments is not None:
                     SHAPES.mapping(f"{at}.{call_key}.args", arguments)
                 text = f"{name}({as_json_text(arguments or {})})"
-                turn.call(CallRef(call_id, f"{at}.{call_key}", name), text, overhead.per_tool_call)
+                call_ref = CallRef(call_id, f"{at}.{call_key}", name, arguments or {})
+                turn.call(call_ref, text, overhead.per_tool_call)
             elif response is not None:
                 if role != "user":
                     SHAPES.fail(f"{at}.{response_key}", "function responses belong in user turns")
@@ -243,6 +248,21 @@ class GeminiCodec(Codec[GeminiContent]):
     def summary_message(self, text: str) -> GeminiContent:
         return {"role": "user", "parts": [{"text": text}]}
 
+    def tool_definition(self, tool: ToolSpec) -> dict[str, Any]:
+        declaration = {"name": tool.name, "description": tool.description}
+        return {"functionDeclarations": [{**declaration, "parameters": tool.parameters}]}
+
+    def tool_answer(self, call: CallRef, text: str, *, error: bool) -> dict[str, Any]:
+        # The answer names the call as the call named itself (camelCase or snake_case keys).
+        snake = ".function_call" in call.location
+        body: dict[str, Any] = {
+            "name": call.name,
+            "response": {"error" if error else "output": text},
+        }
+        if not call.call_id.startswith("<"):  # a call without an id is answered by its name
+            body["id"] = call.call_id
+        return {"function_response" if snake else "functionResponse": body}
+
     def merge(self, kept: Kept[GeminiContent]) -> list[GeminiContent]:
         return merge_runs(kept, source=SOURCE, list_name="contents", body="parts", blocks=list)
 
@@ -298,6 +318,29 @@ def count_tokens(
     return api.count(
         CODEC, messages, system_instruction, counter=counter, tools=tools, overhead=overhead
     )
+
+
+def recall_tool(recall: Recall) -> dict[str, Any]:
+    """The recall tool, a ``Tool`` holding its function declaration, for a request's
+    ``tools``: the model calls it with a
+    ref from an excerpt's marker of a fit given ``recall=recall`` (see
+    :mod:`pycupel.conversation.recall_tool`)."""
+    return cast(dict[str, Any], recalling.recall_tool(CODEC, recall))
+
+
+def answer_recall(
+    recall: Recall, message: GeminiContent | Sequence[GeminiContent]
+) -> list[dict[str, Any]]:
+    """The ``functionResponse`` parts answering the recall calls of a model turn (or of a
+    list of contents), for the parts of the next user turn (beside the responses of any
+    other function it called): the elided text, or an error the model reads
+    (a ref this conversation does not hold). Calls of other tools are yours to answer.
+
+    Raises:
+        MessageFormatError: a message is malformed.
+        PipelineConfigError: ``recall`` is not a :class:`~pycupel.conversation.Recall`.
+    """
+    return cast(list[dict[str, Any]], recalling.answer_recall(CODEC, recall, message))
 
 
 class GeminiFitResult(NamedTuple):

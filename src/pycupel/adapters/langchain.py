@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Unpack, cast
 from pycupel.adapters import anthropic, openai
 from pycupel.adapters.openai import DEFAULT_OVERHEAD
 from pycupel.conversation import api
+from pycupel.conversation import recall_tool as recalling
 from pycupel.conversation.codec import Codec, snapshot_json
 from pycupel.conversation.fit import FitResult
 from pycupel.conversation.media import ImageProvider, base64_prefix, data_url_bytes, image_tokens
@@ -47,7 +48,8 @@ from pycupel.conversation.options import FitOptions as _FitOptions
 from pycupel.conversation.options import UnitOptions as _UnitOptions
 from pycupel.conversation.overhead import MessageOverhead
 from pycupel.conversation.parsed import AnswerRef, CallRef, Category, ParsedMessage, ParseState
-from pycupel.conversation.tools import OPENAI_TOOLS
+from pycupel.conversation.recall import Recall
+from pycupel.conversation.tools import OPENAI_TOOLS, ToolSpec
 from pycupel.conversation.units import MessageUnits
 from pycupel.conversation.validate import (
     MAX_PARTS_PER_MESSAGE,
@@ -64,6 +66,7 @@ from pycupel.tokens.asynchronous import AsyncTokenCounter
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
+    from langchain_core.tools import BaseTool
 
 __all__ = [
     "DEFAULT_OVERHEAD",
@@ -73,9 +76,11 @@ __all__ = [
     "Session",
     "UnitOptions",
     "afit_messages",
+    "answer_recall",
     "count_tokens",
     "fit_messages",
     "from_messages",
+    "recall_tool",
     "to_messages",
 ]
 
@@ -287,6 +292,33 @@ class LangChainCodec(Codec["BaseMessage"]):
     def is_system(self, message: BaseMessage) -> bool:
         return isinstance(message, _langchain().SystemMessage)
 
+    def tool_definition(self, tool: ToolSpec) -> BaseTool:
+        # A tool LangChain runs itself (an agent's tool node calls it); a failed call comes
+        # back to the model as an error ToolMessage.
+        tools = _langchain_tools()
+
+        def run(**arguments: Any) -> str:
+            text, error = tool.run(arguments)
+            if error:
+                raise tools.ToolException(text)
+            return str(text)
+
+        made: BaseTool = tools.StructuredTool.from_function(
+            func=run,
+            name=tool.name,
+            description=tool.description,
+            args_schema=dict(tool.parameters),
+            handle_tool_error=True,
+        )
+        return made
+
+    def tool_answer(self, call: CallRef, text: str, *, error: bool) -> BaseMessage:
+        status = "error" if error else "success"
+        answer: BaseMessage = _langchain().ToolMessage(
+            content=text, tool_call_id=call.call_id, name=call.name, status=status
+        )
+        return answer
+
 
 def _codec(options: Mapping[str, object]) -> LangChainCodec:
     """The codec for the options' ``image_pricing`` (popped: the engine does not take it)."""
@@ -325,6 +357,27 @@ def count_tokens(
     """Tokens of a request's messages (and tools), counted as :func:`fit_messages` does."""
     codec = LangChainCodec(image_pricing)
     return api.count(codec, messages, None, counter=counter, tools=tools, overhead=overhead)
+
+
+def recall_tool(recall: Recall) -> BaseTool:
+    """The recall tool as a LangChain tool that answers itself: give it to the agent (or
+    ``bind_tools``) beside the others; the model calls it with a ref from an excerpt's marker
+    of a fit given ``recall=recall`` (see :mod:`pycupel.conversation.recall_tool`). A ref
+    this conversation does not hold comes back as an error ``ToolMessage``."""
+    return cast("BaseTool", recalling.recall_tool(LangChainCodec(), recall))
+
+
+def answer_recall(
+    recall: Recall, message: BaseMessage | Sequence[BaseMessage]
+) -> list[BaseMessage]:
+    """The ``ToolMessage`` objects answering the recall calls of an ``AIMessage`` (or of a
+    list of messages), for a loop that runs tools itself. Calls of other tools are yours.
+
+    Raises:
+        MessageFormatError: a message is malformed.
+        PipelineConfigError: ``recall`` is not a :class:`~pycupel.conversation.Recall`.
+    """
+    return cast("list[BaseMessage]", recalling.answer_recall(LangChainCodec(), recall, message))
 
 
 @documented(FitOptions, docs=_DOCS, raises=FIT_RAISES, first=["image_pricing"])
@@ -390,6 +443,14 @@ def _langchain() -> ModuleType:
     return messages_module
 
 
+def _langchain_tools() -> ModuleType:
+    try:
+        import langchain_core.tools as tools_module  # noqa: PLC0415  (optional extra)
+    except ImportError as exc:
+        raise AdapterUnavailableError("LangChain", "langchain-core", "langchain") from exc
+    return tools_module
+
+
 def _image_provider(value: object) -> ImageProvider:
     if value in _IMAGE_PROVIDERS:
         return cast("ImageProvider", value)
@@ -436,7 +497,7 @@ def _tool_calls(message: Any, where: str, tool_names: dict[str, str]) -> list[tu
                 name = SHAPES.optional_text(f"{at}.name", call.get("name")) or "?"
                 arguments = SHAPES.optional_text(f"{at}.args", call.get("args")) or ""
             tool_names[call_id] = name
-            calls.append((CallRef(call_id, f"{at}.id", name), arguments))
+            calls.append((CallRef(call_id, f"{at}.id", name, call.get("args")), arguments))
     return calls
 
 

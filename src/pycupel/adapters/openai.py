@@ -26,9 +26,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, Unpack
+from typing import Any, Unpack, cast
 
 from pycupel.conversation import api
+from pycupel.conversation import recall_tool as recalling
 from pycupel.conversation.codec import Codec
 from pycupel.conversation.fit import FitResult
 from pycupel.conversation.media import ImageProvider, data_url_bytes, image_tokens
@@ -42,7 +43,8 @@ from pycupel.conversation.options import (
 )
 from pycupel.conversation.overhead import MessageOverhead
 from pycupel.conversation.parsed import AnswerRef, CallRef, Category, ParsedMessage, ParseState
-from pycupel.conversation.tools import OPENAI_TOOLS
+from pycupel.conversation.recall import Recall
+from pycupel.conversation.tools import OPENAI_TOOLS, ToolSpec
 from pycupel.conversation.units import MessageUnits
 from pycupel.conversation.validate import (
     MAX_PARTS_PER_MESSAGE,
@@ -64,9 +66,11 @@ __all__ = [
     "OpenAICodec",
     "Session",
     "afit_messages",
+    "answer_recall",
     "count_tokens",
     "fit_messages",
     "from_messages",
+    "recall_tool",
     "to_messages",
 ]
 
@@ -209,6 +213,13 @@ class OpenAICodec(Codec[OpenAIMessage]):
     def summary_message(self, text: str) -> OpenAIMessage:
         return {"role": "user", "content": text}
 
+    def tool_definition(self, tool: ToolSpec) -> dict[str, Any]:
+        function = {"name": tool.name, "description": tool.description}
+        return {"type": "function", "function": {**function, "parameters": tool.parameters}}
+
+    def tool_answer(self, call: CallRef, text: str, *, error: bool) -> OpenAIMessage:
+        return {"role": "tool", "tool_call_id": call.call_id, "content": text}
+
     def is_system(self, message: OpenAIMessage) -> bool:
         return message.get("role") in ("system", "developer")
 
@@ -258,6 +269,27 @@ def count_tokens(
     output of :func:`fit_messages` with the same counter and overhead.
     """
     return api.count(CODEC, messages, None, counter=counter, tools=tools, overhead=overhead)
+
+
+def recall_tool(recall: Recall) -> dict[str, Any]:
+    """The recall tool's definition, for a request's ``tools``: the model calls it with a
+    ref from an excerpt's marker of a fit given ``recall=recall`` (see
+    :mod:`pycupel.conversation.recall_tool`)."""
+    return cast(dict[str, Any], recalling.recall_tool(CODEC, recall))
+
+
+def answer_recall(
+    recall: Recall, message: OpenAIMessage | Sequence[OpenAIMessage]
+) -> list[OpenAIMessage]:
+    """The ``tool`` messages answering the recall calls of an assistant message (or of a
+    list of messages), to append after it: the elided text, or an error the model reads
+    (a ref this conversation does not hold). Calls of other tools are yours to answer.
+
+    Raises:
+        MessageFormatError: a message is malformed.
+        PipelineConfigError: ``recall`` is not a :class:`~pycupel.conversation.Recall`.
+    """
+    return cast(list[OpenAIMessage], recalling.answer_recall(CODEC, recall, message))
 
 
 @documented(FitOptions, docs=_DOCS, raises=FIT_RAISES)
@@ -384,7 +416,7 @@ def _tool_calls(
                 SHAPES.fail(f"{at}.type", "must be 'function' or 'custom'", kind)
             name = SHAPES.text(name_at, body.get("name"), non_empty=True)
             tool_names[call_id] = name
-            calls.append((CallRef(call_id, f"{at}.id", name), arguments))
+            calls.append((CallRef(call_id, f"{at}.id", name, arguments), arguments))
     legacy = message.get("function_call")
     if legacy is not None:
         at = f"{where}.function_call"
@@ -394,7 +426,7 @@ def _tool_calls(
         # Legacy calls have no id: the next 'function' message answers the latest open one.
         call_id = f"<function_call at {where}>"
         legacy_pending.append(call_id)
-        calls.append((CallRef(call_id, at, name), arguments))
+        calls.append((CallRef(call_id, at, name, arguments), arguments))
     return calls
 
 

@@ -41,9 +41,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, NamedTuple, Unpack
+from typing import Any, NamedTuple, Unpack, cast
 
 from pycupel.conversation import api
+from pycupel.conversation import recall_tool as recalling
 from pycupel.conversation.codec import Codec
 from pycupel.conversation.media import data_url_bytes, image_tokens
 from pycupel.conversation.media_length import audio_tokens, document_tokens
@@ -51,7 +52,8 @@ from pycupel.conversation.options import FIT_RAISES, UNITS_RAISES, UnitOptions, 
 from pycupel.conversation.options import FitOptions as _FitOptions
 from pycupel.conversation.overhead import MessageOverhead
 from pycupel.conversation.parsed import AnswerRef, CallRef, Category, ParsedMessage, ParseState
-from pycupel.conversation.tools import OPENAI_TOOLS
+from pycupel.conversation.recall import Recall
+from pycupel.conversation.tools import OPENAI_TOOLS, ToolSpec
 from pycupel.conversation.units import MessageUnits
 from pycupel.conversation.validate import MAX_MESSAGES, MAX_PARTS_PER_MESSAGE, Shapes, as_json_text
 from pycupel.conversation.versions import Replace
@@ -71,9 +73,11 @@ __all__ = [
     "ResponsesHistory",
     "Session",
     "afit_messages",
+    "answer_recall",
     "count_tokens",
     "fit_messages",
     "from_messages",
+    "recall_tool",
     "to_messages",
 ]
 
@@ -168,7 +172,8 @@ class ResponsesCodec(Codec[ResponseItem]):
             name = _call_name(kind, item, where)
             tool_names[call_id] = name
             text = _call_text(kind, name, item, where)
-            call = CallRef(call_id, f"{where}.{shape.id_key}", name)
+            arguments = item.get("arguments", item.get("input"))
+            call = CallRef(call_id, f"{where}.{shape.id_key}", name, arguments)
             fixed = overhead.per_message + overhead.per_tool_call
             return ParsedMessage.tool_calls(index, kind, text, fixed, [call])
         if kind in _ANSWERS:
@@ -238,6 +243,17 @@ class ResponsesCodec(Codec[ResponseItem]):
     def summary_message(self, text: str) -> ResponseItem:
         return {"role": "user", "content": text}
 
+    def tool_definition(self, tool: ToolSpec) -> dict[str, Any]:
+        return {
+            "type": "function",
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": tool.parameters,
+        }
+
+    def tool_answer(self, call: CallRef, text: str, *, error: bool) -> ResponseItem:
+        return {"type": "function_call_output", "call_id": call.call_id, "output": text}
+
     def is_system(self, message: ResponseItem) -> bool:
         return message.get("role") in ("system", "developer")
 
@@ -281,6 +297,28 @@ def count_tokens(
 ) -> int:
     """Tokens of a request's instructions and input, counted as :func:`fit_messages` does."""
     return api.count(CODEC, messages, instructions, counter=counter, tools=tools, overhead=overhead)
+
+
+def recall_tool(recall: Recall) -> dict[str, Any]:
+    """The recall tool's definition, for a request's ``tools``: the model calls it with a
+    ref from an excerpt's marker of a fit given ``recall=recall`` (see
+    :mod:`pycupel.conversation.recall_tool`)."""
+    return cast(dict[str, Any], recalling.recall_tool(CODEC, recall))
+
+
+def answer_recall(
+    recall: Recall, message: ResponseItem | Sequence[ResponseItem]
+) -> list[ResponseItem]:
+    """The ``function_call_output`` items answering the recall calls among a response's
+    output items (one item or a list), to add to the next input: the elided text, or an
+    error the model reads (a ref this conversation does not hold). Calls of other tools are
+    yours to answer.
+
+    Raises:
+        MessageFormatError: a message is malformed.
+        PipelineConfigError: ``recall`` is not a :class:`~pycupel.conversation.Recall`.
+    """
+    return cast(list[ResponseItem], recalling.answer_recall(CODEC, recall, message))
 
 
 class ResponsesFitResult(NamedTuple):

@@ -36,13 +36,17 @@ Decisions shared by every format:
   session's dated header when they fit. :func:`~pycupel.conversation.select_structured` is that
   selection on its own, for callers that build units themselves. A ``policy=`` runs the ordinary
   pipeline instead (add ``structure=`` to combine its scorer with the structure).
-* **Shrink, don't only drop.** When the history does not fit, the default selection keeps an
-  older tool result as a placeholder (``[result cleared: 5,400 tokens]``) after its call, which
-  stays whole, rather than dropping the pair, and a long result or message may be kept as its
-  head and tail around ``[... N tokens elided ...]``. The result's id (``tool_call_id``,
+* **Shrink, don't only drop.** When the history does not fit, the default selection keeps a
+  long tool result or message as an excerpt sized to the room: the segments the question needs
+  (log lines, JSON elements, code, table rows...), every gap marked ``[... 1,240 lines (9,876
+  tokens) elided ...]`` (:mod:`~pycupel.conversation.excerpts`); or an older result as a
+  placeholder (``[result cleared: 5,400 tokens]``) after its call, which stays whole, rather
+  than dropping the pair. With ``recall=`` (a :class:`~pycupel.conversation.Recall`) each gap's
+  marker carries a ref, and the format's recall tool gives the text back to the model
+  (:mod:`~pycupel.conversation.recall_tool`). The result's id (``tool_call_id``,
   ``tool_use_id``, ``call_id``, a Gemini ``functionResponse``'s name and id) is kept, so the
   history stays valid; a shortened message is a new object, the others are yours. ``shrink=``
-  sets it (:class:`~pycupel.conversation.Shrink`: placeholders or truncations off, the newest N
+  sets it (:class:`~pycupel.conversation.Shrink`: excerpts or placeholders off, the newest N
   results never shortened, ``exclude_tools``); the report holds a shortened unit as its
   version's item, and :func:`~pycupel.conversation.variant_name` names the version.
 * **Pinning.** System/developer prompts and the latest user turn are pinned by default; if they
@@ -58,6 +62,7 @@ Decisions shared by every format:
 from pycupel.conversation.fit import UNANSWERED_FILTER, FitResult
 from pycupel.conversation.overhead import MessageOverhead
 from pycupel.conversation.parsed import ParsedMessage
+from pycupel.conversation.recall import MemoryRecallStore, Recall, RecallStore
 from pycupel.conversation.structure import Structure, StructuredSelection, select_structured
 from pycupel.conversation.units import SYNTHETIC_EPOCH, MessageUnit, MessageUnits
 from pycupel.conversation.validate import (
@@ -76,10 +81,13 @@ __all__ = [
     "SYNTHETIC_EPOCH",
     "UNANSWERED_FILTER",
     "FitResult",
+    "MemoryRecallStore",
     "MessageOverhead",
     "MessageUnit",
     "MessageUnits",
     "ParsedMessage",
+    "Recall",
+    "RecallStore",
     "Shrink",
     "Structure",
     "StructuredSelection",

@@ -39,6 +39,7 @@ from pycupel.conversation.options import (
 )
 from pycupel.conversation.overhead import MessageOverhead
 from pycupel.conversation.parsed import count_parsed
+from pycupel.conversation.recall import checked_recall
 from pycupel.conversation.repair import group_units
 from pycupel.conversation.summary import Summary, dropped_messages, insert_after_system
 from pycupel.conversation.units import MessageUnits
@@ -222,6 +223,7 @@ def _fit(
         shrink=resolve_shrink(read["shrink"], policy=policy),
         editor=codec.editor(units.overhead),
         counter=counter,
+        recall=checked_recall(read["recall"]),
         leading_filter=(
             LeadingFilter(START_WITH_USER_FILTER, codec.opens_wrongly) if leading else None
         ),

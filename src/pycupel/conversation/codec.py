@@ -4,7 +4,8 @@ A :class:`Codec` is the only format-specific part of a fit or a session. It pars
 message of its format into a :class:`~pycupel.conversation.parsed.ParsedMessage` (validating
 its shape, naming the location of anything wrong), parses the system prompt that some
 formats pass beside the list, rewrites a unit's messages for a shorter version, makes the
-summary message, and merges runs of same-role messages where its API wants that. Everything
+summary message, merges runs of same-role messages where its API wants that, and writes the
+definition and the answers of a tool pycupel answers itself (the recall tool). Everything
 else (grouping, counting, selection, versions, summaries, sessions) reads only parsed
 messages and units, and is written once for every format.
 
@@ -18,8 +19,8 @@ from collections.abc import Sequence
 from typing import Any, ClassVar, Generic, TypeVar
 
 from pycupel.conversation.overhead import MessageOverhead
-from pycupel.conversation.parsed import ParsedMessage, ParseState
-from pycupel.conversation.tools import ToolFraming, with_tools
+from pycupel.conversation.parsed import CallRef, ParsedMessage, ParseState
+from pycupel.conversation.tools import ToolFraming, ToolSpec, with_tools
 from pycupel.conversation.units import MessageUnit
 from pycupel.conversation.validate import MAX_MESSAGES, expect_list, fail
 from pycupel.conversation.versions import Editor, Replace
@@ -147,6 +148,17 @@ class Codec(ABC, Generic[M]):
     def cache_mark_system(self, system: object, control: object) -> object:
         """A copy of the system prompt passed beside the messages carrying ``control``."""
         return system
+
+    # ------------------------------------------------------------------ tools answered here
+
+    @abstractmethod
+    def tool_definition(self, tool: ToolSpec) -> object:
+        """``tool``'s definition as the provider's API takes it in a request's tools."""
+
+    @abstractmethod
+    def tool_answer(self, call: CallRef, text: str, *, error: bool) -> object:
+        """The answer to ``call`` as the conversation carries it next (a tool message, a
+        result block or part, an output item), ``error`` marking a failed call."""
 
     # ------------------------------------------------------------------ derived
 

@@ -279,7 +279,8 @@ def fit_units(
     With ``shrink`` (and the format's ``editor`` and ``counter``), a structure-aware
     selection may keep units in a shorter version (:mod:`pycupel.conversation.versions`) when
     the history does not fit whole: a placeholder, an excerpt sized to the room (its gaps'
-    texts kept in ``recall`` when one is given, their refs in the markers), a truncation.
+    texts kept in ``recall`` when one is given, their refs in the markers; the recall tool's
+    own answers are never shortened), a truncation.
     Messages repair mode left out before grouping (``units.repairs``) are reported excluded.
     """
     check_bool(PipelineConfigError, "deduplicate", deduplicate)
@@ -289,6 +290,12 @@ def fit_units(
     if structure is not None and not isinstance(structure, Structure):
         raise PipelineConfigError(
             "structure", structure, "must be a pycupel.adapters.Structure or None"
+        )
+    if recall is not None and shrink is not None:
+        # The recall tool's answers are already sized by the recall; cut again, the model
+        # would lose what it just asked for.
+        shrink = dataclasses.replace(
+            shrink, exclude_tools=frozenset(shrink.exclude_tools) | {recall.tool_name}
         )
     chosen_structure = structure
     pipeline_budget = resolve_budget(budget, units.overhead.per_request)

@@ -21,6 +21,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ForwardRef, Literal, TypedDict, TypeVar
 
 from pycupel.conversation.overhead import MessageOverhead
+from pycupel.conversation.recall import Recall
 from pycupel.conversation.structure import Structure
 from pycupel.conversation.summary import OnSummaryError, Summarize
 from pycupel.conversation.versions import Shrink
@@ -87,6 +88,7 @@ class FitOptions(_Required, total=False):
     keep_recent: int | None
     structure: Structure | None
     shrink: Shrink | bool | None
+    recall: Recall | None
     summarize: Summarize | None
     on_summary_error: OnSummaryError
 
@@ -116,6 +118,7 @@ DEFAULTS: Mapping[str, object] = MappingProxyType(
         "keep_recent": None,
         "structure": None,
         "shrink": None,
+        "recall": None,
         "summarize": None,
         "on_summary_error": "raise",
         "start_with_user": True,
@@ -166,11 +169,16 @@ DOCS: Mapping[str, str] = MappingProxyType(
         "budget).",
         "structure": "structure-aware selection options (a recent tail, neighbours, dated "
         "headers); the default when no policy is given.",
-        "shrink": "keep older tool results as placeholders (their calls whole) and long "
-        "results and messages as head + tail truncations instead of dropping them (see "
+        "shrink": "keep long tool results and messages as excerpts sized to the room (the "
+        "segments the question needs, every gap marked) and older results as placeholders "
+        "(their calls whole) instead of dropping them (see "
         ":class:`~pycupel.conversation.Shrink`). ``None``: on for the structure-aware "
         "default, as a given policy says otherwise; ``True``/``False``: the default options "
         "on or off; a ``Shrink`` sets them.",
+        "recall": "a :class:`~pycupel.conversation.Recall` (the conversation's scope and "
+        "store): the text an excerpt elides is kept in its store and each gap's marker shows "
+        "a ref, which the format's ``recall_tool`` lets the model fetch back "
+        "(``answer_recall`` answers its calls). ``None``: markers without refs.",
         "summarize": "a callback ``(dropped_messages, previous_summary) -> str`` (or a "
         "coroutine function): the fit keeps 10% of the budget for its text, which comes back "
         "as one user message opening with ``[Summary of the earlier conversation]`` right "

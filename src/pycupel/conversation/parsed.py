@@ -32,11 +32,14 @@ Category = Literal["system", "user", "assistant", "tool"]
 
 @dataclass(frozen=True, slots=True)
 class CallRef:
-    """A tool call issued by a message."""
+    """A tool call issued by a message: its id, where it sits (for error messages), the
+    tool's name, and its arguments as the message holds them (a JSON text or a mapping;
+    read by the tools pycupel answers itself, such as the recall tool)."""
 
     call_id: str
     location: str
     name: str
+    arguments: object = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,7 @@ the part that matches a query, within a size limit.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 import re
@@ -38,6 +39,7 @@ __all__ = [
     "MemoryRecallStore",
     "Recall",
     "RecallStore",
+    "checked_recall",
 ]
 
 RECALL_TOOL_NAME: Final = "recall"
@@ -47,6 +49,7 @@ DEFAULT_RECALL_TOKENS: Final = 2_000
 REF_LENGTH: Final = 16
 """Hexadecimal digits of a ref (64 bits)."""
 _REF: Final = re.compile(rf"[0-9a-f]{{{REF_LENGTH}}}")
+_TOOL_NAME: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 @runtime_checkable
@@ -96,10 +99,12 @@ class Recall:
             share it too (the same text then gets the same ref everywhere).
         max_tokens: the most tokens one lookup returns.
         counter: counts a lookup's answer (the heuristic estimate by default).
+        tool_name: the recall tool's name, as the model sees it (``"recall"``; another one
+            when the agent already has a tool of that name).
 
     Raises:
         PipelineConfigError: an empty scope, a secret shorter than 16 bytes, a store without
-            ``put``/``get``, or a size limit under 50 tokens.
+            ``put``/``get``, a size limit under 50 tokens, or a tool name providers reject.
     """
 
     scope: str
@@ -107,6 +112,7 @@ class Recall:
     secret: bytes = field(default_factory=lambda: secrets.token_bytes(32), repr=False)
     max_tokens: int = DEFAULT_RECALL_TOKENS
     counter: TokenCounter = field(default_factory=HeuristicCounter)
+    tool_name: str = RECALL_TOOL_NAME
 
     def __post_init__(self) -> None:
         if not isinstance(self.scope, str) or not self.scope:
@@ -123,6 +129,26 @@ class Recall:
             raise PipelineConfigError("recall.max_tokens", self.max_tokens, "must be an int")
         if self.max_tokens < 50:
             raise PipelineConfigError("recall.max_tokens", self.max_tokens, "must be >= 50")
+        if not isinstance(self.tool_name, str) or not _TOOL_NAME.fullmatch(self.tool_name):
+            raise PipelineConfigError(
+                "recall.tool_name",
+                self.tool_name,
+                "must be 1 to 64 letters, digits, underscores or hyphens",
+            )
+        if not isinstance(self.counter, TokenCounter):
+            raise PipelineConfigError("recall.counter", self.counter, "must be a TokenCounter")
+
+    def scoped(self, name: str) -> Recall:
+        """The recall of one conversation under this one: the same store, key and limits,
+        the scope ``<scope>/<name>`` (an integration serving many threads gives each its
+        own, from the thread's id).
+
+        Raises:
+            PipelineConfigError: ``name`` is not a non-empty string.
+        """
+        if not isinstance(name, str) or not name:
+            raise PipelineConfigError("recall scope name", name, "must be a non-empty string")
+        return dataclasses.replace(self, scope=f"{self.scope}/{name}")
 
     def ref_of(self, text: str) -> str:
         """The ref ``text`` gets in this scope."""
@@ -174,3 +200,16 @@ class Recall:
             keep.add(position)
             used += tokens[position]
         return render(segments, keep, tokens).text
+
+
+def checked_recall(value: object) -> Recall | None:
+    """A ``recall=`` option: a :class:`Recall` or ``None``.
+
+    Raises:
+        PipelineConfigError: anything else.
+    """
+    if value is None or isinstance(value, Recall):
+        return value
+    raise PipelineConfigError(
+        "recall", value, "must be a pycupel.conversation.Recall (its scope and store) or None"
+    )

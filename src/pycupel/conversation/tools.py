@@ -15,12 +15,15 @@ Fixed costs and their sources:
   (Claude 4 and 3.7 models with ``tool_choice`` ``auto`` or ``none``; ``any``/``tool`` cost
   313, so 346 is the safe figure).
 * **Gemini**: no documented framing cost; the JSON text alone is counted.
+
+:class:`ToolSpec` describes a tool pycupel answers itself (the recall tool), for a format's
+codec to write in its provider's tool format.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,7 +37,32 @@ from pycupel.conversation.validate import (
 from pycupel.tokens import TokenCounter
 from pycupel.tokens.base import checked_counts
 
-__all__ = ["ANTHROPIC_TOOLS", "GEMINI_TOOLS", "OPENAI_TOOLS", "ToolFraming", "with_tools"]
+__all__ = [
+    "ANTHROPIC_TOOLS",
+    "GEMINI_TOOLS",
+    "OPENAI_TOOLS",
+    "ToolFraming",
+    "ToolSpec",
+    "with_tools",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool pycupel answers itself, for a codec to write in its provider's format.
+
+    Attributes:
+        name: the tool's name.
+        description: what the model reads about it.
+        parameters: its parameters, as a JSON schema.
+        run: answers a call's arguments (a JSON text or a mapping): its text, and whether
+            it is an error the model should read as such.
+    """
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+    run: Callable[[object], tuple[str, bool]]
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ from typing import Literal
 
 from pycupel.conversation.fit import allows_unanswered, resolve_budget, resolve_counter
 from pycupel.conversation.overhead import MessageOverhead
+from pycupel.conversation.recall import Recall, checked_recall
 from pycupel.errors import PipelineConfigError
 from pycupel.model import ContextBudget
 from pycupel.pipeline import Pipeline
@@ -35,6 +36,9 @@ class WindowSettings:
         overhead: the per-message costs; ``None`` is the adapter's default.
         unanswered_tool_calls: ``"error"`` raises for a tool call nobody answered, ``"drop"``
             leaves its unit out of the window.
+        recall: where the text excerpts elide is kept for the recall tool (each
+            conversation reads its own scope under it; see
+            :class:`~pycupel.conversation.Recall`); ``None``: markers without refs.
     """
 
     budget: int | ContextBudget
@@ -42,6 +46,7 @@ class WindowSettings:
     counter: TokenCounter | None = None
     overhead: MessageOverhead | None = None
     unanswered_tool_calls: Literal["error", "drop"] = "error"
+    recall: Recall | None = None
 
     def __post_init__(self) -> None:
         # Fail when the integration is built, not on the first model call of a live agent.
@@ -57,3 +62,4 @@ class WindowSettings:
                 "overhead", self.overhead, "must be a pycupel.adapters.MessageOverhead or None"
             )
         allows_unanswered(self.unanswered_tool_calls)
+        checked_recall(self.recall)

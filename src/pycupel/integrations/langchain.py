@@ -24,6 +24,7 @@ without it raises :class:`~pycupel.errors.IntegrationUnavailableError`.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable, Hashable, Sequence
 from typing import Any, Literal, cast
 
@@ -34,6 +35,7 @@ try:
     from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, SystemMessage
     from langchain_core.prompt_values import PromptValue
     from langchain_core.runnables import RunnableLambda
+    from langchain_core.tools import BaseTool
 except ImportError as exc:  # pragma: no cover - exercised without the extra installed
     raise IntegrationUnavailableError(
         "LangChain agent middleware", "langchain", "langgraph"
@@ -41,6 +43,8 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra ins
 
 from pycupel.adapters import langchain as adapter
 from pycupel.conversation.overhead import MessageOverhead
+from pycupel.conversation.recall import Recall
+from pycupel.conversation.recall_tool import answer_arguments, recall_spec
 from pycupel.diagnostics import SelectionReport
 from pycupel.integrations._sessions import DEFAULT_MAX_SESSIONS, SessionPool, session_budget
 from pycupel.integrations._window import WindowSettings
@@ -56,6 +60,8 @@ __all__ = [
     "conversation_key",
     "fit_runnable",
     "fit_window",
+    "recall_tool",
+    "thread_recall",
 ]
 
 ReportHook = Callable[[SelectionReport], None]
@@ -67,7 +73,8 @@ SessionReportHook = Callable[[SessionReport], None]
 def fit_window(
     messages: Sequence[BaseMessage], settings: WindowSettings
 ) -> adapter.FitResult[BaseMessage]:
-    """Fit a LangChain message list with ``settings``; the messages and the report."""
+    """Fit a LangChain message list with ``settings``; the messages and the report. Inside
+    a LangGraph run, the recall's scope is the run's thread (:func:`thread_recall`)."""
     return adapter.fit_messages(
         messages,
         budget=settings.budget,
@@ -75,19 +82,45 @@ def fit_window(
         counter=settings.counter,
         overhead=settings.overhead,
         unanswered_tool_calls=settings.unanswered_tool_calls,
+        recall=thread_recall(settings.recall) if settings.recall is not None else None,
     )
 
 
-def conversation_key(messages: Sequence[BaseMessage]) -> Hashable:
-    """Which conversation ``messages`` belong to: the LangGraph thread id of the running
-    graph when there is one, else the id of the first non-system message (LangGraph gives
-    every message of the state an id), else one shared anonymous key."""
+def recall_tool(recall: Recall) -> BaseTool:
+    """The recall tool for an agent (``create_agent(model, [*tools, recall_tool(recall)],
+    middleware=[ContextWindowMiddleware(..., recall=recall)])``). Within a LangGraph run it
+    reads only the running thread's originals (:func:`thread_recall`), so one agent serves
+    many threads and none reads another's; a ref of another thread is refused as unknown."""
+    spec = dataclasses.replace(
+        recall_spec(recall),
+        run=lambda arguments: answer_arguments(thread_recall(recall), arguments),
+    )
+    return adapter.LangChainCodec().tool_definition(spec)
+
+
+def thread_recall(recall: Recall) -> Recall:
+    """``recall`` scoped to the running LangGraph thread (``recall.scoped("thread:<id>")``),
+    or ``recall`` itself outside a run with a thread id."""
+    thread = _thread_id()
+    return recall.scoped(f"thread:{thread}") if thread is not None else recall
+
+
+def _thread_id() -> str | None:
+    """The thread id of the running LangGraph graph, or ``None`` outside one."""
     try:
         from langgraph.config import get_config  # noqa: PLC0415  (only inside a graph run)
 
         thread = get_config().get("configurable", {}).get("thread_id")
     except (ImportError, RuntimeError):  # not inside a runnable context
         thread = None
+    return None if thread is None else str(thread)
+
+
+def conversation_key(messages: Sequence[BaseMessage]) -> Hashable:
+    """Which conversation ``messages`` belong to: the LangGraph thread id of the running
+    graph when there is one, else the id of the first non-system message (LangGraph gives
+    every message of the state an id), else one shared anonymous key."""
+    thread = _thread_id()
     if thread is not None:
         return ("thread", thread)
     for message in messages:
@@ -173,6 +206,8 @@ class ContextWindowMiddleware(AgentMiddleware):
         on_report: called with the :class:`~pycupel.session.SessionReport` of every model
             call (with ``"drop"``: the :class:`~pycupel.diagnostics.SelectionReport`).
         max_sessions: conversations kept at once (the least recently used is dropped).
+        recall: keep the text excerpts elide for the recall tool (:func:`recall_tool`),
+            each thread in its own scope; with ``"drop"`` only for now.
 
     Raises:
         PipelineConfigError: a bad setting, at construction.
@@ -190,6 +225,7 @@ class ContextWindowMiddleware(AgentMiddleware):
         unanswered_tool_calls: Literal["error", "drop"] = "error",
         on_report: Callable[[Any], None] | None = None,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
+        recall: Recall | None = None,
     ) -> None:
         super().__init__()
         self.settings = WindowSettings(
@@ -198,9 +234,14 @@ class ContextWindowMiddleware(AgentMiddleware):
             counter=counter,
             overhead=overhead,
             unanswered_tool_calls=unanswered_tool_calls,
+            recall=recall,
         )
         if on_report is not None and not callable(on_report):
             raise PipelineConfigError("on_report", on_report, "must be callable or None")
+        if recall is not None and unanswered_tool_calls != "drop":
+            raise PipelineConfigError(
+                "recall", recall, 'needs unanswered_tool_calls="drop" (a fit per model call)'
+            )
         self.on_report = on_report
         self.windows = (
             None
