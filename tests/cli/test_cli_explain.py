@@ -232,9 +232,9 @@ def test_the_html_report_of_a_huge_tool_output_stays_small(tmp_path: Path) -> No
     assert int(note[3].replace(",", "")) - int(note[1].replace(",", "")) == 4_000
     assert float(note[2]) == round((int(note[1].replace(",", ""))) / 1e6, 1) > 5.6
     assert "ERROR: disk full" in page  # the tail
-    # At a budget the output does not fit, the fit keeps it as a placeholder.
+    # At a budget the output does not fit, the fit keeps an excerpt of it.
     result = run("explain", str(path), "--budget", "200", "--html", str(html))
     assert result.exit_code == 0, result.output
     page = html.read_text(encoding="utf-8")
     assert len(page.encode()) < 60_000
-    assert '<span class="msgs">msgs 2-3 (placeholder)</span>' in page
+    assert '<span class="msgs">msgs 2-3 (excerpt)</span>' in page

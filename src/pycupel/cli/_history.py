@@ -5,7 +5,8 @@
 and the policy the command line gives, and every other argument at its default. Without
 ``--preset`` or ``--policy`` that is the structure-aware selection (the system prompt and
 the latest user turn pinned, a recent tail, the turns relevant to the query with their
-neighbours, older tool results kept as placeholders and long ones truncated); with one, the
+neighbours, long tool results kept as excerpts sized to the room and older ones as
+placeholders); with one, the
 policy's ordinary pipeline. What the command prints is that fit: the history ready to send,
 the report, and the request's tokens as the adapter counts them (the per-request overhead
 included), so ``total_tokens <= --budget`` always holds.
@@ -211,7 +212,7 @@ def describe_fit(policy: Policy | None) -> dict[str, str]:
         return {
             "selection": "structure-aware, as fit_messages by default: system prompt and "
             "latest user turn pinned, recent tail, turns relevant to the query with their "
-            "neighbours; older tool results kept as placeholders, long ones truncated",
+            "neighbours; long tool results kept as excerpts, older ones as placeholders",
             "scorer": "Conversation: relevance ×10, recency ×0.1",
         }
     parts = ", ".join(f"{spec.type} ×{spec.weight:g}" for spec in policy.scorers)
@@ -219,7 +220,7 @@ def describe_fit(policy: Policy | None) -> dict[str, str]:
         "selection": f"the policy's pipeline, as fit_messages(policy=...): {policy.name}",
         "scorer": parts,
         "slicer": policy.slicer.type,
-        "shrink": "placeholders and truncations" if policy.shrink is not None else "off",
+        "shrink": "excerpts and placeholders" if policy.shrink is not None else "off",
     }
 
 

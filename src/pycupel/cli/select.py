@@ -93,9 +93,9 @@ def select(
 
     A message history is fitted exactly as the format's fit_messages fits it by default
     (structure-aware: system prompt and latest user turn pinned, recent tail, the turns the
-    latest question needs, older tool results kept as placeholders); --preset or --policy
-    runs that policy's pipeline instead, as fit_messages(policy=...) does. Items run the
-    pipeline.
+    latest question needs, long tool results as excerpts, older ones as placeholders);
+    --preset or --policy runs that policy's pipeline instead, as fit_messages(policy=...)
+    does. Items run the pipeline.
 
     Prints the window in order with scores, then what was left out and why.
     """

@@ -56,7 +56,7 @@ _KIND_COLORS = MappingProxyType(
 # The metadata key naming the shorter version a chat adapter kept of a unit (see
 # pycupel.adapters.variant_name), and the versions shown beside a row's messages.
 _VARIANT_NAME_KEY = "variant"
-_SHORTER_VERSIONS = ("placeholder", "truncated")
+_SHORTER_VERSIONS = ("excerpt", "placeholder", "truncated")
 _FALLBACK_COLORS = ("#d4574e", "#b8860b", "#2a9d8f", "#9c755f", "#7b68ee", "#c2185b", "#5d8aa8")
 
 
