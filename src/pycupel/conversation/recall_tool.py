@@ -27,9 +27,9 @@ from pycupel.errors import PipelineConfigError, RecallRefError
 
 __all__ = [
     "RECALL_DESCRIPTION",
-    "RECALL_PARAMETERS",
     "answer_arguments",
     "answer_recall",
+    "recall_parameters",
     "recall_spec",
     "recall_tool",
 ]
@@ -45,21 +45,24 @@ RECALL_DESCRIPTION: Final = (
 )
 """What the model reads about the tool."""
 
-RECALL_PARAMETERS: Final[Mapping[str, Any]] = {
-    "type": "object",
-    "properties": {
-        "ref": {
-            "type": "string",
-            "description": "the 16-character ref from the marker of the elided text",
+
+def recall_parameters() -> dict[str, Any]:
+    """The tool's parameters, as a JSON schema (a new dict each time: definitions are the
+    caller's to keep or change)."""
+    return {
+        "type": "object",
+        "properties": {
+            "ref": {
+                "type": "string",
+                "description": "the 16-character ref from the marker of the elided text",
+            },
+            "query": {
+                "type": "string",
+                "description": "optional: what to look for in the elided text",
+            },
         },
-        "query": {
-            "type": "string",
-            "description": "optional: what to look for in the elided text",
-        },
-    },
-    "required": ["ref"],
-}
-"""The tool's parameters, as a JSON schema."""
+        "required": ["ref"],
+    }
 
 
 def recall_spec(recall: Recall) -> ToolSpec:
@@ -74,7 +77,7 @@ def recall_spec(recall: Recall) -> ToolSpec:
     def run(arguments: object) -> tuple[str, bool]:
         return answer_arguments(recall, arguments)
 
-    return ToolSpec(recall.tool_name, RECALL_DESCRIPTION, RECALL_PARAMETERS, run)
+    return ToolSpec(recall.tool_name, RECALL_DESCRIPTION, recall_parameters(), run)
 
 
 def answer_arguments(recall: Recall, arguments: object) -> tuple[str, bool]:
