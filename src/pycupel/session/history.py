@@ -78,6 +78,10 @@ class History(Generic[M]):
         self.counter = counter
         """Counts new messages (a session swaps in precounted texts for an async fit)."""
         self._pin_system = pin_system
+        # What changed since the session last placed the units (see sync), and how many
+        # units it placed.
+        self._pending: Sync | None = None
+        self.accepted_units = 0
         self._reset(NO_SYSTEM)
 
     def _reset(self, system: object) -> None:
@@ -123,7 +127,13 @@ class History(Generic[M]):
         return len(self.parsed)
 
     def sync(self, messages: Sequence[M], system: object = NO_SYSTEM) -> Sync:
-        """Bring the history up to ``messages`` (and ``system``); see the module docs."""
+        """Bring the history up to ``messages`` (and ``system``); see the module docs.
+
+        What changed is counted since the latest :meth:`accept`: when a turn fails after
+        syncing (an unanswered tool call, say), the next sync reports that turn's changes
+        too, so the session places every unit once; a sync that fails half-way forgets the
+        whole history, and the next one reports an edit at position 0.
+        """
         fmt = self.format
         history = expect_list(fmt.source, "messages", messages, limit=MAX_MESSAGES)
         if not self._started:
@@ -134,7 +144,7 @@ class History(Generic[M]):
             except BaseException:
                 self._reset(NO_SYSTEM)
                 raise
-            return Sync(None, 0)
+            return self._pending_with(Sync(None, 0))
         edited_at = self._first_change(history, system)
         if edited_at is None and self._provisional and len(history) > len(self.snapshots):
             # The trailing unit was closed early (its message joins the next): re-read it.
@@ -146,8 +156,25 @@ class History(Generic[M]):
             self._ingest(history, len(self.parsed))
         except BaseException:
             self._reset(NO_SYSTEM)  # half-ingested state is never reused
+            self._pending = Sync(0, 0)  # nothing the session placed is valid any more
             raise
-        return Sync(edited_at, kept_units)
+        return self._pending_with(Sync(edited_at, kept_units))
+
+    def _pending_with(self, sync: Sync) -> Sync:
+        """``sync`` with the changes of syncs since the latest :meth:`accept` (kept until
+        the next one)."""
+        pending = self._pending
+        if pending is not None:
+            before, now = pending.edited_at, sync.edited_at
+            edited_at = now if before is None else before if now is None else min(before, now)
+            sync = Sync(edited_at, min(pending.kept_units, sync.kept_units))
+        self._pending = sync
+        return sync
+
+    def accept(self) -> None:
+        """The session placed the units of the latest sync (its turn went through)."""
+        self._pending = None
+        self.accepted_units = len(self.units)
 
     def texts_to_count(self, messages: Sequence[M], system: object = NO_SYSTEM) -> list[str]:
         """The texts :meth:`sync` would count for ``messages``, without changing anything.
