@@ -102,7 +102,7 @@ def _to_responses(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _chat(count: int = 70) -> list[dict[str, Any]]:
+def _chat(count: int = 50) -> list[dict[str, Any]]:
     messages: list[dict[str, Any]] = []
     for user, assistant in chat_turns(count, seed=5):
         messages += [user, assistant]
@@ -192,7 +192,8 @@ def test_openai_agent_continues_exactly_on_new_objects() -> None:
 def test_shorter_versions_and_the_running_summary_continue_exactly() -> None:
     windows = replay(
         lambda **kw: openai.Session(**session_options("shrink-summary"), **kw),
-        _agent_openai(output_lines=(20, 60)),
+        _agent_openai(output_lines=(20, 60))[:80],
+        fresh_share=0.3,
     )
     shown = [str(window.messages) for window in windows]
     assert any("[result cleared" in text for text in shown)
@@ -201,7 +202,7 @@ def test_shorter_versions_and_the_running_summary_continue_exactly() -> None:
 
 
 def test_anthropic_with_a_system_prompt_continues_exactly() -> None:
-    messages = _to_anthropic(agent_history(turns=40, seed=5).messages)
+    messages = _to_anthropic(agent_history(turns=30, seed=5).messages)
     turns = _prefixes(
         messages, lambda m: not (m["role"] == "assistant" and isinstance(m["content"], list))
     )
@@ -254,7 +255,7 @@ def test_afit_with_an_async_counter_continues_exactly() -> None:
     async def run() -> None:
         store = SQLiteStore(":memory:")
         reference = openai.Session(budget=2_000)
-        for number, history in enumerate(_agent_openai(turns=30)[:80]):
+        for number, history in enumerate(_agent_openai(turns=30)[:60]):
             expected = await reference.afit(history, counter=Endpoint())
             stored = openai.Session(budget=2_000, store=store, key="c")
             window = await stored.afit(history, counter=Endpoint())
@@ -375,7 +376,7 @@ def test_the_state_is_compact() -> None:
     store = SQLiteStore(":memory:")
     session = openai.Session(budget=8_000, store=store, key="c")
     sizes = []
-    for end in range(900, 1_000):
+    for end in range(960, 1_000):
         if history[end - 1].get("tool_calls"):
             continue
         window = session.fit(history[:end])
@@ -575,3 +576,13 @@ def test_usage_of_a_window_that_is_no_longer_the_latest(on_conflict: str) -> Non
     assert before is not None
     assert after is not None
     assert (after.version, after.state) == (before.version, before.state)
+
+
+def test_every_attribute_of_a_session_is_saved_rebuilt_or_a_setting() -> None:
+    """A new attribute of the session's state must say how a restored session gets it
+    (``pycupel.session.saved.STATE_ATTRIBUTES``) and, when saved, be saved."""
+    from pycupel.session.saved import STATE_ATTRIBUTES
+    from pycupel.session.state import SessionState
+
+    assert set(STATE_ATTRIBUTES) == set(SessionState.__annotations__)
+    assert set(STATE_ATTRIBUTES.values()) == {"setting", "saved", "rebuilt"}

@@ -178,8 +178,12 @@ class StoredCore(Generic[M]):
                 # The latest turn of this object was not saved (a conflict or a failure).
                 return self._stale_usage(read, loaded)
             recorded = self._core.record_usage(read)
-            data = self._writer.write(self._core)
-            saved = self.store.save(self.key, data, expected=loaded)
+            try:
+                data = self._writer.write(self._core)
+                saved = self.store.save(self.key, data, expected=loaded)
+            except BaseException:
+                self._discard()  # the engine in memory holds usage the store may not
+                raise
             if saved is None:
                 self._discard()
                 return self._stale_usage(read, loaded)

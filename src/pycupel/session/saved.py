@@ -43,6 +43,7 @@ from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
+from types import MappingProxyType
 from typing import Any, TypeVar
 
 from pycupel.conversation.versions import Variant, unit_versions
@@ -61,6 +62,7 @@ from pycupel.tokens import TokenCounter
 
 __all__ = [
     "FORMAT_VERSION",
+    "STATE_ATTRIBUTES",
     "SavedShown",
     "SavedState",
     "SavedSummary",
@@ -84,6 +86,69 @@ _COUNT_CODES = (("u2", "H"), ("u4", "I"), ("i8", "q"))
 """The widths of the message counts: a name in the state, an ``array`` type code."""
 _SWAP = sys.byteorder == "big"
 """States are little-endian on every machine."""
+
+
+STATE_ATTRIBUTES: Mapping[str, str] = MappingProxyType(
+    {
+        # The session's settings: given to every session object alike.
+        **dict.fromkeys(
+            (
+                "budget",
+                "compact_at",
+                "compact_to",
+                "grid",
+                "recall_share",
+                "compact_for_recall",
+                "recall_every_turn",
+                "policy",
+                "shrink",
+                "format",
+                "counter",
+                "_scorer",
+                "_lock",
+            ),
+            "setting",
+        ),
+        # Saved in the state.
+        **dict.fromkeys(
+            (
+                "_calibration",
+                "_stable",
+                "_recall",
+                "_tail",
+                "_previous",
+                "_reported_units",
+                "_recall_query",
+                "_turn",
+                "_recorded_turn",
+                "_last_estimate",
+                "_learned",
+                "_shown",
+                "_summary",
+            ),
+            "saved",
+        ),
+        # Made again from the history and the saved state.
+        **dict.fromkeys(
+            (
+                "_history",
+                "_previous_max",
+                "_previous_tokens",
+                "_previous_units",
+                "_previous_indices",
+                "_stable_messages",
+                "_recall_messages",
+                "_stable_positions",
+                "_headers",
+                "_previous_summary",
+            ),
+            "rebuilt",
+        ),
+    }
+)
+"""How a restored session gets each attribute of
+:class:`~pycupel.session.state.SessionState`: a setting, saved, or rebuilt. A test checks
+that it names every attribute, so a new one is never forgotten by the saved state."""
 
 
 @dataclass(frozen=True, slots=True)
