@@ -586,3 +586,60 @@ def test_every_attribute_of_a_session_is_saved_rebuilt_or_a_setting() -> None:
 
     assert set(STATE_ATTRIBUTES) == set(SessionState.__annotations__)
     assert set(STATE_ATTRIBUTES.values()) == {"setting", "saved", "rebuilt"}
+
+
+def test_a_trailing_reasoning_item_is_read_again_as_in_one_process() -> None:
+    """A Responses input ending with a reasoning item closes it as a unit of its own, read
+    again when the input grows (an edit there): a restored session does the same."""
+    items: list[dict[str, Any]] = []
+    turns = []
+    for turn in range(25):
+        items.append({"role": "user", "content": f"question {turn} " + "word " * 20})
+        turns.append(list(items))
+        summary = [{"type": "summary_text", "text": f"thinking {turn}"}]
+        items.append({"type": "reasoning", "id": f"rs_{turn}", "summary": summary})
+        turns.append(list(items))
+        text = f"answer {turn} " + "fine " * 20
+        items.append(
+            {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": text}],
+            }
+        )
+        turns.append(list(items))
+    windows = replay(
+        lambda **kw: responses.Session(budget=600, **kw),
+        turns,
+        fit=lambda session, history: session.fit(history, instructions="Be brief."),
+        fresh_share=1.0,
+    )
+    assert any(w.report.cache_break == "edit" and w.report.edited_at for w in windows)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("stable", [0, 10**9], "names positions beyond 100,000"),
+        ("tail", [5], "must be a list of \\[start, length\\] runs"),
+        ("turn", 0, "must be an integer >= 1"),
+        ("tokens", "u3", "must be one of"),
+        ("stable", [10**4, 1], "names unit 10000, but the saved history has"),
+    ],
+)
+def test_a_state_with_impossible_fields_is_refused(field: str, value: Any, message: str) -> None:
+    store = SQLiteStore(":memory:")
+    _one_turn(store)
+    found = store.load("c")
+    assert found is not None
+    assert found.state is not None
+    data = found.state
+    length = int.from_bytes(data[4:8], "little")
+    header = json.loads(zlib.decompress(data[8 : 8 + length]))
+    header[field] = value
+    packed = zlib.compress(json.dumps(header).encode())
+    forged = data[:4] + len(packed).to_bytes(4, "little") + packed + data[8 + length :]
+    store.save("c", forged, expected=found.version)
+    with pytest.raises(SessionStateError, match=message) as caught:
+        _one_turn(store)
+    assert caught.value.location == field

@@ -30,7 +30,8 @@ of it either, so the next turn, on any worker, continues from the turn before.
 
 Thread rules are the session's: the methods hold the object's lock; ``afit`` does not hold
 it while awaiting (two coroutines fitting one conversation at once meet at the save, as two
-workers do).
+workers do). The store is called synchronously, from ``afit`` too: a call is a write to a
+local file or one round trip to a server.
 """
 
 from __future__ import annotations

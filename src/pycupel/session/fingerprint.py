@@ -108,31 +108,37 @@ def system_print(system: object) -> str:
 
 
 class Fingerprint:
-    """The digests of the messages a session has read, kept as its history grows.
+    """The fingerprint of the messages a session has read, kept as its history grows: the
+    short digests and the chain after each message (20 bytes a message, in two byte arrays).
 
     Not thread-safe on its own: a stored session guards it with its lock.
     """
 
-    __slots__ = ("chain", "digests", "short", "system")
+    __slots__ = ("_chains", "short", "system")
 
-    def __init__(
-        self,
-        digests: Sequence[bytes] = (),
-        *,
-        system: str | None = None,
-        chain: bytes | None = None,
-    ) -> None:
-        self.digests: list[bytes] = list(digests)
-        """Each message's digest, in order."""
-        self.short = bytearray(b"".join(value[:STORED_BYTES] for value in self.digests))
-        """The first :data:`STORED_BYTES` bytes of each digest, joined (what is saved)."""
-        self.chain = chain if chain is not None else chain_of(self.digests)
-        """The chain digest of :attr:`digests`."""
+    def __init__(self, digests: Sequence[bytes] = (), *, system: str | None = None) -> None:
+        self.short = bytearray()
+        """The first :data:`STORED_BYTES` bytes of each message's digest, joined (saved)."""
+        self._chains = bytearray()
         self.system = system
         """:func:`system_print` of the system prompt (None before the first turn)."""
+        self._extend(digests)
 
     def __len__(self) -> int:
-        return len(self.digests)
+        return len(self.short) // STORED_BYTES
+
+    @property
+    def chain(self) -> bytes:
+        """The chain digest of every message's digest, in order."""
+        return bytes(self._chains[-DIGEST_BYTES:]) if self._chains else _CHAIN_START
+
+    def _extend(self, digests: Sequence[bytes]) -> None:
+        chain = self.chain
+        blake2b = hashlib.blake2b
+        for value in digests:
+            chain = blake2b(chain + value, digest_size=DIGEST_BYTES).digest()
+            self._chains += chain
+            self.short += value[:STORED_BYTES]
 
     def update(
         self,
@@ -144,18 +150,14 @@ class Fingerprint:
         """Follow a turn: the history's message ``snapshots`` (all of them), its ``system``
         prompt, and the first position the turn re-read (``edited_at``; ``None`` when the
         history only grew)."""
-        if edited_at is not None and edited_at < len(self.digests):
-            del self.digests[edited_at:]
+        if edited_at is not None and edited_at < len(self):
             del self.short[edited_at * STORED_BYTES :]
-            self.chain = chain_of(self.digests)
+            del self._chains[edited_at * DIGEST_BYTES :]
         if edited_at == 0 or self.system is None:
             self.system = system_print(system)
-        known = len(self.digests)
+        known = len(self)
         assert known <= len(snapshots)  # a shorter history is reported as an edit
-        new = [digest(snapshot) for snapshot in snapshots[known:]]
-        self.digests.extend(new)
-        self.short.extend(b"".join(value[:STORED_BYTES] for value in new))
-        self.chain = chain_of(new, self.chain)
+        self._extend([digest(snapshot) for snapshot in snapshots[known:]])
 
 
 def first_mismatch(

@@ -23,9 +23,9 @@ Layout: ``b"PCS"``, one byte of :data:`FORMAT_VERSION`, a JSON object compressed
 (after its length in 4 bytes; lists of unit positions as runs ``[start, length, ...]``),
 then the binary sections, little-endian: the chain, the 4-byte digests, the message counts
 (2, 4 or 8 bytes each), the learned units (4 bytes each) and their tokens (float64). About
-7 bytes a message and 12 a learned unit, plus a few hundred bytes: 6 to 8 KB for a
-1,000-message history. A state of another format version, or one that does not read,
-raises :class:`~pycupel.errors.SessionStateError`.
+6 bytes a message and 12 a learned unit, plus a few hundred bytes: 8 KB for a
+1,000-message history whose usage is recorded every turn. A state of another format
+version, or one that does not read, raises :class:`~pycupel.errors.SessionStateError`.
 
 Everything else a session holds (the parsed history, its BM25 index, the caches of the
 request) is rebuilt from the history given to the turn, exactly as the session that saved
@@ -46,6 +46,7 @@ from itertools import chain
 from types import MappingProxyType
 from typing import Any, TypeVar
 
+from pycupel.conversation.validate import MAX_MESSAGES
 from pycupel.conversation.versions import Variant, unit_versions
 from pycupel.errors import SessionStateError
 from pycupel.session.calibration import CalibrationPoint
@@ -459,6 +460,8 @@ class _Fields:
         for start, length in zip(runs[::2], runs[1::2], strict=True):
             self._int(name, start)
             self._int(name, length, minimum=1)
+            if start + length > MAX_MESSAGES or len(result) + length > MAX_MESSAGES:
+                raise self.fail(name, f"names positions beyond {MAX_MESSAGES:,}")
             result.extend(range(start, start + length))
         return tuple(result)
 
@@ -610,8 +613,6 @@ def restore_state(
         # only before its unit.
         edited_at = untrusted if edited_at is None else min(edited_at, untrusted)
         del digests[edited_at:]
-    if edited_at is None:
-        return Fingerprint(digests, system=saved.system, chain=saved.chain)
     if system_changed:
         return Fingerprint()
     return Fingerprint(digests, system=saved.system)
