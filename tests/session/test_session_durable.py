@@ -643,3 +643,27 @@ def test_a_state_with_impossible_fields_is_refused(field: str, value: Any, messa
     with pytest.raises(SessionStateError, match=message) as caught:
         _one_turn(store)
     assert caught.value.location == field
+
+
+def test_counts_beyond_two_bytes_are_saved_wider() -> None:
+    class Counter:  # one message far longer than the rest
+        def count(self, text: str) -> int:
+            return 70_000 if "enormous" in text else len(text.split()) + 1
+
+        def count_batch(self, texts: Sequence[str]) -> list[int]:
+            return [self.count(text) for text in texts]
+
+    history: list[dict[str, Any]] = [{"role": "system", "content": "You are terse."}]
+    turns = []
+    for turn in range(12):
+        history.append({"role": "user", "content": f"question {turn} about the report"})
+        turns.append(list(history))
+        content = "an enormous answer" if turn == 3 else f"answer {turn} " + "fine " * 10
+        history.append({"role": "assistant", "content": content})
+    store = SQLiteStore(":memory:")
+    replay(lambda **kw: openai.Session(budget=500, counter=Counter(), **kw), turns, store=store)
+    found = store.load("conversation")
+    assert found is not None
+    assert found.state is not None
+    length = int.from_bytes(found.state[4:8], "little")
+    assert json.loads(zlib.decompress(found.state[8 : 8 + length]))["tokens"] == "u4"

@@ -70,13 +70,12 @@ __all__ = [
     "StateWriter",
     "read_state",
     "restore_state",
-    "save_state",
 ]
 
 M = TypeVar("M")
 
 FORMAT_VERSION = 1
-"""The version of the layout :func:`save_state` writes (and the only one it reads)."""
+"""The version of the layout :meth:`StateWriter.write` writes (and the only one it reads)."""
 MAGIC = b"PCS"
 """The first bytes of every saved state."""
 _HEAD = MAGIC + bytes((FORMAT_VERSION,))
@@ -210,24 +209,51 @@ class StateWriter:
     Not thread-safe on its own: a stored session guards it with its lock.
     """
 
-    __slots__ = ("_stable", "prints")
+    __slots__ = ("_counts", "_kind", "_stable", "prints")
 
     def __init__(self, prints: Fingerprint | None = None) -> None:
         self.prints = prints if prints is not None else Fingerprint()
         # The stable zone's runs, for the list they were written from (the zone is replaced,
         # never changed in place).
         self._stable: tuple[list[int] | None, list[int]] = (None, [])
+        # The message counts packed so far (a turn packs only the counts it adds).
+        self._kind = 0
+        self._counts = array(_COUNT_CODES[0][1])
 
     def follow(self, core: SessionCore[M], system: object, *, edited_at: int | None) -> None:
         """Follow a turn of ``core`` (given ``system``, re-read from ``edited_at`` on)."""
-        self.prints.update(core._history.snapshots, system, edited_at=edited_at)
+        history = core._history
+        self.prints.update(history.snapshots, system, edited_at=edited_at)
+        counts = history.tokens
+        if edited_at is not None:  # re-read counts are packed again
+            self._kind = 0
+            self._counts = array(_COUNT_CODES[0][1])
+        known = len(self._counts)
+        if known > len(counts):  # never: a shorter history is an edit
+            self._counts = array(_COUNT_CODES[self._kind][1])
+            known = 0
+        new = counts[known:]
+        try:
+            self._counts.extend(array(self._counts.typecode, new))
+        except OverflowError:  # a count beyond the width: all of them wider
+            for kind in range(self._kind + 1, len(_COUNT_CODES)):
+                try:
+                    self._counts = array(_COUNT_CODES[kind][1], counts)
+                except OverflowError:
+                    continue
+                self._kind = kind
+                break
 
     def write(self, core: SessionCore[M]) -> bytes:
         """The bytes of ``core``'s state (after a turn :meth:`follow` followed)."""
         history = core._history
         units = history.units
         prints = self.prints
-        kind, counts = _pack_counts(history.tokens)
+        assert len(self._counts) == len(history.tokens)  # follow() saw the turn
+        counts = self._counts
+        if _SWAP:
+            counts = array(counts.typecode, counts)
+            counts.byteswap()
         learned = core._learned
         keys = array("I", sorted(learned))
         values = array("d", map(learned.__getitem__, keys))
@@ -246,7 +272,7 @@ class StateWriter:
             "messages": history.message_count,
             "system": prints.system,
             "system_tokens": units[0].item.tokens if units and units[0].system_parameter else None,
-            "tokens": kind,
+            "tokens": _COUNT_CODES[self._kind][0],
             "turn": core._turn,
             "recorded_turn": core._recorded_turn,
             "last_estimate": core._last_estimate,
@@ -293,29 +319,11 @@ class StateWriter:
                 packed,
                 prints.chain,
                 prints.short,
-                counts,
+                counts.tobytes(),
                 keys.tobytes(),
                 values.tobytes(),
             )
         )
-
-
-def save_state(core: SessionCore[M], prints: Fingerprint) -> bytes:
-    """The bytes of ``core``'s state after a turn (``prints``: its history's fingerprint)."""
-    return StateWriter(prints).write(core)
-
-
-def _pack_counts(counts: list[int]) -> tuple[str, bytes]:
-    """The message counts in the narrowest of 2, 4 and 8 bytes each, little-endian."""
-    for kind, code in _COUNT_CODES:
-        try:
-            packed = array(code, counts)
-        except OverflowError:
-            continue
-        if _SWAP:
-            packed.byteswap()
-        return kind, packed.tobytes()
-    raise AssertionError("token counts beyond 64 bits")  # counts are checked integers
 
 
 def _runs(values: Sequence[int]) -> list[int]:
