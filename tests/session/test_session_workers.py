@@ -64,7 +64,7 @@ def agent_turns() -> list[list[dict[str, Any]]]:
     ]
 
 
-def locomo_like_turns(sessions: int = 8, per_session: int = 16) -> list[list[dict[str, Any]]]:
+def locomo_like_turns(sessions: int = 6, per_session: int = 16) -> list[list[dict[str, Any]]]:
     """Two people chatting over dated sessions, as LoCoMo's conversations are laid out (the
     first message of a session opens with its date); a turn at each of the first
     speaker's messages."""
@@ -100,14 +100,18 @@ def serve(
     options: str,
     reference: Any,
     rng: random.Random,
-) -> None:
-    """Each turn on a random worker; its window checked against the reference session's."""
+) -> set[Any]:
+    """Each turn on a random worker; its window checked against the reference session's.
+    Returns the cache breaks the turns saw."""
+    breaks = set()
     for history in turns:
         expected = reference.fit(history)
         reference.record_usage(usage_for(expected.report))
         worker = rng.choice(workers)
         got = worker.call(kind="fit", store=store, key=key, options=options, history=history)
         assert got == window_json(expected), f"turn {expected.report.turn}"
+        breaks.add(expected.report.cache_break)
+    return breaks
 
 
 @pytest.mark.parametrize("conversation", sorted(CONVERSATIONS))
