@@ -7,11 +7,19 @@
 
 A test that takes a ``public_vector`` or ``own_vector`` argument is run once per vector file,
 with the file's path relative to its root as the test id.
+
+* ``redis_url``: a Redis server for the session-store tests (``$PYCUPEL_REDIS_URL``, or one
+  started for the test session when ``redis-server`` is installed; skipped otherwise).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -95,3 +103,62 @@ def reliability_examples(ci_examples: int) -> int:
     if HYPOTHESIS_PROFILE == "ci":
         return ci_examples
     return max(ci_examples, settings.default.max_examples)
+
+
+# --------------------------------------------------------------------------- Redis
+
+REDIS_URL_ENV = "PYCUPEL_REDIS_URL"
+"""A Redis server for the session-store tests (``.ci/run`` starts one and sets it)."""
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A Redis server's URL: ``$PYCUPEL_REDIS_URL``, else a ``redis-server`` started on a free
+    loopback port for the test session (no persistence) and stopped after it; the tests
+    that need it are skipped, with the reason, when neither is available."""
+    pytest.importorskip("redis", reason="the redis package is not installed (pycupel[redis])")
+    url = os.environ.get(REDIS_URL_ENV)
+    if url:
+        yield url
+        return
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.skip(f"no Redis server: set {REDIS_URL_ENV} or install redis-server")
+    import redis
+
+    folder = tmp_path_factory.mktemp("redis")
+    port = _free_port()
+    server = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        cwd=folder,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"redis://127.0.0.1:{port}/0"
+    try:
+        client = redis.Redis.from_url(url, socket_timeout=1)
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                client.ping()
+                break
+            except redis.ConnectionError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    pytest.skip(f"redis-server did not start on port {port}")
+                time.sleep(0.05)
+        client.close()
+        yield url
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()

@@ -1,7 +1,7 @@
 """Time of one turn: a session's incremental fit against LangChain's ``trim_messages``.
 
     python benchmarks/sessions/bench_turn_time.py [--sizes 100 1000 10000] [--turns 15]
-        [--usage] [--before REV [--every-turn]] [--profile]
+        [--usage] [--before REV [--every-turn]] [--store sqlite|redis] [--profile]
 
 For each history size N, the OpenAI history of ``bench_messages.py`` (a system prompt, user /
 assistant turns, a tool call answered in about one assistant turn in six, counts precomputed)
@@ -22,6 +22,15 @@ The turns' user messages ask nothing (no question mark), so a session re-decides
 zone only when a message's best match lies far outside the window (recall on need); against
 a revision from before recall on need, ``--every-turn`` gives the current session
 ``recall_every_turn=True`` so that both take the same decisions and their windows compare.
+
+With ``--store sqlite`` (a WAL file in a temporary folder) or ``--store redis`` (the server at
+``--redis-url``, default ``$PYCUPEL_REDIS_URL``), two more sessions take the same turns with
+their state in the store: one object serving every turn (``store``: what one worker serving
+a conversation pays, a load of the version and a save after ``fit`` and after
+``record_usage``), and a new ``Session`` object for every turn (``reload``: what a worker that
+has never seen the conversation pays, the state read and the history parsed again). Every
+turn's window of both is checked equal to the in-memory session's; the table adds their
+times and their ratios to the in-memory session's CPU time, and the stored state's size.
 """
 
 from __future__ import annotations
@@ -29,10 +38,12 @@ from __future__ import annotations
 import argparse
 import cProfile
 import importlib
+import os
 import pstats
 import random
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -47,6 +58,7 @@ from _before import load_before  # noqa: E402
 from _harness import format_table, machine_summary  # noqa: E402
 from bench_messages import WORDS, history, langchain_case, precompute  # noqa: E402
 from pycupel.adapters import openai  # noqa: E402
+from pycupel.session import RedisStore, SessionStore, SQLiteStore  # noqa: E402
 
 
 def turns(size: int, count: int) -> list[dict[str, Any]]:
@@ -74,7 +86,12 @@ class Turns:
         options: dict[str, Any] | None = None,
     ) -> None:
         counter, _ = precompute(messages)
-        self.session = adapter.Session(budget=budget, counter=counter, **(options or {}))
+
+        def build() -> Any:
+            return adapter.Session(budget=budget, counter=counter, **(options or {}))
+
+        self.build = build
+        self.session = build()
         self.messages = messages
         self.length = size
         self.usage = usage
@@ -91,6 +108,23 @@ class Turns:
     def turn(self) -> None:
         self.length += 2
         self._fit(self.length)
+
+
+class ReloadTurns(Turns):
+    """Every turn taken by a new session object that loads the state from the store (a
+    worker that has never seen the conversation)."""
+
+    def turn(self) -> None:
+        self.session = self.build()
+        super().turn()
+
+
+def open_store(kind: str, url: str | None, folder: Path) -> SessionStore:
+    if kind == "sqlite":
+        return SQLiteStore(folder / "sessions.db")
+    if not url:
+        raise SystemExit("--store redis needs --redis-url or PYCUPEL_REDIS_URL")
+    return RedisStore(url)
 
 
 def same_window(now: Any, before: Any) -> bool:
@@ -126,6 +160,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="the current session re-decides its recall zone on every user message "
         "(recall_every_turn=True), as sessions before recall on need did",
     )
+    parser.add_argument(
+        "--store", choices=("sqlite", "redis"), help="also time sessions keeping their state there"
+    )
+    parser.add_argument("--redis-url", default=os.environ.get("PYCUPEL_REDIS_URL"))
     parser.add_argument("--profile", action="store_true", help="cProfile the timed turns")
     parser.add_argument("--sort", default="tottime", help="the profile's order (pstats keys)")
     parser.add_argument("--lines", type=int, default=25, help="the profile's lines")
@@ -136,15 +174,43 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(machine_summary())
     warmup = 2
     rows = []
+    folder = Path(tempfile.mkdtemp(prefix="pycupel-bench-"))
+    store = open_store(args.store, args.redis_url, folder) if args.store else None
     for size in args.sizes:
         messages = turns(size, args.turns + warmup)
         _, budget = precompute(messages[:size])
         options = {"recall_every_turn": True} if args.every_turn else None
         now = Turns(openai, messages, size, budget, usage=args.usage, options=options)
         old = Turns(before, messages, size, budget, usage=args.usage) if before else None
+        stored = reloaded = None
+        if store is not None:
+            for key in (f"bench-{size}", f"bench-reload-{size}"):
+                store.delete(key)
+            stored = Turns(
+                openai,
+                messages,
+                size,
+                budget,
+                usage=args.usage,
+                options={**(options or {}), "store": store, "key": f"bench-{size}"},
+            )
+            reloaded = ReloadTurns(
+                openai,
+                messages,
+                size,
+                budget,
+                usage=args.usage,
+                options={**(options or {}), "store": store, "key": f"bench-reload-{size}"},
+            )
         trim, _ = langchain_case(messages[:size], budget)
         # trim_messages on the same growing history: rebuild its case each turn, untimed.
-        times: dict[str, list[tuple[float, float]]] = {"now": [], "trim": [], "before": []}
+        times: dict[str, list[tuple[float, float]]] = {
+            "now": [],
+            "trim": [],
+            "before": [],
+            "store": [],
+            "reload": [],
+        }
         profiler = cProfile.Profile(time.process_time) if args.profile else None
         for round_ in range(args.turns + warmup):
             trim, _ = langchain_case(messages[: size + 2 * (round_ + 1)], budget)
@@ -164,11 +230,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             if old is not None and not same_window(now.windows[-1], old.windows[-1]):
                 print(f"DIFFERENT WINDOWS at {size} messages, turn {round_ + 1}")
                 return 1
+            samples = {}
+            for name, turns_ in (("store", stored), ("reload", reloaded)):
+                if turns_ is not None:
+                    samples[name] = timed(turns_.turn)
+                    if not same_window(now.windows[-1], turns_.windows[-1]):
+                        print(f"DIFFERENT WINDOWS ({name}) at {size} messages, turn {round_ + 1}")
+                        return 1
             if round_ >= warmup:
                 times["now"].append(sample_now)
                 times["trim"].append(sample_trim)
                 if sample_before is not None:
                     times["before"].append(sample_before)
+                for name, sample in samples.items():
+                    times[name].append(sample)
         wall = {key: statistics.median(t[0] for t in v) * 1000 for key, v in times.items() if v}
         cpu = {key: statistics.median(t[1] for t in v) * 1000 for key, v in times.items() if v}
         row = [
@@ -182,6 +257,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{wall['before']:.2f} / {cpu['before']:.2f}",
                 f"{cpu['before'] / cpu['now']:.2f}x",
             ]
+        if store is not None:
+            found = store.load(f"bench-{size}")
+            state = len(found.state) if found is not None and found.state is not None else 0
+            row += [
+                f"{wall['store']:.2f} / {cpu['store']:.2f}",
+                f"{cpu['store'] / cpu['now']:.2f}x",
+                f"{wall['reload']:.2f} / {cpu['reload']:.2f}",
+                f"{cpu['reload'] / cpu['now']:.2f}x",
+                f"{state:,}",
+            ]
         rows.append(row)
         if profiler is not None:
             print(f"--- {size:,} messages, {args.turns + warmup} turns")
@@ -194,7 +279,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     ]
     if before is not None:
         header += ["before turn ms (median / CPU)", "before / now (CPU)"]
+    if store is not None:
+        header += [
+            f"{args.store} turn ms (median / CPU)",
+            "store / now (CPU)",
+            "reload turn ms (median / CPU)",
+            "reload / now (CPU)",
+            "state bytes",
+        ]
     print(format_table(header, rows))
+    if store is not None:
+        print("every turn's window with the store equal to the in-memory session's: yes")
     if before is not None:
         print("every turn's window equal to the earlier revision's: yes")
     return 0

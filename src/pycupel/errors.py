@@ -44,6 +44,9 @@ __all__ = [
     "RequirementUnreachableError",
     "ScorerConfigError",
     "SessionConfigError",
+    "SessionConflictError",
+    "SessionStateError",
+    "SessionStoreError",
     "SliceInputError",
     "SlicerConfigError",
     "SolverUnavailableError",
@@ -422,6 +425,65 @@ class SummarizerError(CupelError):
         return (type(self), (self.summarizer, self.dropped, self.detail))
 
 
+class SessionConflictError(CupelError):
+    """Another worker saved a conversation's state while this one was fitting a turn of it
+    (two turns of one conversation at once), and the session was built with
+    ``on_conflict="raise"`` or its bounded retries ran out.
+
+    The state in the store is intact (the other worker's turn); this worker's turn was not
+    saved. Fit the turn again, or build the session with ``on_conflict="retry"``.
+
+    Attributes:
+        key: the conversation's key in the store.
+        loaded: the state version the turn started from (None: there was no state yet).
+        found: the version the store held when the turn was saved (None: the state was
+            deleted).
+        attempts: how many times the turn was fitted.
+    """
+
+    def __init__(self, key: str, loaded: int | None, found: int | None, attempts: int) -> None:
+        self.key = key
+        self.loaded = loaded
+        self.found = found
+        self.attempts = attempts
+        before = "no state" if loaded is None else f"version {loaded}"
+        after = "no state" if found is None else f"version {found}"
+        super().__init__(
+            f"session key {key!r}: the stored state changed from {before} to {after} while "
+            f"the turn was fitted ({attempts} attempt{'s' if attempts != 1 else ''}); a turn "
+            f"is saved only over the version it started from (another worker fitted a turn "
+            f"of this conversation at the same time)"
+        )
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.key, self.loaded, self.found, self.attempts))
+
+
+class SessionStoreError(CupelError):
+    """A session store could not be read or written: the database file cannot be opened or
+    stayed locked beyond the store's timeout, the Redis server cannot be reached...
+
+    The store's own exception is the ``__cause__``. Nothing was saved by the failed call.
+
+    Attributes:
+        store: the store (``"SQLiteStore('sessions.db')"``).
+        operation: what was attempted (``"load"``, ``"save"``, ``"delete"``, ``"put_blob"``,
+            ``"get_blob"``).
+        key: the conversation's key.
+        detail: what went wrong (``"Type: message"`` of the store's exception).
+    """
+
+    def __init__(self, store: str, operation: str, key: str, detail: str) -> None:
+        self.store = store
+        self.operation = operation
+        self.key = key
+        self.detail = detail
+        super().__init__(f"{store}.{operation}(key={key!r}) failed: {detail}")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.store, self.operation, self.key, self.detail))
+
+
 class CollectorStateError(CupelError):
     """A trace collector was used out of order (report requested before a run, or reused)."""
 
@@ -502,6 +564,16 @@ class MessageFormatError(InputFormatError):
 class ReplayLogError(InputFormatError):
     """A logged request in a replay log (JSON Lines or Parquet) is malformed; ``source`` is the
     file and ``location`` the line or row, then the field (``"line 7: messages[2].role"``)."""
+
+
+class SessionStateError(InputFormatError):
+    """A session's saved state cannot be read: written by an unknown (newer) format version,
+    not a session state at all, or damaged. ``source`` names the store and the key,
+    ``location`` the part of the state (``"format version"``, ``"zones.stable"``).
+
+    Nothing is guessed from a state that cannot be read; delete the key
+    (``store.delete(key)``) to start the conversation's window afresh.
+    """
 
 
 class ConformanceVectorError(InputFormatError):

@@ -1,4 +1,5 @@
-"""Every adapter's ``Session`` passes the engine's options through ``SessionOptions``."""
+"""Every adapter's ``Session`` passes the engine's options through ``SessionOptions``, and
+the store's (``store``, ``key``, ``on_conflict``) to its ``ChatSession``."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ import inspect
 import pytest
 
 from pycupel.errors import SessionConfigError
-from pycupel.session import SessionCore, SessionOptions
+from pycupel.session import EngineOptions, SessionCore, SessionOptions
+from pycupel.session.chat import SESSION_DEFAULTS
+from pycupel.session.options import STORE_OPTIONS
 
 ADAPTERS = ["openai", "anthropic", "responses", "gemini", "langchain"]
 
@@ -21,11 +24,13 @@ def _keywords(function: object) -> set[str]:
     }
 
 
-def test_session_options_are_exactly_the_engine_options() -> None:
-    """An option added to the engine and not to ``SessionOptions`` (or the reverse) fails
+def test_session_options_are_exactly_the_engine_options_and_the_stores() -> None:
+    """An option added to the engine and not to ``EngineOptions`` (or the reverse) fails
     here: it would otherwise be out of reach of every adapter's Session."""
+    engine = set(EngineOptions.__optional_keys__) | set(EngineOptions.__required_keys__)
+    assert engine == _keywords(SessionCore.__init__) - {"budget"}
     options = set(SessionOptions.__optional_keys__) | set(SessionOptions.__required_keys__)
-    assert options == _keywords(SessionCore.__init__) - {"budget"}
+    assert options == engine | STORE_OPTIONS
     assert not SessionOptions.__required_keys__
 
 
@@ -37,10 +42,15 @@ def test_every_adapter_session_takes_each_option_and_validates_it(name: str) -> 
     options = set(SessionOptions.__optional_keys__)
     assert {"budget", "overhead"} | options <= _keywords(session_class.__init__)
     defaults = inspect.signature(SessionCore.__init__).parameters
-    for option in options:
+    for option in options - STORE_OPTIONS:
         assert parameters[option].default == defaults[option].default, option
+    for option in STORE_OPTIONS:
+        assert parameters[option].default == SESSION_DEFAULTS[option], option
     # Passed through: the engine validates each one and names it.
     for option, bad in [("compact_at", 1.5), ("grid", 0), ("recall_share", -0.1)]:
+        with pytest.raises(SessionConfigError, match=option):
+            session_class(budget=2_000, **{option: bad})
+    for option, bad in [("on_conflict", "wait"), ("key", "conversation-1"), ("store", object())]:
         with pytest.raises(SessionConfigError, match=option):
             session_class(budget=2_000, **{option: bad})
     with pytest.raises(TypeError, match="compact_att"):

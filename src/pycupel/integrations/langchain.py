@@ -8,7 +8,10 @@
   (the window is append-only between compactions), so the provider's prompt cache serves
   them; the usage the model reports (``usage_metadata``) calibrates the session. The graph's
   ``messages`` state is never rewritten: every turn the model sees a window of the whole
-  history.
+  history. With ``store=`` (a :class:`~pycupel.session.SessionStore`) the sessions keep
+  their state there, under the graph's thread id, so an agent served by several worker
+  processes (or restarted) continues each conversation's window exactly, whichever worker
+  takes the call.
 * :func:`fit_runnable` is a stateless fit as a Runnable for LCEL chains
   (``prompt | fit_runnable(budget=...) | model``): a chain has no conversation to follow.
 
@@ -46,12 +49,17 @@ from pycupel.conversation.overhead import MessageOverhead
 from pycupel.conversation.recall import Recall
 from pycupel.conversation.recall_tool import answer_arguments, recall_spec
 from pycupel.diagnostics import SelectionReport
-from pycupel.integrations._sessions import DEFAULT_MAX_SESSIONS, SessionPool, session_budget
+from pycupel.integrations._sessions import (
+    DEFAULT_MAX_SESSIONS,
+    SessionPool,
+    check_store,
+    session_budget,
+)
 from pycupel.integrations._window import WindowSettings
 from pycupel.model import ContextBudget
 from pycupel.pipeline import Pipeline
 from pycupel.policy import Policy
-from pycupel.session import SessionReport
+from pycupel.session import SessionReport, SessionStore
 from pycupel.tokens import TokenCounter
 
 __all__ = [
@@ -61,6 +69,7 @@ __all__ = [
     "fit_runnable",
     "fit_window",
     "recall_tool",
+    "store_key",
     "thread_recall",
 ]
 
@@ -129,11 +138,22 @@ def conversation_key(messages: Sequence[BaseMessage]) -> Hashable:
     return ("anonymous",)
 
 
+def store_key(key: Hashable) -> str | None:
+    """The key a :func:`conversation_key` is stored under: the thread id itself,
+    ``"message:<id>"`` for a first message's id; None for the anonymous key (a
+    conversation without an id is never stored: every conversation would share it)."""
+    if isinstance(key, tuple) and len(key) == 2:
+        kind, value = key
+        return str(value) if kind == "thread" else f"message:{value}"
+    return None
+
+
 class SessionWindows:
     """A :class:`pycupel.adapters.langchain.Session` per conversation (see
-    :mod:`pycupel.integrations._sessions`), shared by the middleware and the LangGraph hook."""
+    :mod:`pycupel.integrations._sessions`), shared by the middleware and the LangGraph hook;
+    with a ``store``, each keeps its state there under :func:`store_key`."""
 
-    __slots__ = ("_pool", "on_report", "settings")
+    __slots__ = ("_pool", "on_report", "settings", "store")
 
     def __init__(
         self,
@@ -141,19 +161,24 @@ class SessionWindows:
         *,
         on_report: SessionReportHook | None,
         max_sessions: int,
+        store: SessionStore | None = None,
     ) -> None:
         if on_report is not None and not callable(on_report):
             raise PipelineConfigError("on_report", on_report, "must be callable or None")
         self.settings = settings
         self.on_report = on_report
+        self.store = check_store(store)
         budget = session_budget(settings.budget)
 
-        def new_session() -> adapter.Session:
+        def new_session(conversation: Hashable = ("anonymous",)) -> adapter.Session:
+            key = store_key(conversation) if store is not None else None
             return adapter.Session(
                 budget=budget,
                 policy=settings.policy,
                 counter=settings.counter,
                 overhead=settings.overhead,
+                store=store if key is not None else None,
+                key=key,
             )
 
         new_session()  # a bad setting fails here, at construction
@@ -172,6 +197,27 @@ class SessionWindows:
         if self.on_report is not None:
             self.on_report(window.report)
         return session, window.messages
+
+
+def session_windows(
+    settings: WindowSettings,
+    *,
+    on_report: SessionReportHook | None,
+    max_sessions: int,
+    store: SessionStore | None,
+) -> SessionWindows | None:
+    """The sessions of a middleware or hook: none with ``unanswered_tool_calls="drop"``
+    (each call is fitted on its own; a store is refused)."""
+    if settings.unanswered_tool_calls == "drop":
+        if store is not None:
+            raise PipelineConfigError(
+                "store",
+                store,
+                "needs unanswered_tool_calls='error' (with 'drop' every call is fitted on its "
+                "own: there is no session state to keep)",
+            )
+        return None
+    return SessionWindows(settings, on_report=on_report, max_sessions=max_sessions, store=store)
 
 
 def record_model_usage(session: adapter.Session, response: object) -> None:
@@ -208,11 +254,18 @@ class ContextWindowMiddleware(AgentMiddleware):
         max_sessions: conversations kept at once (the least recently used is dropped).
         recall: keep the text excerpts elide for the recall tool (:func:`recall_tool`),
             each thread in its own scope; with ``"drop"`` only for now.
+        store: where the sessions keep their state between model calls (a
+            :class:`~pycupel.session.SessionStore`), under the graph's thread id (see
+            :func:`store_key`): every worker process of the agent continues each
+            conversation exactly. Needs ``unanswered_tool_calls="error"``.
 
     Raises:
         PipelineConfigError: a bad setting, at construction.
         PinnedBudgetError: at a model call, when the system message and the latest human
             message alone exceed the budget.
+        SessionConflictError: never with the sessions' default ``on_conflict="retry"``,
+            unless four workers in a row fit the same conversation at once.
+        SessionStoreError: the store failed.
     """
 
     def __init__(
@@ -226,6 +279,7 @@ class ContextWindowMiddleware(AgentMiddleware):
         on_report: Callable[[Any], None] | None = None,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
         recall: Recall | None = None,
+        store: SessionStore | None = None,
     ) -> None:
         super().__init__()
         self.settings = WindowSettings(
@@ -243,10 +297,8 @@ class ContextWindowMiddleware(AgentMiddleware):
                 "recall", recall, 'needs unanswered_tool_calls="drop" (a fit per model call)'
             )
         self.on_report = on_report
-        self.windows = (
-            None
-            if unanswered_tool_calls == "drop"
-            else SessionWindows(self.settings, on_report=on_report, max_sessions=max_sessions)
+        self.windows = session_windows(
+            self.settings, on_report=on_report, max_sessions=max_sessions, store=store
         )
 
     def _fit(self, request: ModelRequest[Any]) -> tuple[ModelRequest[Any], adapter.Session | None]:

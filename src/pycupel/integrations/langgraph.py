@@ -15,7 +15,9 @@ The hook fits the graph's ``messages`` into the budget with a
 :class:`pycupel.adapters.langchain.Session` per conversation (the graph's thread id, see
 :func:`pycupel.integrations.langchain.conversation_key`) and returns the window as
 ``llm_input_messages``: the model sees a cache-stable window, the graph state keeps the whole
-history.
+history. With ``store=`` (a :class:`~pycupel.session.SessionStore`) the sessions keep their
+state there under the thread id of the run's config, so a graph served by several worker
+processes (each thread's state in a checkpointer) continues each thread's window exactly.
 
 It is also the ``pre_model_hook`` of the deprecated ``create_react_agent(model, tools,
 pre_model_hook=ContextWindowHook(budget=8_000))``, whose ``prompt=`` is added after the hook
@@ -43,10 +45,11 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra ins
 from pycupel.conversation.overhead import MessageOverhead
 from pycupel.integrations._sessions import DEFAULT_MAX_SESSIONS
 from pycupel.integrations._window import WindowSettings
-from pycupel.integrations.langchain import SessionWindows, fit_window
+from pycupel.integrations.langchain import fit_window, session_windows
 from pycupel.model import ContextBudget
 from pycupel.pipeline import Pipeline
 from pycupel.policy import Policy
+from pycupel.session import SessionStore
 from pycupel.tokens import TokenCounter
 
 __all__ = ["ContextWindowHook"]
@@ -72,6 +75,7 @@ class ContextWindowHook:
         unanswered_tool_calls: Literal["error", "drop"] = "error",
         on_report: Callable[[Any], None] | None = None,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
+        store: SessionStore | None = None,
     ) -> None:
         self.settings = WindowSettings(
             budget=budget,
@@ -83,10 +87,8 @@ class ContextWindowHook:
         if on_report is not None and not callable(on_report):
             raise PipelineConfigError("on_report", on_report, "must be callable or None")
         self.on_report = on_report
-        self.windows = (
-            None
-            if unanswered_tool_calls == "drop"
-            else SessionWindows(self.settings, on_report=on_report, max_sessions=max_sessions)
+        self.windows = session_windows(
+            self.settings, on_report=on_report, max_sessions=max_sessions, store=store
         )
 
     def __call__(self, state: Mapping[str, Any] | Any) -> dict[str, list[BaseMessage]]:

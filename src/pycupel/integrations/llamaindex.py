@@ -12,7 +12,10 @@
   history in a chat store and returns it from ``get()`` as the window of a
   :class:`pycupel.adapters.openai.Session`: fitted with the rules of :mod:`pycupel.adapters`
   (tool calls and results together, system prompt and latest user message kept, order kept)
-  and append-only between compactions, so consecutive LLM calls share a cached prefix.
+  and append-only between compactions, so consecutive LLM calls share a cached prefix. With
+  ``store=`` (a :class:`~pycupel.session.SessionStore`) the window's state is kept there
+  under the memory's ``chat_store_key``, so every worker process serving the conversation
+  (its history in a shared chat store) continues its window exactly.
 
 Tokens are counted on what the LLM sees (``node.get_content(metadata_mode=LLM)``) with any
 ``pycupel.tokens`` counter (default :class:`~pycupel.tokens.HeuristicCounter`).
@@ -49,7 +52,7 @@ from pycupel.conversation.fit import resolve_budget, resolve_counter
 from pycupel.conversation.overhead import MessageOverhead
 from pycupel.conversation.validate import as_json_text
 from pycupel.diagnostics import SelectionReport
-from pycupel.integrations._sessions import session_budget
+from pycupel.integrations._sessions import check_store, session_budget
 from pycupel.integrations._window import WindowSettings
 from pycupel.model import ContextBudget, ContextItem
 from pycupel.pipeline import Pipeline
@@ -57,6 +60,7 @@ from pycupel.placers import UShapedPlacer
 from pycupel.policy import Policy
 from pycupel.scorers import CompositeScorer, ReflexiveScorer
 from pycupel.scorers.relevance import RelevanceScorer
+from pycupel.session import SessionStore
 from pycupel.slicers import GreedySlice
 from pycupel.slicers.base import Slicer
 from pycupel.tokens import TokenCounter
@@ -195,6 +199,9 @@ class ContextWindowMemory(BaseChatStoreMemory):
             ``get()``; when the stored history holds a tool call without its result (a run
             stopped in between), that call is left out by a stateless ``fit_messages`` and
             the hook receives its :class:`~pycupel.diagnostics.SelectionReport`.
+        store: where the window's state is kept between calls (a
+            :class:`~pycupel.session.SessionStore`), under ``chat_store_key``; ``None``
+            keeps it in this object.
     """
 
     budget: Any = Field(description="Token budget for the returned history.")
@@ -202,6 +209,7 @@ class ContextWindowMemory(BaseChatStoreMemory):
     counter: Any = Field(default=None, exclude=True)
     overhead: Any = Field(default=None, exclude=True)
     on_report: Any = Field(default=None, exclude=True)
+    store: Any = Field(default=None, exclude=True)
     _settings: WindowSettings = PrivateAttr()
     _session: chat.Session = PrivateAttr()
 
@@ -213,6 +221,7 @@ class ContextWindowMemory(BaseChatStoreMemory):
         counter: TokenCounter | None = None,
         overhead: MessageOverhead | None = None,
         on_report: ReportHook | None = None,
+        store: SessionStore | None = None,
         **kwargs: Any,
     ) -> None:
         # A run cut off between a call and its result leaves an unanswered call: left out.
@@ -224,12 +233,14 @@ class ContextWindowMemory(BaseChatStoreMemory):
             unanswered_tool_calls="drop",
         )
         _check_hook(on_report)
+        check_store(store)
         fields: dict[str, Any] = {
             "budget": budget,
             "policy": policy,
             "counter": counter,
             "overhead": overhead,
             "on_report": on_report,
+            "store": store,
         }
         super().__init__(**fields, **kwargs)
         self._settings = settings
@@ -238,6 +249,8 @@ class ContextWindowMemory(BaseChatStoreMemory):
             policy=policy,
             counter=counter,
             overhead=overhead,
+            store=store,
+            key=self.chat_store_key if store is not None else None,
         )
 
     @classmethod

@@ -9,7 +9,10 @@
   conversation never sends more than the budget of history. ``get_items(limit=n)`` keeps the
   protocol's meaning, the latest ``n`` stored items, which the runner uses to check its own
   writes. Use both for long agent runs: the session bounds the history a run starts from, the
-  filter bounds every model call inside the run.
+  filter bounds every model call inside the run. With ``state_store=`` (a
+  :class:`~pycupel.session.SessionStore`) the window's state is kept there under the session
+  id, so every worker process serving the conversation (with the history in a shared
+  ``store`` such as ``SQLiteSession`` or ``RedisSession``) continues its window exactly.
 
 The SDK speaks Responses input items; they are fitted as such by
 :mod:`pycupel.adapters.responses` (a call and its output kept or dropped together, parallel
@@ -42,11 +45,12 @@ from pycupel._checks import check_str
 from pycupel.adapters import responses
 from pycupel.conversation.overhead import MessageOverhead
 from pycupel.diagnostics import SelectionReport
-from pycupel.integrations._sessions import session_budget
+from pycupel.integrations._sessions import check_store, session_budget
 from pycupel.integrations._window import WindowSettings
 from pycupel.model import ContextBudget
 from pycupel.pipeline import Pipeline
 from pycupel.policy import Policy
+from pycupel.session import SessionStore
 from pycupel.tokens import TokenCounter
 
 __all__ = [
@@ -165,6 +169,10 @@ class ContextWindowSession:
             fit).
         session_settings: the SDK's session settings (its ``limit`` is applied as the SDK's
             raw tail, not fitted: leave it unset to get the fitted window).
+        state_store: where the window's state is kept between calls (a
+            :class:`~pycupel.session.SessionStore`: :class:`~pycupel.session.SQLiteStore`,
+            :class:`~pycupel.session.RedisStore`), under ``session_id``; ``None`` keeps it
+            in this object. (``store`` is the SDK session holding the history itself.)
     """
 
     def __init__(
@@ -179,6 +187,7 @@ class ContextWindowSession:
         unanswered_tool_calls: Literal["error", "drop"] = "drop",
         on_report: Callable[[Any], None] | None = None,
         session_settings: SessionSettings | None = None,
+        state_store: SessionStore | None = None,
     ) -> None:
         self.session_id = check_str(PipelineConfigError, "session_id", session_id)
         self.settings = WindowSettings(
@@ -197,8 +206,14 @@ class ContextWindowSession:
         self.store = store
         self.on_report = on_report
         self.session_settings = session_settings
+        self.state_store = check_store(state_store)
         self._window = responses.Session(
-            budget=session_budget(budget), policy=policy, counter=counter, overhead=overhead
+            budget=session_budget(budget),
+            policy=policy,
+            counter=counter,
+            overhead=overhead,
+            store=self.state_store,
+            key=self.session_id if self.state_store is not None else None,
         )
         self._items: list[TResponseInputItem] = []
         self._lock = asyncio.Lock()

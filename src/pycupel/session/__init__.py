@@ -15,9 +15,16 @@ imports a format:
   compaction keeps, and the running summary of what compactions dropped;
 * :mod:`~pycupel.session.calibration` and :mod:`~pycupel.session.usage`: the provider's
   reported usage, and the correction it gives the token estimate;
-* :mod:`~pycupel.session.window`: :class:`SessionWindow` and :class:`SessionReport`.
+* :mod:`~pycupel.session.window`: :class:`SessionWindow` and :class:`SessionReport`;
+* :mod:`~pycupel.session.durable`, :mod:`~pycupel.session.saved` and
+  :mod:`~pycupel.session.stores`: a session's state kept in a :class:`SessionStore`
+  (:class:`SQLiteStore`, :class:`RedisStore`) between turns, so that any worker process
+  continues a conversation exactly.
 """
 
+from typing import TYPE_CHECKING
+
+from pycupel._lazy import lazy_attributes
 from pycupel.conversation.parsed import ParseState
 from pycupel.session.calibration import Calibration
 from pycupel.session.chat import ChatSession, ListSession
@@ -29,9 +36,14 @@ from pycupel.session.core import (
     SessionCore,
 )
 from pycupel.session.format import MessageFormat
-from pycupel.session.options import SessionOptions
+from pycupel.session.options import EngineOptions, SessionOptions
+from pycupel.session.stores.base import SessionStore, StoredState
 from pycupel.session.usage import ProviderUsage, read_usage
 from pycupel.session.window import CacheBreak, CoreWindow, SessionReport, SessionWindow
+
+if TYPE_CHECKING:
+    from pycupel.session.stores.redis import RedisStore
+    from pycupel.session.stores.sqlite import SQLiteStore
 
 __all__ = [
     "DEFAULT_COMPACT_AT",
@@ -42,13 +54,28 @@ __all__ = [
     "Calibration",
     "ChatSession",
     "CoreWindow",
+    "EngineOptions",
     "ListSession",
     "MessageFormat",
     "ParseState",
     "ProviderUsage",
+    "RedisStore",
+    "SQLiteStore",
     "SessionCore",
     "SessionOptions",
     "SessionReport",
+    "SessionStore",
     "SessionWindow",
+    "StoredState",
     "read_usage",
 ]
+
+# The stores load on first use: sqlite3 and redis-py only when a store is made.
+__getattr__, __dir__ = lazy_attributes(
+    __name__,
+    {
+        "SQLiteStore": "pycupel.session.stores.sqlite",
+        "RedisStore": "pycupel.session.stores.redis",
+    },
+    __all__,
+)

@@ -17,6 +17,7 @@ window predicted to fit also fits in the provider's count.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pycupel.errors import ProviderUsageError
@@ -85,6 +86,17 @@ class Calibration:
                 f"must be > 0 for a window estimated at {estimated_tokens} tokens",
             )
         self._points.append(CalibrationPoint(estimated_tokens, reported_tokens))
+        self._update()
+
+    @property
+    def points(self) -> tuple[CalibrationPoint, ...]:
+        """The recorded turns the ratio rests on, oldest first."""
+        return tuple(self._points)
+
+    def restore(self, points: Sequence[CalibrationPoint]) -> None:
+        """Start again from recorded ``points`` (a saved session's :attr:`points`)."""
+        self._points.clear()
+        self._points.extend(points)
         self._update()
 
     def predict(self, estimated_tokens: int) -> int:

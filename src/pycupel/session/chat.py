@@ -13,14 +13,15 @@ import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import Generic, TypeVar, Unpack
+from typing import Generic, TypeVar, Unpack, cast
 
 from pycupel.conversation.codec import Codec
 from pycupel.conversation.options import documented
 from pycupel.conversation.overhead import MessageOverhead
 from pycupel.session.core import SessionCore
+from pycupel.session.durable import StoredCore, check_store_options
 from pycupel.session.format import NO_SYSTEM, MessageFormat
-from pycupel.session.options import SessionOptions
+from pycupel.session.options import STORE_OPTIONS, EngineOptions, SessionOptions
 from pycupel.session.usage import ProviderUsage
 from pycupel.session.window import CoreWindow, SessionWindow
 from pycupel.tokens.asynchronous import AsyncTokenCounter
@@ -66,22 +67,35 @@ SESSION_DOCS: Mapping[str, str] = MappingProxyType(
         "compaction keeps 10% of the budget for it.",
         "on_summary_error": '``"raise"`` (:class:`~pycupel.errors.SummarizerError`) or '
         '``"skip"`` (the previous summary stays).',
+        "store": "where the session's state is kept between turns (a "
+        ":class:`~pycupel.session.SessionStore`: :class:`~pycupel.session.SQLiteStore`, "
+        ":class:`~pycupel.session.RedisStore`), so that any worker process continues the "
+        "conversation exactly; ``None`` keeps it in this object only. Needs ``key``.",
+        "key": "the conversation's id in ``store`` (your conversation or thread id).",
+        "on_conflict": "when another worker saved a turn of the conversation during this one: "
+        '``"retry"`` fits the turn again on its state (at most three times), ``"raise"`` '
+        "raises :class:`~pycupel.errors.SessionConflictError`.",
     }
 )
 """Each session option's description, appended to the ``Session`` docstrings."""
 
 SESSION_DEFAULTS: Mapping[str, object] = MappingProxyType(
     {
-        name: parameter.default
-        for name, parameter in inspect.signature(SessionCore.__init__).parameters.items()
-        if parameter.default is not inspect.Parameter.empty
+        **{
+            name: parameter.default
+            for name, parameter in inspect.signature(SessionCore.__init__).parameters.items()
+            if parameter.default is not inspect.Parameter.empty
+        },
+        "store": None,
+        "key": None,
+        "on_conflict": "retry",
     }
 )
-"""Each session option's default: the engine's own."""
+"""Each session option's default: the engine's own, and no store."""
 
 SESSION_RAISES: Mapping[str, str] = MappingProxyType(
     {
-        "SessionConfigError": "an invalid setting.",
+        "SessionConfigError": "an invalid setting (a store without a key, say).",
         "UnknownOptionError": "an option the session does not take.",
     }
 )
@@ -96,6 +110,14 @@ class ChatSession(ABC, Generic[M]):
     window's zones, compaction and recall. A session holds one conversation; its methods
     hold a lock, so sharing it between threads is safe, but interleaving two conversations
     in it makes every turn an edit.
+
+    With ``store=`` and ``key=`` the state lives in the store between turns
+    (:mod:`pycupel.session.durable`): a session built with the same store and key in any
+    process continues the conversation exactly. ``fit`` then also raises
+    :class:`~pycupel.errors.SessionConflictError` (a turn of the conversation fitted
+    elsewhere at the same time, with ``on_conflict="raise"``),
+    :class:`~pycupel.errors.SessionStateError` (a stored state that does not read) and
+    :class:`~pycupel.errors.SessionStoreError` (the store failed).
     """
 
     __slots__ = ("_core",)
@@ -123,10 +145,24 @@ class ChatSession(ABC, Generic[M]):
         after checking them)."""
         codec = self._codec()
         chosen = overhead if overhead is not None else codec.default_overhead
-        self._core: SessionCore[M] = SessionCore(
-            MessageFormat.of(codec, chosen, start_with_user=start_with_user),
-            budget=budget,
-            **options,
+        fmt = MessageFormat.of(codec, chosen, start_with_user=start_with_user)
+        store, key, on_conflict = check_store_options(
+            options.get("store"), options.get("key"), options.get("on_conflict", "retry")
+        )
+        # The engine's own options (SessionOptions less the store's), as the engine types them.
+        engine = cast(
+            "EngineOptions",
+            {name: value for name, value in options.items() if name not in STORE_OPTIONS},
+        )
+
+        def build() -> SessionCore[M]:
+            return SessionCore(fmt, budget=budget, **engine)
+
+        core = build()  # a bad setting fails here, at construction
+        self._core: SessionCore[M] | StoredCore[M] = (
+            core
+            if store is None or key is None
+            else StoredCore(build, store=store, key=key, on_conflict=on_conflict, core=core)
         )
 
     @abstractmethod

@@ -126,7 +126,10 @@ class Compaction(Learning[M]):
             still = set(kept)
             chosen = {position_of[id(unit)]: v for unit, v in fitted.variants.items()}
             changed = self._shown.replace(
-                {u: v for u, v in chosen.items() if u in still}, history.units, self.counter
+                {u: v for u, v in chosen.items() if u in still},
+                history.units,
+                self.counter,
+                ratio=self._calibration.upper_ratio,
             )
             for u in changed:  # what usage taught about a unit was for its other version
                 self._learned.pop(u, None)

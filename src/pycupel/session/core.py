@@ -293,9 +293,10 @@ class SessionCore(Requests[M]):
         """The turn; yields the messages to summarise when a compaction asks for a summary
         and takes the summary's marked text (or None) back."""
         history = self._history
-        previous_units = len(history.units)
+        previous_units = history.accepted_units
         sync = history.sync(messages, system)
         history.check_complete()
+        history.accept()
         units = history.units
         self._turn += 1
         first = self._turn == 1 or not self._previous

@@ -78,6 +78,11 @@ class History(Generic[M]):
         self.counter = counter
         """Counts new messages (a session swaps in precounted texts for an async fit)."""
         self._pin_system = pin_system
+        self._forced_edit: int | None = None
+        # What changed since the session last placed the units (see sync), and how many
+        # units it placed.
+        self._pending: Sync | None = None
+        self.accepted_units = 0
         self._reset(NO_SYSTEM)
 
     def _reset(self, system: object) -> None:
@@ -123,9 +128,16 @@ class History(Generic[M]):
         return len(self.parsed)
 
     def sync(self, messages: Sequence[M], system: object = NO_SYSTEM) -> Sync:
-        """Bring the history up to ``messages`` (and ``system``); see the module docs."""
+        """Bring the history up to ``messages`` (and ``system``); see the module docs.
+
+        What changed is counted since the latest :meth:`accept`: when a turn fails after
+        syncing (an unanswered tool call, say), the next sync reports that turn's changes
+        too, so the session places every unit once; a sync that fails half-way forgets the
+        whole history, and the next one reports an edit at position 0.
+        """
         fmt = self.format
         history = expect_list(fmt.source, "messages", messages, limit=MAX_MESSAGES)
+        forced, self._forced_edit = self._forced_edit, None
         if not self._started:
             try:
                 self._started = True
@@ -133,9 +145,12 @@ class History(Generic[M]):
                 self._ingest(history, 0)
             except BaseException:
                 self._reset(NO_SYSTEM)
+                self._forced_edit = forced
                 raise
-            return Sync(None, 0)
+            return self._pending_with(Sync(forced, 0))
         edited_at = self._first_change(history, system)
+        if forced is not None:
+            edited_at = forced if edited_at is None else min(edited_at, forced)
         if edited_at is None and self._provisional and len(history) > len(self.snapshots):
             # The trailing unit was closed early (its message joins the next): re-read it.
             edited_at = self.units[-1].message_indices[0]
@@ -146,8 +161,66 @@ class History(Generic[M]):
             self._ingest(history, len(self.parsed))
         except BaseException:
             self._reset(NO_SYSTEM)  # half-ingested state is never reused
+            self._pending = Sync(0, 0)  # nothing the session placed is valid any more
             raise
-        return Sync(edited_at, kept_units)
+        return self._pending_with(Sync(edited_at, kept_units))
+
+    def _pending_with(self, sync: Sync) -> Sync:
+        """``sync`` with the changes of syncs since the latest :meth:`accept` (kept until
+        the next one)."""
+        pending = self._pending
+        if pending is not None:
+            before, now = pending.edited_at, sync.edited_at
+            edited_at = now if before is None else before if now is None else min(before, now)
+            sync = Sync(edited_at, min(pending.kept_units, sync.kept_units))
+        self._pending = sync
+        return sync
+
+    def accept(self) -> None:
+        """The session placed the units of the latest sync (its turn went through)."""
+        self._pending = None
+        self.accepted_units = len(self.units)
+
+    def restore(
+        self,
+        messages: Sequence[M],
+        system: object,
+        *,
+        tokens: Sequence[int],
+        system_tokens: int | None,
+        edited_at: int | None,
+    ) -> None:
+        """Read ``messages`` (and ``system``) with their known ``tokens`` (as a session saved
+        them), as :meth:`sync` read them: a session restored from a store continues exactly.
+
+        With ``edited_at`` the messages are the part of a saved history that the history
+        given now still matches: the next :meth:`sync` reports the edit there, as it would
+        have in the process that saved them. Without it, they are the whole saved history,
+        and the trailing unit is closed as the saved turn closed it.
+        """
+        history = expect_list(self.format.source, "messages", messages, limit=MAX_MESSAGES)
+        self._reset(NO_SYSTEM)
+        self._forced_edit = edited_at
+        try:
+            self._started = True
+            self._ingest_system(system, tokens=system_tokens)
+            self._ingest(history, 0, known=tokens)
+            if edited_at is None:
+                self.check_complete()
+        except BaseException:
+            self._forced_edit = None
+            self._reset(NO_SYSTEM)
+            raise
+        self.accept()
+
+    def forget(self) -> None:
+        """Forget everything read: the next :meth:`sync` reads the whole history afresh and
+        reports an edit at position 0 (a restored session given another system prompt than
+        the saved one, as the session that saved it would have reported it)."""
+        self._reset(NO_SYSTEM)
+        self._forced_edit = 0
+        self._pending = None
+        self.accepted_units = 0
 
     def texts_to_count(self, messages: Sequence[M], system: object = NO_SYSTEM) -> list[str]:
         """The texts :meth:`sync` would count for ``messages``, without changing anything.
@@ -163,6 +236,9 @@ class History(Generic[M]):
             start, state = 0, ParseState()
         else:
             edited_at = self._first_change(history, system)
+            forced = self._forced_edit
+            if forced is not None:
+                edited_at = forced if edited_at is None else min(edited_at, forced)
             if edited_at is None and self._provisional and len(history) > len(self.snapshots):
                 edited_at = self.units[-1].message_indices[0]
             if edited_at is None:

@@ -99,10 +99,13 @@ class ShownVersions(Generic[M]):
     Not thread-safe on its own: the session guards it with its lock.
     """
 
-    __slots__ = ("_editor", "estimates", "overrides", "variants")
+    __slots__ = ("_editor", "estimates", "overrides", "ratio", "variants")
 
     def __init__(self, editor: Editor[M]) -> None:
         self._editor = editor
+        self.ratio = 1.0
+        """The calibration's upper ratio the versions were made with (their counts are in
+        the provider's count: placeholders name them), kept to make them again."""
         self.variants: Mapping[int, Variant[M]] = MappingProxyType({})
         """Unit position -> the version the window shows."""
         self.estimates: Mapping[int, int] = MappingProxyType({})
@@ -120,8 +123,11 @@ class ShownVersions(Generic[M]):
         chosen: Mapping[int, Variant[M]],
         units: Sequence[MessageUnit],
         counter: TokenCounter,
+        *,
+        ratio: float = 1.0,
     ) -> set[int]:
-        """Show ``chosen`` from now on; returns the units whose shown version changed."""
+        """Show ``chosen`` (made with the calibration's upper ``ratio``) from now on; returns
+        the units whose shown version changed."""
         before = self.variants
         changed = {u for u in before if u not in chosen or chosen[u] is not before[u]}
         changed.update(u for u in chosen if u not in before)
@@ -137,6 +143,7 @@ class ShownVersions(Generic[M]):
         self.variants = MappingProxyType(dict(chosen))
         self.estimates = MappingProxyType(estimates)
         self.overrides = MappingProxyType(overrides)
+        self.ratio = ratio
         return changed
 
     def forget_from(self, unit: int, units: Sequence[MessageUnit]) -> None:

@@ -61,6 +61,7 @@ class RunningSummary(Generic[M]):
         "_editor",
         "_make",
         "_summarized",
+        "marked",
         "message",
         "previous",
         "summary",
@@ -82,6 +83,8 @@ class RunningSummary(Generic[M]):
         self._summarized: set[int] = set()
         self.previous: str | None = None
         """The callback's latest text (passed back to it as the previous summary)."""
+        self.marked: str | None = None
+        """The summary message's text (the callback's text after its mark), or None."""
         self.message: M | None = None
         """The summary message the window shows, or None."""
         self.tokens = 0
@@ -112,6 +115,7 @@ class RunningSummary(Generic[M]):
         if not self.summary.fits(tokens, len(covered)):
             return
         self.previous = marked[len(SUMMARY_MARK) + 1 :]
+        self.marked = marked
         self.message = message
         self.tokens = tokens
         self._summarized.update(covered)
@@ -121,5 +125,20 @@ class RunningSummary(Generic[M]):
         if any(index >= position for index in self._summarized):
             self._summarized = set()
             self.previous = None
+            self.marked = None
             self.message = None
             self.tokens = 0
+
+    @property
+    def covered(self) -> frozenset[int]:
+        """Positions of the messages the summary covers."""
+        return frozenset(self._summarized)
+
+    def restore(self, marked: str, tokens: int, covered: Collection[int]) -> None:
+        """Show a saved summary again: its ``marked`` text, counted ``tokens`` and the
+        ``covered`` message positions (a restored session's)."""
+        self.message = self._make(marked)
+        self.marked = marked
+        self.previous = marked[len(SUMMARY_MARK) + 1 :]
+        self.tokens = tokens
+        self._summarized = set(covered)
