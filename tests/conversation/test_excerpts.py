@@ -256,3 +256,31 @@ def test_every_window_is_valid_and_within_budget(sizes: list[int], share: float,
     fitted, _ = openai.fit_messages(messages, budget=budget)
     assert openai.count_tokens(fitted) <= budget
     openai.from_messages(fitted)
+
+
+def test_an_excerpt_is_rebuilt_from_the_segments_its_metadata_records() -> None:
+    from pycupel.conversation.excerpts.plan import ExcerptSource
+    from pycupel.tokens import HeuristicCounter
+
+    lines = [f"2026-11-21T10:00:{n % 60:02d}Z INFO step {n} ok, {n * 7} rows" for n in range(900)]
+    lines[611] = "2026-11-21T10:45:11Z WARN cache shard 7 evicted 1,204 keys (ttl 30s)"
+    history = tool_history("\n".join(lines), "How many keys did cache shard 7 evict?", calls=2)
+    fitted, report = openai.fit_messages(history, budget=1_500)
+    item = next(e.item for e in report.included if variant_name(e.item) == "excerpt")
+    kept = [item.metadata["excerpt"]["segments"]]
+    units = openai.from_messages(history)
+    position = next(n for n, unit in enumerate(units.units) if unit.message_indices == (2, 3))
+    source = ExcerptSource(
+        units.units,
+        units.messages,
+        editor=openai.CODEC.editor(units.overhead),
+        counter=HeuristicCounter(),
+        shrink=Shrink(),
+        query="",
+        recall=None,
+    )
+    again = source.rebuild(position, kept)
+    assert again is not None
+    assert again.messages[1]["content"] == fitted[3]["content"]
+    assert source.rebuild(position, [[[0, 10_000]]]) is None  # segments the text lacks
+    assert source.rebuild(position, []) is None

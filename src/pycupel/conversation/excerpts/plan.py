@@ -381,7 +381,10 @@ class ExcerptSource(Generic[M]):
                 return pending.pop()[1]
             return None
 
-        described = [excerpt.describe() for excerpt in excerpts]
+        described = [
+            {**excerpt.describe(), "segments": _ranges(chosen)}
+            for excerpt, chosen in zip(excerpts, plan.chosen, strict=True)
+        ]
         return make_variant(
             unit,
             original=[self._messages[index] for index in unit.message_indices],
@@ -391,6 +394,35 @@ class ExcerptSource(Generic[M]):
             counter=self._counter,
             metadata={EXCERPT_KEY: described[0] if len(described) == 1 else described},
         )
+
+    def rebuild(
+        self, position: int, kept: Sequence[Sequence[Sequence[int]]]
+    ) -> Variant[M] | None:
+        """The excerpt of the unit at ``position`` keeping the segments ``kept`` (per text,
+        ``[start, stop)`` ranges of segment numbers, as its version's metadata records them
+        under ``"segments"``): the same excerpt again, for a session restored from its
+        saved state. ``None`` when the unit's texts no longer cut into those segments."""
+        texts = self._texts(position)
+        if len(texts) != len(kept):
+            return None
+        cut = [cutting.segment(text) for text, _ in texts]
+        chosen: list[set[int]] = []
+        for segments, ranges in zip(cut, kept, strict=True):
+            numbers = {n for start, stop in ranges for n in range(start, stop)}
+            if not numbers or max(numbers) >= len(segments) or min(numbers) < 0:
+                return None
+            chosen.append(numbers)
+        plan = ExcerptPlan(
+            position,
+            cut,
+            [_shares(segments, count) for segments, (_, count) in zip(cut, texts, strict=True)],
+            [[0.0] * len(segments) for segments in cut],
+            0,
+            [self._marker(segments) for segments in cut],
+            chosen,
+            started=True,
+        )
+        return self._variant(plan)
 
     def _texts(self, position: int) -> list[tuple[str, int]]:
         """The texts of a unit its excerpt cuts, with their tokens: its tool results (but
@@ -434,3 +466,14 @@ def _shares(segments: Segments, tokens: int) -> list[int]:
     text between JSON elements, their indentation, is shared among them)."""
     per_char = tokens / max(sum(end - start for start, end in segments.spans), 1)
     return [max(1, round((end - start) * per_char)) for start, end in segments.spans]
+
+
+def _ranges(numbers: set[int]) -> list[list[int]]:
+    """Sorted ``numbers`` as ``[start, stop)`` ranges of consecutive ones."""
+    ranges: list[list[int]] = []
+    for number in sorted(numbers):
+        if ranges and ranges[-1][1] == number:
+            ranges[-1][1] = number + 1
+        else:
+            ranges.append([number, number + 1])
+    return ranges
