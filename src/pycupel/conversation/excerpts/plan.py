@@ -395,9 +395,7 @@ class ExcerptSource(Generic[M]):
             metadata={EXCERPT_KEY: described[0] if len(described) == 1 else described},
         )
 
-    def rebuild(
-        self, position: int, kept: Sequence[Sequence[Sequence[int]]]
-    ) -> Variant[M] | None:
+    def rebuild(self, position: int, kept: Sequence[Sequence[Sequence[int]]]) -> Variant[M] | None:
         """The excerpt of the unit at ``position`` keeping the segments ``kept`` (per text,
         ``[start, stop)`` ranges of segment numbers, as its version's metadata records them
         under ``"segments"``): the same excerpt again, for a session restored from its
