@@ -242,8 +242,8 @@ def test_a_chat_fit_says_why_in_words_and_lists_its_excerpts_lines() -> None:
         "the dated header of the session of msg 2",
         "relevant to the query (score 1.572)",
         "next to a relevant turn (msg 2)",
-        "room was left for it; shortened to an excerpt (560 of 2,660 tokens; 1 gap of 2,100 "
-        "tokens elided with recall refs)",
+        "the room left went to its most valuable lines; shortened to an excerpt (560 of 2,660 "
+        "tokens; 1 gap of 2,100 tokens elided with recall refs)",
         "part of the recent tail",
         "pinned: the latest user turn",
         "the budget ran out: it needs 3,933 tokens, 199 were free",

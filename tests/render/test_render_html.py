@@ -364,7 +364,8 @@ def test_a_chat_fits_rows_give_the_reason_and_the_why_and_fold_an_excerpts_lines
     assert dropped[5] == "PinnedOverride the budget ran out: it needs 3,933 tokens, 199 were free"
     excerpt = next(cells for cells in rows.values() if "(excerpt)" in cells[-1])
     assert excerpt[5].startswith(
-        "Scored room was left for it; shortened to an excerpt (560 of 2,660 tokens; "
+        "Scored the room left went to its most valuable lines; shortened to an excerpt (560 of "
+        "2,660 tokens; "
     )
     assert "lines kept (2) and elided (1)" in excerpt[5]
     assert f"elided lines 13-39 (2,100 tokens), ref {REF}" in excerpt[5]

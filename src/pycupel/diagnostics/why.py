@@ -228,6 +228,8 @@ class Why:
         if cause is Cause.SESSION_HEADER:
             label = messages_label(self.beside) or "a relevant turn"
             return f"the dated header of the session of {label}"
+        if cause is Cause.ROOM_LEFT and self.version == "excerpt":
+            return "the room left went to its most valuable lines"
         if cause is Cause.NO_ROOM:
             free = self.free_tokens
             if free is None:
