@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from pycupel import ContextBudget, presets
-from pycupel.adapters import anthropic, gemini, openai, responses
+from pycupel.adapters import anthropic, gemini, langchain, openai, responses
 from pycupel.conversation.fit import fit_units, resolve_structure
 from pycupel.conversation.recall import Recall
 from pycupel.conversation.versions import Shrink
@@ -236,7 +236,7 @@ def events_history(fmt: str, output: str) -> tuple[list[Any], dict[str, Any]]:
     turns = [("user", "[9:00 am on 3 March, 2024] Fetch the logs."), ("tool", output)]
     turns += [("assistant", f"Step {n} done, nothing about the weather.") for n in range(6)]
     turns += [("user", "Which port does the ledger replica use?")]
-    if fmt == "openai":
+    if fmt in ("openai", "langchain"):
         messages: list[Any] = [{"role": "system", "content": system}]
         for role, text in turns:
             if role == "tool":
@@ -246,6 +246,10 @@ def events_history(fmt: str, output: str) -> tuple[list[Any], dict[str, Any]]:
                 messages.append({"role": "tool", "tool_call_id": "c1", "content": text})
             else:
                 messages.append({"role": role, "content": text})
+        if fmt == "langchain":
+            from langchain_core.messages import convert_to_messages
+
+            return list(convert_to_messages(messages)), {}
         return messages, {}
     if fmt == "responses":
         items: list[Any] = []
@@ -289,6 +293,7 @@ def events_history(fmt: str, output: str) -> tuple[list[Any], dict[str, Any]]:
 
 
 FITS: dict[str, Callable[..., Any]] = {
+    "langchain": langchain.fit_messages,
     "openai": openai.fit_messages,
     "responses": responses.fit_messages,
     "anthropic": anthropic.fit_messages,

@@ -96,6 +96,7 @@ def test_an_excerpts_why_counts_its_gaps_and_lists_its_runs_with_their_refs() ->
     # The parts of a unit with several texts are numbered by text.
     several = excerpt_parts(excerpt_item([EXCERPT, {"kept": [[1, 3, 30]], "elided": []}]))
     assert several[-1] == ExcerptPart(True, 1, 3, 30, None, text=1)
+    assert several[-1].describe() == "text 2: kept lines 1-3 (30 tokens)"
     # Anything else under the key is no excerpt.
     assert excerpt_parts(excerpt_item("not one")) == ()
     assert Why(Cause.RECENT).parts(item) == ()

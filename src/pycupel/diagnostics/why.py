@@ -118,14 +118,16 @@ class ExcerptPart:
     text: int = 0
 
     def describe(self) -> str:
-        """``"kept lines 1-12 (300 tokens)"``, ``"elided line 13 (40 tokens), ref 3f9a…"``."""
+        """``"kept lines 1-12 (300 tokens)"``, ``"elided line 13 (40 tokens), ref 3f9a…"``
+        (led by ``"text 2: "`` and so on past a unit's first text)."""
         lines = (
             f"line {self.first_line:,}"
             if self.first_line == self.last_line
             else f"lines {self.first_line:,}-{self.last_line:,}"
         )
         ref = f", ref {self.ref}" if self.ref else ""
-        return f"{'kept' if self.kept else 'elided'} {lines} ({self.tokens:,} tokens){ref}"
+        which = f"text {self.text + 1}: " if self.text else ""
+        return f"{which}{'kept' if self.kept else 'elided'} {lines} ({self.tokens:,} tokens){ref}"
 
 
 def excerpt_parts(item: ContextItem) -> tuple[ExcerptPart, ...]:
