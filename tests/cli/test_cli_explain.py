@@ -238,3 +238,70 @@ def test_the_html_report_of_a_huge_tool_output_stays_small(tmp_path: Path) -> No
     page = html.read_text(encoding="utf-8")
     assert len(page.encode()) < 60_000
     assert '<span class="msgs">msgs 2-3 (excerpt)</span>' in page
+
+
+def agent_history(path: Path) -> str:
+    """A short agent history with a long log (kept as an excerpt at a small budget)."""
+    log = "\n".join(
+        f"2024-03-05T14:{n // 60:02d}:{n % 60:02d}Z INFO worker {n} ok" for n in range(900)
+    )
+    call = {"id": "c1", "type": "function", "function": {"name": "fetch_logs", "arguments": "{}"}}
+    history = [
+        {"role": "system", "content": "You are an ops agent."},
+        {"role": "user", "content": "Which port does the ledger replica listen on?"},
+        {"role": "assistant", "content": "The ledger replica listens on port 7421."},
+        *(
+            {"role": role, "content": f"Chatter {n} about lunch and the weather today."}
+            for n in range(8)
+            for role in ("user", "assistant")
+        ),
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": log},
+        {"role": "assistant", "content": "The logs are in."},
+        {"role": "user", "content": "Which port does the ledger replica use now?"},
+    ]
+    path.write_text(json.dumps(history), encoding="utf-8")
+    return str(path)
+
+
+def test_explain_says_why_each_unit_of_a_history_is_in_or_out(tmp_path: Path) -> None:
+    history = agent_history(tmp_path / "agent.json")
+    result = run("explain", history, "--budget", "400", columns=200)
+    assert result.exit_code == 0, result.output
+    out = " ".join(result.stdout.split())
+    assert "pinned: the system prompt" in out
+    assert "pinned: the latest user turn" in out
+    assert "part of the recent tail" in out
+    assert re.search(r"relevant to the query \(score \d\.\d{3}\)", out)
+    assert "next to a relevant turn (msg 1)" in out or "next to a relevant turn (msg 2)" in out
+    assert "shortened to an excerpt (" in out
+    assert "Excerpts, by lines of the original text:" in out
+    assert re.search(r"msgs 19-20 \(excerpt\) (kept|elided) lines 1-\d+ \([\d,]+ tokens\)", out)
+    dropped = re.findall(r"the budget ran out: it needs ([\d,]+) tokens, ([\d,]+) were free", out)
+    assert dropped
+    assert all(int(need) > int(free) for need, free in dropped)
+    assert "displaced" not in out
+    # The JSON keeps the specification's entries and carries each why in the item's metadata.
+    data = json.loads(run("explain", history, "--budget", "400", "--json").stdout)
+    report = data["report"]
+    for entry in report["included"] + report["excluded"]:
+        assert set(entry) == {"item", "score", "reason"}
+        assert entry["item"]["metadata"]["why"]["text"]
+    causes = {entry["item"]["metadata"]["why"]["cause"] for entry in report["included"]}
+    assert {"system-prompt", "latest-turn", "recent", "relevant"} <= causes
+    excerpt = next(
+        entry["item"]["metadata"]
+        for entry in report["included"]
+        if entry["item"]["metadata"].get("variant") == "excerpt"
+    )
+    assert excerpt["why"]["version"] == "excerpt"
+    assert "; shortened to an excerpt (" in excerpt["why"]["text"]
+    assert excerpt["excerpt"]["kept"]
+    assert excerpt["excerpt"]["elided"]
+    assert SelectionReport.from_dict(report).why  # read back into the report's whys
+    # The HTML page says the same words.
+    page_path = tmp_path / "agent.html"
+    assert run("explain", history, "--budget", "400", "--html", str(page_path)).exit_code == 0
+    page = page_path.read_text(encoding="utf-8")
+    assert '<span class="why">pinned: the latest user turn</span>' in page
+    assert "lines kept (" in page

@@ -1,14 +1,22 @@
 """Facts the documentation states about the project stay true, on the page that states them:
-the preset table (policies guide), the vector counts and the stage map (concepts), and the
-README's set-up commands and links.
+the preset table (policies guide), the vector counts and the stage map (concepts), the
+README's set-up commands and links, and the why guide's example outputs and causes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import io
+import json
 import re
+from pathlib import Path
 
-from docs_pages import DOCS, README, ROOT
+from click.testing import CliRunner
+from docs_pages import DOCS, README, ROOT, blocks
+
+from pycupel.cli import main
+from pycupel.diagnostics import Cause
 
 POLICIES = DOCS / "guides" / "policies.md"
 CONCEPTS = DOCS / "concepts.md"
@@ -77,4 +85,49 @@ def test_the_readme_links_resolve() -> None:
     local = [link for link in links if "://" not in link]
     assert local
     missing = [link for link in local if not (ROOT / link).exists()]
+    assert not missing, missing
+
+
+WHY_GUIDE = DOCS / "guides" / "why-dropped.md"
+
+
+def _why_example() -> tuple[dict[str, object], str, str, str]:
+    """The why guide's example: its namespace when run, what it printed, and the two output
+    blocks the page shows for it (what the block prints, what ``pycupel explain`` prints)."""
+    page = blocks(WHY_GUIDE)
+    index = next(
+        n
+        for n, block in enumerate(page)
+        if "report.explain(entry)" in block.code and "history = [" in block.code
+    )
+    printed = io.StringIO()
+    namespace: dict[str, object] = {"__name__": "__docs__"}
+    with contextlib.redirect_stdout(printed):
+        exec(compile(page[index].code, page[index].name, "exec"), namespace)
+    shown = page[index + 1]
+    console = next(block for block in page[index + 2 :] if block.language == "console")
+    return namespace, printed.getvalue(), shown.code, console.code
+
+
+def _lines(text: str) -> list[str]:
+    return [line.rstrip() for line in text.strip("\n").splitlines()]
+
+
+def test_the_why_guide_shows_what_its_example_prints(tmp_path: Path) -> None:
+    namespace, printed, shown, console = _why_example()
+    assert _lines(shown) == _lines(printed)
+    # The command line's table of the same history, as the page shows it.
+    command, *table = console.strip("\n").splitlines()
+    name = command.split()[3]
+    (tmp_path / name).write_text(json.dumps(namespace["history"]), encoding="utf-8")
+    runner = CliRunner(env={"COLUMNS": "100"})
+    with contextlib.chdir(tmp_path):
+        result = runner.invoke(main, command.split()[2:], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert _lines("\n".join(table)) == _lines(result.stdout)
+
+
+def test_the_why_guide_lists_every_cause() -> None:
+    text = WHY_GUIDE.read_text(encoding="utf-8")
+    missing = [cause.value for cause in Cause if f"`{cause.value}`" not in text]
     assert not missing, missing

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from render_helpers import hand_report, item, timed_items
+from render_helpers import REF, chat_report, hand_report, item, timed_items
 from rich.console import Console, RenderableType
 
 from pycupel.diagnostics import (
@@ -232,3 +232,31 @@ def test_unmet_requirements_are_listed_after_the_table() -> None:
     )
     assert "Unmet count requirements: Document: 1 of 3 required." in text
     assert "Unmet token requirements: Document: 450 of 1,200 tokens required." in text
+
+
+def test_a_chat_fit_says_why_in_words_and_lists_its_excerpts_lines() -> None:
+    report, budget = chat_report()
+    rows = [row.reason_text for row in view_report(report, budget).rows]
+    assert rows == [
+        "pinned: the system prompt",
+        "the dated header of the session of msg 2",
+        "relevant to the query (score 1.572)",
+        "next to a relevant turn (msg 2)",
+        "the room left went to its most valuable lines; shortened to an excerpt (560 of 2,660 "
+        "tokens; 1 gap of 2,100 tokens elided with recall refs)",
+        "part of the recent tail",
+        "pinned: the latest user turn",
+        "the budget ran out: it needs 3,933 tokens, 199 were free",
+    ]
+    out = " ".join(text_of(render_report(report, budget), width=200).split())
+    for words in (
+        "relevant to the query (score 1.572)",
+        "the budget ran out: it needs 3,933 tokens,",
+        "Excerpts, by lines of the original text:",
+        f"msgs 4-5 (excerpt) kept lines 1-12 (300 tokens); elided lines 13-39 (2,100 tokens), "
+        f"ref {REF}; kept lines 40-52 (200 tokens)",
+    ):
+        assert words in out, words
+    # The specification's reason is still counted, but no row claims a displacement.
+    assert "displaced" not in out
+    assert "Exclusions: PinnedOverride 1 item (3,933 tokens)." in out

@@ -9,7 +9,15 @@ import xml.etree.ElementTree as ET
 
 import pytest
 from html_checks import assert_well_formed, body_rows
-from render_helpers import HOSTILE, hand_report, hostile_report, item, timed_items
+from render_helpers import (
+    HOSTILE,
+    REF,
+    chat_report,
+    hand_report,
+    hostile_report,
+    item,
+    timed_items,
+)
 
 from pycupel.diagnostics import IncludedItem, InclusionReason, SelectionReport
 from pycupel.model import ContextBudget
@@ -340,3 +348,26 @@ def test_unmet_requirements_are_listed_under_the_reasons() -> None:
     assert "<strong>Unmet count requirements:</strong></p><ul><li>Document: 0 of 2 required" in page
     assert "<strong>Unmet token requirements:</strong></p><ul><li>Document: 0 of 400 tokens" in page
     assert "Unmet" not in report_html(report, budget)
+
+
+def test_a_chat_fits_rows_give_the_reason_and_the_why_and_fold_an_excerpts_lines() -> None:
+    report, budget = chat_report()
+    page = report_html(report, budget)
+    rows = {cells[-1][:40]: cells for cells in item_rows(page)}
+    reasons = [cells[5] for cells in item_rows(page)]
+    assert reasons[0] == "Pinned pinned: the system prompt"
+    assert "Scored relevant to the query (score 1.572)" in reasons
+    assert "Scored next to a relevant turn (msg 2)" in reasons
+    assert "Scored the dated header of the session of msg 2" in reasons
+    dropped = next(cells for cells in rows.values() if cells[1] == "excluded")
+    # The specification's reason stays, and the words say what happened.
+    assert dropped[5] == "PinnedOverride the budget ran out: it needs 3,933 tokens, 199 were free"
+    excerpt = next(cells for cells in rows.values() if "(excerpt)" in cells[-1])
+    assert excerpt[5].startswith(
+        "Scored the room left went to its most valuable lines; shortened to an excerpt (560 of "
+        "2,660 tokens; "
+    )
+    assert "lines kept (2) and elided (1)" in excerpt[5]
+    assert f"elided lines 13-39 (2,100 tokens), ref {REF}" in excerpt[5]
+    assert '<li class="elided-part">' in page
+    assert HOSTILE not in page  # the recent turn's content is escaped

@@ -240,6 +240,7 @@ def window_report(report: SelectionReport) -> SelectionReport:
         token_requirement_shortfalls=report.token_requirement_shortfalls,
         packing=report.packing,
         solver=report.solver,
+        why=report.why,
     )
 
 

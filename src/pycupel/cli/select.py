@@ -221,6 +221,8 @@ def _print_summary(
     for entry in report.excluded[:_SHOWN_EXCLUSIONS]:
         line = Text("  ")
         line.append(f"{entry.score:.3f}  ", style="dim")
-        line.append(_reason_text(entry.reason), style="yellow")
+        # A chat fit says why in words; a pipeline's reason speaks for itself.
+        told = report.explain(entry) if entry.item in report.why else _reason_text(entry.reason)
+        line.append(told, style="yellow")
         line.append(f"  {_preview(entry.item.content, console.width)}")
         console.print(line, no_wrap=True, overflow="ellipsis")

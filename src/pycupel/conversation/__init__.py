@@ -12,6 +12,9 @@ renders a selection back; everything between is here, written once:
   tail, relevance with neighbours and dated headers);
 * :mod:`~pycupel.conversation.versions`, :mod:`~pycupel.conversation.upgrade`: shorter versions
   of units (placeholders, truncations), and which version of each to keep;
+* :mod:`~pycupel.conversation.explain`: the report of a selection, each unit with the
+  specification's reason and, beside it, why the selection kept, shortened or dropped it
+  (:attr:`SelectionReport.why <pycupel.diagnostics.SelectionReport.why>`);
 * :mod:`~pycupel.conversation.summary`: a summary of what the fit dropped;
 * :mod:`~pycupel.conversation.fit`, :mod:`~pycupel.conversation.afit`: the fit driver, and the
   fit with an asynchronous token counter;

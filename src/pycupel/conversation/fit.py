@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
 from pycupel._checks import check_bool, check_int
 from pycupel.conversation.excerpts.plan import ExcerptSource
+from pycupel.conversation.explain import pipeline_why
 from pycupel.conversation.recall import Recall
 from pycupel.conversation.structure import Structure, select_structured
 from pycupel.conversation.units import MessageUnit, MessageUnits
@@ -378,14 +379,16 @@ def fit_units(
             offered, origin = pipeline_candidates(candidates, versions)
             result = pipeline.dry_run(offered, query=the_query)
             shrunk = resolve_versions(candidates, origin, result.items, result.report)
-            chosen, report, variants = shrunk.units, shrunk.report, shrunk.variants
+            chosen, variants = shrunk.units, shrunk.variants
+            report = pipeline_why(candidates, shrunk.report, budget=pipeline_budget)
         else:
             assert pipeline is not None
             result = pipeline.dry_run(
                 [unit.item for unit in candidates],
                 query=the_query,
             )
-            chosen, report = units.select(result.items), result.report
+            chosen = units.select(result.items)
+            report = pipeline_why(candidates, result.report, budget=pipeline_budget)
     except PinnedBudgetError as exc:
         # Restate it for the whole prompt, the budget the caller gave (overhead included).
         extra = units.overhead.per_request
@@ -469,4 +472,5 @@ def _with_exclusions(
         token_requirement_shortfalls=report.token_requirement_shortfalls,
         packing=report.packing,
         solver=report.solver,
+        why=report.why,
     )

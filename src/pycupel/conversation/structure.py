@@ -24,6 +24,10 @@ Units are never split, so a tool call and its results stay together; the result 
 sub-sequence of whole units in conversation order, with the system prompt first because it
 comes first in the input.
 
+Each pass records what it took (:class:`~pycupel.diagnostics.Cause`: the tail, relevance, a
+neighbour or header and the relevant unit it came with, the room left), and the report says
+so beside the specification's reasons (:mod:`pycupel.conversation.explain`).
+
 :func:`select_structured` is the entry point; the sessions layer builds on it and on its
 relevance pass (:func:`take_relevant`).
 """
@@ -32,16 +36,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Container, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 
 from pycupel._checks import check_bool, check_float, check_int
+from pycupel.conversation.explain import selection_report
 from pycupel.conversation.units import MessageUnit
-from pycupel.diagnostics import ExcludedItem, IncludedItem, SelectionReport
-from pycupel.diagnostics.reasons import BudgetExceeded, Deduplicated, InclusionReason
+from pycupel.diagnostics import Cause, SelectionReport
 from pycupel.errors import PinnedBudgetError, PipelineConfigError
 from pycupel.model import ContextBudget, ContextItem, compute_effective_budget
 from pycupel.scorers.base import Scorer, check_finite_scores, score_array_for
@@ -120,12 +124,19 @@ class StructuredChoice:
         scores: each unit's score, as its report entry gives it (1.0 for a pinned unit).
         duplicates: positions left out as duplicates -> the item kept in their place.
         left: tokens of the room left unused.
+        room: the tokens the unpinned units may take.
+        causes: each unpinned selected position -> the pass that took it.
+        beside: a neighbour's or session header's position -> the relevant unit's it came
+            with.
     """
 
     chosen: list[bool]
     scores: list[float]
     duplicates: dict[int, ContextItem]
     left: int
+    room: int = 0
+    causes: dict[int, Cause] = field(default_factory=dict)
+    beside: dict[int, int] = field(default_factory=dict)
 
 
 def select_structured(
@@ -155,7 +166,8 @@ def select_structured(
 
     Returns:
         The selected units in conversation order and a report: every unit included
-        (``Pinned``, or ``Scored`` with its score) or excluded (``BudgetExceeded``).
+        (``Pinned``, or ``Scored`` with its score) or excluded (``BudgetExceeded``), each
+        with its :class:`~pycupel.diagnostics.Why` in the report's ``why``.
 
     Raises:
         PinnedBudgetError: the pinned units alone exceed the budget's target.
@@ -169,7 +181,16 @@ def select_structured(
         deduplicate=deduplicate,
     )
     selected = tuple(unit for unit, kept in zip(units, choice.chosen, strict=True) if kept)
-    return StructuredSelection(selected, _report([unit.item for unit in units], choice))
+    report = selection_report(
+        units,
+        {position: None for position, kept in enumerate(choice.chosen) if kept},
+        scores=choice.scores,
+        causes=choice.causes,
+        beside=choice.beside,
+        duplicates=choice.duplicates,
+        room=choice.room,
+    )
+    return StructuredSelection(selected, report)
 
 
 def choose_structured(
@@ -205,10 +226,12 @@ def choose_structured(
     )
     used = 0
     tail_room = min(tail_budget, room)
+    causes: dict[int, Cause] = {}
     for position in reversed(free):
         if used + tokens[position] > tail_room:
             break
         chosen[position] = True
+        causes[position] = Cause.RECENT
         used += tokens[position]
 
     # Relevance over every unpinned unit (the whole conversation is the corpus).
@@ -222,6 +245,7 @@ def choose_structured(
 
     score_list: list[float] = scores.tolist()
     headers = session_headers(items) if structure.session_headers else None
+    beside: dict[int, int] = {}
     used = int(
         take_relevant(
             tokens,
@@ -233,6 +257,8 @@ def choose_structured(
             structure=structure,
             headers=headers,
             excluded=duplicates,
+            causes=causes,
+            beside=beside,
         )
     )
 
@@ -240,12 +266,13 @@ def choose_structured(
     for position in reversed(free):
         if not chosen[position] and used + tokens[position] <= room:
             chosen[position] = True
+            causes[position] = Cause.ROOM_LEFT
             used += tokens[position]
 
     # A pinned unit's report entry scores 1.0.
     for position in pinned:
         score_list[position] = 1.0
-    return StructuredChoice(chosen, score_list, duplicates, room - used)
+    return StructuredChoice(chosen, score_list, duplicates, room - used, room, causes, beside)
 
 
 def with_context(
@@ -283,6 +310,8 @@ def take_relevant(
     headers: Sequence[int] | None,
     alone: Sequence[bool] | None = None,
     excluded: Container[int] = (),
+    causes: dict[int, Cause] | None = None,
+    beside: dict[int, int] | None = None,
 ) -> float:
     """The relevance pass: marks ``candidates`` in ``chosen`` by relevance per token, each
     with its neighbours and its session's header when they fit; returns the tokens used.
@@ -290,7 +319,9 @@ def take_relevant(
     ``tokens``, ``chosen``, ``scores`` and ``headers`` (see :func:`session_headers`) are
     indexed by unit position; only units with a positive score are taken for relevance.
     A unit marked in ``alone`` neither brings nor is brought as a neighbour; a position in
-    ``excluded`` (a left-out duplicate) is never brought.
+    ``excluded`` (a left-out duplicate) is never brought. ``causes`` (when given) receives
+    what took each position it marks, and ``beside`` the relevant unit a neighbour or a
+    header came with.
     """
     density = structure.density
     # By relevance per token, ties by position: the positions ascending, then a stable sort
@@ -306,16 +337,18 @@ def take_relevant(
             continue
         chosen[position] = True
         used += tokens[position]
-        extras: list[int] = []
+        if causes is not None:
+            causes[position] = Cause.RELEVANT
+        extras: list[tuple[int, Cause]] = []
         if structure.neighbours and (alone is None or not alone[position]):
             extras.extend(
-                p
+                (p, Cause.NEIGHBOUR)
                 for p in (position - 1, position + 1)
                 if 0 <= p < count and (alone is None or not alone[p])
             )
         if headers is not None and headers[position] >= 0:
-            extras.append(headers[position])
-        for extra_position in extras:
+            extras.append((headers[position], Cause.SESSION_HEADER))
+        for extra_position, cause in extras:
             if (
                 0 <= extra_position < count
                 and not chosen[extra_position]
@@ -325,6 +358,10 @@ def take_relevant(
                 if extra_tokens >= 0 and used + extra_tokens <= room:
                     chosen[extra_position] = True
                     used += extra_tokens
+                    if causes is not None:
+                        causes[extra_position] = cause
+                    if beside is not None:
+                        beside[extra_position] = position
     return used
 
 
@@ -364,29 +401,3 @@ def session_headers(items: Sequence[ContextItem], current: int = -1, start: int 
             current = position
         result.append(current)
     return result
-
-
-def _report(items: Sequence[ContextItem], choice: StructuredChoice) -> SelectionReport:
-    chosen, scores, duplicates = choice.chosen, choice.scores, choice.duplicates
-    included: list[IncludedItem] = []
-    excluded: list[ExcludedItem] = []
-    available = max(choice.left, 0)
-    # One reason per distinct token count: equal immutable values, built once each.
-    over_budget: dict[int, BudgetExceeded] = {}
-    for position, item in enumerate(items):
-        score = scores[position]
-        if position in duplicates:
-            excluded.append(ExcludedItem(item, score, Deduplicated(duplicates[position].content)))
-        elif chosen[position]:
-            if item.pinned:
-                included.append(IncludedItem(item, 1.0, InclusionReason.PINNED))
-            elif item.tokens == 0:
-                included.append(IncludedItem(item, score, InclusionReason.ZERO_TOKEN))
-            else:
-                included.append(IncludedItem(item, score, InclusionReason.SCORED))
-        else:
-            reason = over_budget.get(item.tokens)
-            if reason is None:
-                reason = over_budget[item.tokens] = BudgetExceeded(item.tokens, available)
-            excluded.append(ExcludedItem(item, score, reason))
-    return SelectionReport.build(events=(), included=included, excluded=excluded)

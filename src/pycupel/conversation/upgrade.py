@@ -12,6 +12,7 @@ from types import MappingProxyType
 from typing import Final, Generic, TypeVar
 
 from pycupel.conversation.excerpts.plan import ExcerptPlan, ExcerptSource, UnitOffer, allocate
+from pycupel.conversation.explain import selection_report
 from pycupel.conversation.structure import Structure, StructuredChoice, choose_structured
 from pycupel.conversation.units import MessageUnit
 from pycupel.conversation.versions import (
@@ -21,8 +22,8 @@ from pycupel.conversation.versions import (
     Versions,
     unit_key,
 )
-from pycupel.diagnostics import ExcludedItem, IncludedItem, SelectionReport
-from pycupel.diagnostics.reasons import BudgetExceeded, Deduplicated, InclusionReason
+from pycupel.diagnostics import Cause, ExcludedItem, SelectionReport
+from pycupel.diagnostics.reasons import Deduplicated
 from pycupel.model import ContextBudget, ContextItem, compute_effective_budget
 from pycupel.scorers.base import Scorer
 from pycupel.shrink import Shrink
@@ -192,7 +193,11 @@ def _choice_of(units: Sequence[MessageUnit], report: SelectionReport) -> Structu
         scores[position] = excluded.score
         if isinstance(excluded.reason, Deduplicated):
             duplicates[position] = kept_by_content.get(excluded.item.content, excluded.item)
-    return StructuredChoice(chosen=chosen, scores=scores, duplicates=duplicates, left=0)
+    # What the policy took, it took on its score.
+    causes = {p: Cause.SCORED for p, kept in enumerate(chosen) if kept}
+    return StructuredChoice(
+        chosen=chosen, scores=scores, duplicates=duplicates, left=0, causes=causes
+    )
 
 
 def _room(units: Sequence[MessageUnit], budget: ContextBudget) -> int:
@@ -530,35 +535,21 @@ def _complete(
                 break
             left = _settle(plans, excerpts, items, chosen, room)
 
-    included: list[IncludedItem] = []
-    excluded: list[ExcludedItem] = []
-    available = max(slack, 0)
-    # One reason per distinct token count: equal immutable values, built once each.
-    over_budget: dict[int, BudgetExceeded] = {}
-    for position, item in enumerate(items):
-        score = scores[position]
-        if position in chosen:
-            variant = chosen[position]
-            if variant is not None:
-                included.append(IncludedItem(variant.item, score, InclusionReason.SCORED))
-            elif pinned[position]:
-                included.append(IncludedItem(item, score, InclusionReason.PINNED))
-            elif item.tokens:
-                included.append(IncludedItem(item, score, InclusionReason.SCORED))
-            else:
-                included.append(IncludedItem(item, score, InclusionReason.ZERO_TOKEN))
-        elif position in left_out:
-            duplicate = Deduplicated(left_out[position].content)
-            excluded.append(ExcludedItem(item, score, duplicate))
-        else:
-            reason = over_budget.get(item.tokens)
-            if reason is None:
-                reason = over_budget[item.tokens] = BudgetExceeded(item.tokens, available)
-            excluded.append(ExcludedItem(item, score, reason))
+    causes: dict[int, Cause] = dict(choice.causes)
+    if anchor is not None:
+        causes.setdefault(anchor, Cause.OPENING)
     return VariantSelection(
         units=tuple(units[p] for p in sorted(chosen)),
         variants=MappingProxyType({units[p]: v for p, v in chosen.items() if v is not None}),
-        report=SelectionReport.build(events=(), included=included, excluded=excluded),
+        report=selection_report(
+            units,
+            chosen,
+            scores=scores,
+            causes=causes,
+            beside=choice.beside,
+            duplicates=left_out,
+            room=room,
+        ),
     )
 
 

@@ -3,6 +3,11 @@
 Pass a :class:`DiagnosticTraceCollector` to :meth:`~pycupel.pipeline.Pipeline.run` (or call
 :meth:`~pycupel.pipeline.Pipeline.dry_run`) and read the :class:`SelectionReport`. Without a
 collector, or with :class:`NullTraceCollector`, the pipeline builds no diagnostic objects.
+
+A chat fit adds its own account beside the specification's reasons: :attr:`SelectionReport.why`
+holds a :class:`Why` per unit (kept as part of the recent tail, as relevant to the query, as a
+neighbour, shortened to an excerpt, dropped for lack of room...), and
+:meth:`SelectionReport.explain` says it in words.
 """
 
 from pycupel.diagnostics.collector import (
@@ -27,11 +32,14 @@ from pycupel.diagnostics.reasons import (
     UnknownExclusionReason,
 )
 from pycupel.diagnostics.report import ExcludedItem, IncludedItem, SelectionReport
+from pycupel.diagnostics.why import Cause, ExcerptPart, Why
 
 __all__ = [
     "BudgetExceeded",
+    "Cause",
     "Deduplicated",
     "DiagnosticTraceCollector",
+    "ExcerptPart",
     "ExcludedItem",
     "ExclusionReason",
     "Filtered",
@@ -51,4 +59,5 @@ __all__ = [
     "TraceDetailLevel",
     "TraceEvent",
     "UnknownExclusionReason",
+    "Why",
 ]

@@ -11,13 +11,15 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from operator import attrgetter
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pycupel._order import stable_argsort
 from pycupel.diagnostics.events import TraceEvent
 from pycupel.diagnostics.reasons import ExclusionReason, InclusionReason
+from pycupel.diagnostics.why import Why
 from pycupel.model import ContextItem
 from pycupel.slicers.base import (
     CountRequirementShortfall,
@@ -32,6 +34,8 @@ else:
     from pycupel._numpy import numpy as np
 
 __all__ = ["ExcludedItem", "IncludedItem", "SelectionReport"]
+
+_NO_WHY: Mapping[ContextItem, Why] = MappingProxyType({})
 
 
 class IncludedItem(NamedTuple):
@@ -72,6 +76,9 @@ class SelectionReport:
         token_requirement_shortfalls: token requirements the slicer could not meet.
         packing: the packer's statistics, when the slicer reported them.
         solver: the optimiser's statistics, when the slicer reported them.
+        why: a chat fit's account of its entries, by item (the report's own item objects):
+            why each unit was kept, shortened or dropped, beside the specification's
+            reason (see :mod:`pycupel.diagnostics.why`); empty for a pipeline run.
     """
 
     events: tuple[TraceEvent, ...]
@@ -83,6 +90,7 @@ class SelectionReport:
     token_requirement_shortfalls: tuple[TokenRequirementShortfall, ...] = ()
     packing: PackingStats | None = None
     solver: SolverStats | None = None
+    why: Mapping[ContextItem, Why] = field(default_factory=lambda: _NO_WHY, hash=False)
 
     @classmethod
     def build(
@@ -95,9 +103,11 @@ class SelectionReport:
         token_requirement_shortfalls: Iterable[TokenRequirementShortfall] = (),
         packing: PackingStats | None = None,
         solver: SolverStats | None = None,
+        why: Mapping[ContextItem, Why] | None = None,
     ) -> SelectionReport:
         """Assemble a report from items in exclusion order: sorts ``excluded`` by score
-        (descending, stable; NaN scores last) and computes the totals."""
+        (descending, stable; NaN scores last) and computes the totals. ``why`` gives the
+        entries' whys by item (those of items not in the report are never looked up)."""
         included_tuple = tuple(included)
         excluded_tuple = _sort_by_score(tuple(excluded))
         item_tokens = attrgetter("item.tokens")
@@ -112,7 +122,18 @@ class SelectionReport:
             token_requirement_shortfalls=tuple(token_requirement_shortfalls),
             packing=packing,
             solver=solver,
+            why=_why_of(why),
         )
+
+    def explain(self, entry: IncludedItem | ExcludedItem) -> str:
+        """Why ``entry`` (one of this report's) is in or out, in words: its :attr:`why` when
+        the run recorded one (``"relevant to the query (score 1.572)"``, ``"the budget ran
+        out: it needs 3,933 tokens, 199 were free"``), else its reason's own account
+        (``"Scored"``, ``"BudgetExceeded: 900 tokens requested, 120 available"``)."""
+        why = self.why.get(entry.item)
+        if why is not None:
+            return why.describe(entry.item, entry.score)
+        return str(entry.reason)
 
     def exclusion_counts(self) -> dict[str, int]:
         """How many items each exclusion reason removed, most frequent first."""
@@ -155,6 +176,11 @@ class SelectionReport:
 
         limits = {} if max_bytes is None else {"max_bytes": max_bytes}
         return wire.report_from_dict(wire.loads(text, source=source, **limits), source=source)
+
+
+def _why_of(why: Mapping[ContextItem, Why] | None) -> Mapping[ContextItem, Why]:
+    """``why`` as a read-only copy (the caller's mapping may change after)."""
+    return MappingProxyType(dict(why)) if why else _NO_WHY
 
 
 _SMALL_REPORT = 256

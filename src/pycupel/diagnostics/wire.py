@@ -8,6 +8,12 @@
   :mod:`pycupel.itemio`); timestamps are ISO 8601 UTC.
 * Overflow event: ``tokens_over_budget``, ``overflowing_items``, and ``budget`` with
   ``maxTokens``/``targetTokens`` (other budget fields only when not at their default).
+* A chat fit's why (:mod:`pycupel.diagnostics.why`): in the entry's item ``metadata`` under
+  ``"why"``, ``{"cause": "relevant", "text": "relevant to the query (score 1.572)"}`` with
+  the why's other fields when set (``beside``, ``version``, ``whole_tokens``,
+  ``free_tokens``); the entry itself keeps the specification's three fields. Reading takes
+  it back out of the metadata into :attr:`SelectionReport.why
+  <pycupel.diagnostics.SelectionReport.why>` (``text`` is recomputed, not read).
 
 Absent fields are omitted, never written as null. Non-finite floats (a NaN score) are written
 as the strings ``"NaN"``, ``"Infinity"``, ``"-Infinity"``. Reading is strict about shape and
@@ -21,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 from pycupel._checks import check_int
 from pycupel.diagnostics.events import OverflowEvent, PipelineStage, TraceEvent
@@ -39,6 +45,7 @@ from pycupel.diagnostics.reasons import (
     UnknownExclusionReason,
 )
 from pycupel.diagnostics.report import ExcludedItem, IncludedItem, SelectionReport
+from pycupel.diagnostics.why import WHY_KEY, Why
 from pycupel.errors import InputFormatError, InvalidValueError, PipelineConfigError
 from pycupel.itemio import (
     DEFAULT_MAX_BYTES,
@@ -152,20 +159,30 @@ def event_to_dict(event: TraceEvent) -> dict[str, Any]:
     return data
 
 
-def included_to_dict(entry: IncludedItem) -> dict[str, Any]:
+def included_to_dict(entry: IncludedItem, why: Why | None = None) -> dict[str, Any]:
+    """The entry's JSON; a ``why`` goes in its item's metadata (see the module docs)."""
     return {
-        "item": item_to_dict(entry.item),
+        "item": _item_with_why(entry.item, entry.score, why),
         "score": encode_float(entry.score),
         "reason": {"reason": entry.reason.value},
     }
 
 
-def excluded_to_dict(entry: ExcludedItem) -> dict[str, Any]:
+def excluded_to_dict(entry: ExcludedItem, why: Why | None = None) -> dict[str, Any]:
+    """The entry's JSON; a ``why`` goes in its item's metadata (see the module docs)."""
     return {
-        "item": item_to_dict(entry.item),
+        "item": _item_with_why(entry.item, entry.score, why),
         "score": encode_float(entry.score),
         "reason": exclusion_reason_to_dict(entry.reason),
     }
+
+
+def _item_with_why(item: ContextItem, score: float, why: Why | None) -> dict[str, Any]:
+    data = item_to_dict(item)
+    if why is not None:
+        told = {**why.to_dict(), "text": why.describe(item, score)}
+        data["metadata"] = {**data.get("metadata", {}), WHY_KEY: told}
+    return data
 
 
 def budget_to_dict(budget: ContextBudget) -> dict[str, Any]:
@@ -229,10 +246,11 @@ def _solver_to_dict(stats: SolverStats) -> dict[str, Any]:
 
 def report_to_dict(report: SelectionReport) -> dict[str, Any]:
     """The report in the specification's JSON shape; empty optional parts are omitted."""
+    why = report.why
     data: dict[str, Any] = {
         "events": [event_to_dict(event) for event in report.events],
-        "included": [included_to_dict(entry) for entry in report.included],
-        "excluded": [excluded_to_dict(entry) for entry in report.excluded],
+        "included": [included_to_dict(entry, why.get(entry.item)) for entry in report.included],
+        "excluded": [excluded_to_dict(entry, why.get(entry.item)) for entry in report.excluded],
         "total_candidates": report.total_candidates,
         "total_tokens_considered": report.total_tokens_considered,
     }
@@ -371,6 +389,8 @@ def event_from_dict(
 def included_from_dict(
     data: object, *, source: str = "<report>", location: str = "included"
 ) -> IncludedItem:
+    """An included entry (a why in its item's metadata stays there: see
+    :func:`report_from_dict`)."""
     reader = _Reader(data, source=source, location=location, required=("item", "score", "reason"))
     reason_reader = _Reader(
         reader.data["reason"], source=source, location=reader.where("reason"), required=("reason",)
@@ -386,6 +406,8 @@ def included_from_dict(
 def excluded_from_dict(
     data: object, *, source: str = "<report>", location: str = "excluded"
 ) -> ExcludedItem:
+    """An excluded entry (a why in its item's metadata stays there: see
+    :func:`report_from_dict`)."""
     reader = _Reader(data, source=source, location=location, required=("item", "score", "reason"))
     reason = exclusion_reason_from_dict(
         reader.data["reason"], source=source, location=reader.where("reason")
@@ -539,13 +561,14 @@ def report_from_dict(data: object, *, source: str = "<report>") -> SelectionRepo
         event_from_dict(entry, source=source, location=f"events[{i}]")
         for i, entry in enumerate(reader.get_list("events"))
     )
+    why: dict[ContextItem, Why] = {}
     included = tuple(
-        included_from_dict(entry, source=source, location=f"included[{i}]")
-        for i, entry in enumerate(reader.get_list("included"))
+        _with_why(included_from_dict(told, source=source, location=f"included[{i}]"), found, why)
+        for i, told, found in map(_take_why, enumerate(reader.get_list("included")))
     )
     excluded = tuple(
-        excluded_from_dict(entry, source=source, location=f"excluded[{i}]")
-        for i, entry in enumerate(reader.get_list("excluded"))
+        _with_why(excluded_from_dict(told, source=source, location=f"excluded[{i}]"), found, why)
+        for i, told, found in map(_take_why, enumerate(reader.get_list("excluded")))
     )
     shortfalls: tuple[CountRequirementShortfall, ...] = ()
     if reader.has("count_requirement_shortfalls"):
@@ -577,4 +600,36 @@ def report_from_dict(data: object, *, source: str = "<report>") -> SelectionRepo
         token_requirement_shortfalls=token_shortfalls,
         packing=packing,
         solver=solver,
+        why=MappingProxyType(why),
     )
+
+
+def _take_why(numbered: tuple[int, object]) -> tuple[int, object, Why | None]:
+    """An entry's JSON without the why in its item's metadata, and that why (or None: the
+    entry as it is when its metadata holds no why of ours)."""
+    index, data = numbered
+    if not isinstance(data, Mapping):
+        return index, data, None
+    item = data.get("item")
+    if not isinstance(item, Mapping):
+        return index, data, None
+    metadata = item.get("metadata")
+    if not isinstance(metadata, Mapping) or WHY_KEY not in metadata:
+        return index, data, None
+    why = Why.from_dict(metadata[WHY_KEY])
+    if why is None:
+        return index, data, None
+    item_data: dict[str, Any] = {key: value for key, value in item.items() if key != "metadata"}
+    rest = {key: value for key, value in metadata.items() if key != WHY_KEY}
+    if rest:
+        item_data["metadata"] = rest
+    return index, {**data, "item": item_data}, why
+
+
+_Entry = TypeVar("_Entry", IncludedItem, ExcludedItem)
+
+
+def _with_why(entry: _Entry, why: Why | None, found: dict[ContextItem, Why]) -> _Entry:
+    if why is not None:
+        found[entry.item] = why
+    return entry

@@ -15,6 +15,7 @@ from types import MappingProxyType
 from pycupel.diagnostics import (
     BudgetExceeded,
     Deduplicated,
+    ExcerptPart,
     ExclusionReason,
     Filtered,
     InclusionReason,
@@ -25,6 +26,7 @@ from pycupel.diagnostics import (
     ScoredTooLow,
     SelectionReport,
 )
+from pycupel.diagnostics.why import messages_label
 from pycupel.model import ContextBudget, ContextItem, ContextKind
 
 __all__ = [
@@ -83,18 +85,13 @@ def message_label(item: ContextItem) -> str:
     """Which messages of a history an adapter's item holds (``msg 3``, ``msgs 4-6``,
     ``msgs 2,5``), from its ``message_indices`` metadata, followed by the shorter version
     it stands for when the fit kept one (``msgs 4-5 (placeholder)``, ``msg 7
-    (truncated)``); empty for other items."""
+    (excerpt)``); empty for other items."""
     indices = item.metadata.get("message_indices")
     if not isinstance(indices, tuple | list) or not indices:
         return ""
     if not all(isinstance(index, int) for index in indices):
         return ""
-    if len(indices) == 1:
-        label = f"msg {indices[0]}"
-    else:
-        contiguous = list(indices) == list(range(indices[0], indices[0] + len(indices)))
-        joined = f"{indices[0]}-{indices[-1]}" if contiguous else ",".join(map(str, indices))
-        label = f"msgs {joined}"
+    label = messages_label(indices)
     version = item.metadata.get(_VARIANT_NAME_KEY)
     if version in _SHORTER_VERSIONS:
         label += f" ({version})"
@@ -150,6 +147,10 @@ class ItemRow:
         score: its score at the decision.
         reason: the variant name (``"Scored"``, ``"BudgetExceeded"``...).
         detail: the reason's facts (:func:`reason_detail`); empty for inclusions.
+        why: a chat fit's account in words (the report's
+            :class:`~pycupel.diagnostics.Why`: ``"part of the recent tail"``); empty when
+            the run recorded none.
+        parts: an excerpt's kept runs and elided gaps (empty for any other row).
     """
 
     included: bool
@@ -158,10 +159,15 @@ class ItemRow:
     score: float
     reason: str
     detail: str
+    why: str = ""
+    parts: tuple[ExcerptPart, ...] = ()
 
     @property
     def reason_text(self) -> str:
-        """``"BudgetExceeded: 900 tokens, 120 available"``, or just the name without details."""
+        """What the row says of its fate: the why when the run recorded one, else
+        ``"BudgetExceeded: 900 tokens, 120 available"`` (or just the name without details)."""
+        if self.why:
+            return self.why
         return f"{self.reason}: {self.detail}" if self.detail else self.reason
 
 
@@ -228,8 +234,24 @@ class ReportView:
 
 def view_report(report: SelectionReport, budget: ContextBudget) -> ReportView:
     """Compute what the renderers show for ``report``, a run at ``budget``."""
+    why = report.why
+
+    def told(item: ContextItem, score: float) -> tuple[str, tuple[ExcerptPart, ...]]:
+        found = why.get(item)
+        if found is None:
+            return "", ()
+        return found.describe(item, score), found.parts(item)
+
     included = tuple(
-        ItemRow(True, position, entry.item, entry.score, str(entry.reason), "")
+        ItemRow(
+            True,
+            position,
+            entry.item,
+            entry.score,
+            str(entry.reason),
+            "",
+            *told(entry.item, entry.score),
+        )
         for position, entry in enumerate(report.included, start=1)
     )
     excluded = tuple(
@@ -240,6 +262,7 @@ def view_report(report: SelectionReport, budget: ContextBudget) -> ReportView:
             entry.score,
             entry.reason.name,
             reason_detail(entry.reason, entry.item),
+            *told(entry.item, entry.score),
         )
         for entry in report.excluded
     )

@@ -6,7 +6,10 @@
 * :class:`ItemTable` — every candidate: included items in placed order (with their position),
   then excluded items by score, each with kind, tokens, score, reason (with the reason's data,
   ``BudgetExceeded: 900 tokens, 120 available``) and a one-line content preview.
-* :func:`render_report` — headline, bar, table and a summary of the exclusions, together.
+* :func:`render_report` — headline, bar, table and a summary of the exclusions, together;
+  for a chat fit, the reason column says why each unit is in or out in words (its
+  :class:`~pycupel.diagnostics.Why`), and the excerpts kept of long units are listed below
+  the table, run by run and gap by gap (with each gap's recall ref when there is one).
 
 The renderables adapt to the console's width and print with any :class:`rich.console.Console`,
 including a recording one (``Console(record=True, width=100)``, then ``export_text()``).
@@ -44,6 +47,8 @@ _EXCLUDED_STYLE = "red"
 _REASON_STYLE = "yellow"
 _MIN_CONTENT = 16
 _MAX_REASON = 52
+_EXCERPT_PARTS = 12
+"""Runs and gaps listed per excerpt below the table (the HTML page lists them all)."""
 _POSITION_MIN = 2
 _FATE_WIDTH = 3
 
@@ -266,6 +271,29 @@ def _exclusion_summary(view: ReportView) -> Text:
     return line
 
 
+def _excerpts(view: ReportView) -> Iterator[RenderableType]:
+    """The kept runs and elided gaps of every excerpt in the window, a row per excerpt."""
+    rows = [row for row in view.included if row.parts]
+    if not rows:
+        return
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="dim", no_wrap=True)
+    grid.add_column()
+    for row in rows:
+        line = Text()
+        shown = row.parts[:_EXCERPT_PARTS]
+        for index, part in enumerate(shown):
+            if index:
+                line.append("; ")
+            line.append(part.describe(), style="" if part.kept else _REASON_STYLE)
+        hidden = len(row.parts) - len(shown)
+        if hidden:
+            line.append(f"; and {hidden:,} more")
+        grid.add_row(message_label(row.item) or f"#{row.position}", line)
+    yield Text("Excerpts, by lines of the original text:", style="bold")
+    yield grid
+
+
 def render_report(
     report: SelectionReport, budget: ContextBudget, *, max_rows: int | None = None
 ) -> RenderableType:
@@ -283,6 +311,7 @@ def render_report(
         BudgetBar(view),
         Text(),
         ItemTable(view, max_rows=max_rows),
+        *_excerpts(view),
         _exclusion_summary(view),
     ]
     if view.shortfalls:

@@ -4,11 +4,14 @@ Each page is one HTML5 document with its CSS inline and its charts as inline SVG
 assets, nothing to install, readable offline and printable. Everything taken from the input
 (contents, kinds, reasons, file names, settings) is HTML-escaped. The content is complete
 without JavaScript: the fate filter is pure CSS (radio buttons), and long contents fold into
-``<details>`` elements. The page stays small whatever the input: an item's content beyond
-4,000 characters keeps its head and tail around a note of how much was left out (characters
-and size), and the page embeds at most 2,000,000 characters of content in all (later rows
-keep their one-line preview and say why). A few lines of inline script only add sorting by
-a column's header and a text filter; without script those controls simply do not appear.
+``<details>`` elements. A chat fit's rows say why each unit is in or out in words beside the
+specification's reason (its :class:`~pycupel.diagnostics.Why`), and an excerpt's row folds
+the list of its kept runs and elided gaps (with their recall refs). The page stays small
+whatever the input: an item's content beyond 4,000 characters keeps its head and tail around
+a note of how much was left out (characters and size), and the page embeds at most 2,000,000
+characters of content in all (later rows keep their one-line preview and say why). A few
+lines of inline script only add sorting by a column's header and a text filter; without
+script those controls simply do not appear.
 
 The output is deterministic: the same report gives the same bytes (no timestamps).
 """
@@ -43,6 +46,8 @@ _HEAD_SHARE = 3 / 4
 """Share of :data:`_ITEM_TEXT_LIMIT` given to the head of a cut content (the rest: its tail)."""
 _PAGE_TEXT_LIMIT = 2_000_000
 """Characters of content embedded in the whole page; past it, rows show their preview only."""
+_PARTS_LIMIT = 200
+"""Runs and gaps listed per excerpt; a longer list ends with how many more there are."""
 
 _CSS = """
 :root { --fg: #1f2937; --muted: #6b7280; --line: #e5e7eb; --bg: #f7f8fa; --card: #ffffff;
@@ -88,6 +93,9 @@ tr.excluded td { background: #fffafa; }
 .kind { white-space: nowrap; }
 .reason { white-space: nowrap; font-weight: 600; }
 .detail { display: block; color: var(--muted); font-size: .85rem; }
+.why { display: block; font-size: .9rem; min-width: 16em; }
+ol.parts { margin: 4px 0 0; padding-left: 1.4em; font-size: .85rem; }
+ol.parts li.elided-part { color: var(--muted); }
 td.content { max-width: 640px; overflow-wrap: anywhere; }
 details summary { cursor: pointer; }
 details .full { white-space: pre-wrap; margin-top: 6px; padding: 8px 10px; background: var(--bg);
@@ -363,8 +371,13 @@ def _item_row(row: ItemRow, budget: _TextBudget) -> str:
     )
     position = "" if row.position is None else str(row.position)
     position_value = row.position if row.position is not None else "NaN"
-    detail = f' <span class="detail">{_e(row.detail)}</span>' if row.detail else ""
-    pinned = ' <span class="pinned">(pinned)</span>' if item.pinned and row.included else ""
+    if row.why:
+        detail = f' <span class="why">{_e(row.why)}</span>{_parts(row)}'
+    else:
+        detail = f' <span class="detail">{_e(row.detail)}</span>' if row.detail else ""
+    pinned = ""
+    if item.pinned and row.included and not row.why:  # a why says so in words
+        pinned = ' <span class="pinned">(pinned)</span>'
     score_value = repr(row.score)  # nan/inf parse as NaN in the sorting script
     color = kind_color(item.kind)
     return (
@@ -379,6 +392,23 @@ def _item_row(row: ItemRow, budget: _TextBudget) -> str:
         f"{_content_cell(item.content, budget, message_label(item))}"
         "</tr>"
     )
+
+
+def _parts(row: ItemRow) -> str:
+    """An excerpt's kept runs and elided gaps, folded (empty for other rows)."""
+    if not row.parts:
+        return ""
+    shown = row.parts[:_PARTS_LIMIT]
+    items = "".join(
+        f'<li class="{"kept-part" if part.kept else "elided-part"}">{_e(part.describe())}</li>'
+        for part in shown
+    )
+    hidden = len(row.parts) - len(shown)
+    if hidden:
+        items += f"<li>and {hidden:,} more</li>"
+    kept = sum(1 for part in row.parts if part.kept)
+    summary = f"lines kept ({kept:,}) and elided ({len(row.parts) - kept:,})"
+    return f'<details><summary>{_e(summary)}</summary><ol class="parts">{items}</ol></details>'
 
 
 def _items_section(view: ReportView) -> str:
