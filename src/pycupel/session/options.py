@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TypedDict
 
 from pycupel.pipeline import Pipeline
+from pycupel.session.fresh import Prefer
 from pycupel.tokens import TokenCounter
 
 if TYPE_CHECKING:
@@ -34,6 +35,7 @@ class SessionOptions(TypedDict, total=False):
     recall_share: float
     compact_for_recall: bool
     recall_every_turn: bool
+    prefer: Prefer
     pin_system: bool
     shrink: Shrink | bool | None
     summarize: Summarize | None
