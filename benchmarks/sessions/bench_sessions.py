@@ -1,16 +1,22 @@
 """Sessions against per-turn trimming: input cost with prompt caching, cache reads, recall.
 
     python benchmarks/sessions/bench_sessions.py [--budgets 4000,16000] [--locomo 10] [--agents 3]
-        [--shrink] [--phases] [--by-kind] [--set recall_share=0.15] [--first 2]
+        [--histories 2] [--large 3] [--strategies session,fit_messages] [--shrink] [--phases]
+        [--by-kind] [--set recall_share=0.15] [--first 2]
 
 Every conversation is replayed turn by turn (each request is the whole history so far) with
-four strategies, all in the Anthropic Messages format with the adapter's default counter:
+these strategies (``--strategies`` picks some; ``sliding``, the yardstick, always runs), all
+in the Anthropic Messages format with the adapter's default counter:
 
 * ``session``: one ``anthropic.Session(budget=B)`` per conversation, its ``cache_control``
   breakpoints included, the usage of each request recorded;
+* ``session-recall``: the same with ``prefer="recall"`` (one-off requests for the questions
+  the window serves worse than a fresh fit, counted in the ``fresh fits`` column);
 * ``fit_messages``: ``anthropic.fit_messages(history, budget=B)`` on every turn (defaults);
 * ``sliding``: the newest whole units (a tool call with its result) that fit, every turn;
-* ``full-then-sliding``: the whole history while it fits, then sliding.
+* ``full-then-sliding``: the whole history while it fits, then sliding;
+* ``full``: the whole history on every turn, whatever the budget (a reference: its requests
+  are not held to the budget).
 
 With ``--shrink``, two more sessions: ``session+placeholders`` (``shrink=True``: a compaction
 keeps older tool results as placeholders after their calls, long ones truncated) and
@@ -26,7 +32,9 @@ measures the cached prefix from the rendered requests themselves (the longest ru
 messages an earlier request wrote at a breakpoint), not from the session's own claim. The
 baselines have no breakpoints of their own: each is priced both without caching and with a
 breakpoint at the end of every request, and the cheaper of the two counts. Cost is reported
-relative to the sliding window's over the same conversations.
+relative to the sliding window's over the same conversations, and relative to
+``fit_messages``' over the same turns: the replay alone, and the replay followed by the
+questions asked in a row (every one of them a turn).
 
 Evidence recall: after the replay, every question of the conversation is appended as the final
 user message and each strategy fits that history; recall is the share of the question's
@@ -50,8 +58,11 @@ its window reports: ``extends`` for none, ``recall`` for a recall zone that move
 and ``--first N`` skips the first N LoCoMo conversations (a held-out set for settings chosen
 on the first ones).
 
-Data: LoCoMo (``../shared/locomo/locomo10.zip``, read in place) and generated agent histories
-of 340 tool rounds (about 690 messages) with planted facts; see ``data.py``. Timing: one
+Data: LoCoMo (``../shared/locomo/locomo10.zip``, read in place), generated agent histories
+of 340 tool rounds (about 690 messages) with planted facts, and with ``--histories`` /
+``--large`` agent histories from two other generators (``pycupel.histories.agent_history``,
+and ``benchmarks/quality/agent_large_a.py`` / ``agent_large_b.py``' mid-size cases, whose
+recall is whether the fact's needle is in the window's text); see ``data.py``. Timing: one
 longer agent history (520 tool rounds, about 1,060 messages) is replayed per budget with the
 session alone, and the median milliseconds of ``Session.fit`` and of ``fit_messages`` are
 taken over its turns at 900-1,100 messages (the replays above stop short of 1,000 messages).
@@ -557,27 +568,7 @@ def main() -> None:
         default=0,
         help="skip this many LoCoMo conversations before taking --locomo of them",
     )
-    parser.add_argument(
-        "--one-off",
-        choices=("prefix", "fit", "zone", "both"),
-        default=None,
-        help="prefer='recall' one-off design to measure (default: the library's)",
-    )
-    parser.add_argument(
-        "--fresh-share",
-        type=float,
-        default=None,
-        help="prefer='recall': share of the fresh fit's strong-match relevance a cheaper "
-        "request must hold (1.0: every strong match)",
-    )
     args = parser.parse_args()
-    if args.one_off is not None or args.fresh_share is not None:
-        from pycupel.session import fresh
-
-        if args.one_off is not None:
-            fresh.DESIGN = args.one_off
-        if args.fresh_share is not None:
-            fresh.FRESH_SHARE = args.fresh_share
     settings = dict(parse_setting(text) for text in args.set)
     strategies = (STRATEGIES[0], *SHRINKING, *STRATEGIES[1:]) if args.shrink else STRATEGIES
     if args.strategies:

@@ -437,7 +437,7 @@ class SessionCore(FreshFits[M]):
 
         one_off = None
         if fresh and self._dropped_any():
-            one_off = self._fresh_request(messages, self._fixed() * upper)
+            one_off = self._fresh_request(messages)
         window = self._window(
             messages_in=len(messages),
             valid_below=valid_below,

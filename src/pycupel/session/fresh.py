@@ -1,4 +1,5 @@
-"""``prefer="recall"``: a question the window cannot answer well is served by a fresh fit, once.
+"""``prefer="recall"``: a question the window serves worse than a fresh fit gets a one-off
+request.
 
 A session's window keeps a cached prefix and gives the latest user message a recall zone
 (:mod:`pycupel.session.zones`) of at most ``recall_share`` of the budget. A fresh fit
@@ -9,19 +10,29 @@ the provider's cache cannot serve. With ``prefer="recall"`` a session does both:
   stays the session's state;
 * on a turn whose new user message re-decides the recall zone (it asks something, its best
   match lies outside the window, the history was edited or compacted), the session also
-  selects the history as ``fit_messages`` would (the same structure-aware selection, shorter
-  versions and leading-turn rule, over the whole budget in the provider's count);
-* when that selection holds a unit the window lacks (or shows whole a unit the window shows
-  shorter), the turn sends it instead: a **one-off request**, reported as
-  ``cache_break="fresh-fit"``. Its only breakpoint is the system prompt's, so it writes
-  nothing to the cache that no later request reads; the next turn goes back to the window,
-  whose prefix the earlier requests left cached (only the recall zone, when it moved, and the
-  new messages are sent uncached);
-* when the window already holds everything that selection keeps (a history that still fits
-  the budget, a zone that caught the question), the window is sent as usual.
+  selects the history as ``fit_messages`` would: the same structure-aware selection and
+  leading-turn rule over the whole budget in the provider's count, shorter versions only
+  when the session makes them too, and the recall zone's best match kept (a selection by
+  relevance per token can pass over a long unit the zone took for its relevance alone);
+* requests are weighed by the **strong matches** they hold whole (the units scoring at
+  least :data:`~pycupel.session.recall.RELATIVE_THRESHOLD` of the best match), each
+  counted for its relevance. The window is sent when it holds at least
+  :data:`FRESH_SHARE` of what the better of it and the fresh fit holds;
+* else a **one-off request** is sent, reported as ``cache_break="fresh-fit"``: a prefix of
+  the window that an earlier request left in the provider's cache followed by a fresh fit
+  of the budget it leaves, when that holds as much (the longest of
+  :data:`PREFIX_TRIES` such prefixes first), or else the fresh fit itself. Its only
+  breakpoints are its system prompt's and its cached prefix's, so it writes nothing that no
+  later request reads;
+* the next turn goes back to the window, whose prefix the earlier requests left cached
+  (what the provider holds of it is what the previous request shared with it; only the
+  recall zone, when it moved, and the new messages are sent uncached).
 
-The one-off request holds no running summary. Its usage, when recorded, calibrates the
-session like any other request's.
+Measured against a fresh fit alone, a one-off made of the cached prefix and a larger recall
+zone, and a larger zone with lower watermarks (``docs/benchmarks/sessions.md``), this
+recalls within a point or two of ``fit_messages`` for under half its cost where the budget is
+small. The one-off request holds no running summary. Its usage, when recorded, calibrates
+the session's ratio; what single units cost is learned from the window's requests only.
 """
 
 from __future__ import annotations
@@ -57,7 +68,6 @@ Prefer = Literal["cost", "recall"]
 fresh fit, once, for a question the window cannot answer as well)."""
 PREFER: tuple[Prefer, ...] = ("cost", "recall")
 """The values of ``prefer``."""
-DESIGN = "prefix"
 FRESH_SHARE = 0.85
 """A cheaper request serves the question when it holds at least this share of the strong
 matches' relevance that the best of it and the fresh fit holds."""
@@ -143,10 +153,9 @@ class FreshFits(Requests[M]):
             return None
         return fitted, position_of
 
-    def _fresh_request(self, messages: Sequence[M], overhead: float) -> OneOff | None:
+    def _fresh_request(self, messages: Sequence[M]) -> OneOff | None:
         """This turn's one-off request, or None when the turn's window holds nearly as much
-        of the strong matches as a fresh fit (or no fresh fit can be made); ``overhead``:
-        the request's fixed tokens in the provider's count, erring high."""
+        of the strong matches as a fresh fit (or no fresh fit can be made)."""
         scores = self._score_recall()
         if scores is None:  # nothing outside the window matches the message
             return None
@@ -177,7 +186,7 @@ class FreshFits(Requests[M]):
         if best <= 0.0 or in_window >= FRESH_SHARE * best:
             return None
         missing = [u for u in chosen if u in strong and u not in variants and u not in whole]
-        if DESIGN == "prefix" and self._summary is None:
+        if self._summary is None:
             # A prefix the provider holds, then a fresh fit of what it leaves: cheaper than
             # the fresh fit, and as good when it holds nearly as much.
             stable = self._stable
@@ -193,15 +202,6 @@ class FreshFits(Requests[M]):
                 shorter = {*fill_variants, *(u for u in head if u in shown)}
                 if held([*head, *rest], shorter) >= FRESH_SHARE * best:
                     return OneOff([*head, *rest], fill_variants, missing, head)
-        if DESIGN in ("zone", "both") and self._summary is None:
-            # The cached prefix, then a recall zone as large as the budget leaves.
-            room = self._recall_limit(overhead) - self._tokens(self._stable, self._tail)
-            zone = self._choose_recall(scores, room).units
-            if all(self._history.units[u].system_parameter for u in self._stable):
-                zone = self._drop_leading(zone)  # the zone leads the messages
-            request = [*self._stable, *zone, *self._tail]
-            if DESIGN == "zone" or held(request, shown) >= FRESH_SHARE * best:
-                return OneOff(request, {}, missing, self._stable)
         return OneOff(chosen, variants, missing, [])
 
     def _one_off(self, one_off: OneOff, window: CoreWindow) -> CoreWindow:
