@@ -267,6 +267,7 @@ def replay(
     sliding = Sliding(messages, budget, user_first=user_first)
     rendered: dict[str, list[RenderedRequest]] = {name: [] for name in strategies}
     kinds: dict[str, list[str]] = {name: [] for name in fitted_sessions}
+    whole = render_request(messages, format="anthropic")
     for end in conversation.turns:
         history = messages[:end]
         for name, each in fitted_sessions.items():
@@ -297,7 +298,11 @@ def replay(
                 )
             )
         if "full" in rendered:
-            rendered["full"].append(check(tally, "full", (None, history), budget))
+            # The whole history: a prefix of the conversation rendered once (its messages are
+            # counted alone, so slicing gives what rendering each request would).
+            rendered["full"].append(
+                RenderedRequest(whole.blocks[:end], whole.tokens[:end], whole.fixed_tokens)
+            )
     for name in strategies:
         tally.requests[name].append(rendered[name])
     for name, each_kinds in kinds.items():

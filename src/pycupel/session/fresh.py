@@ -73,7 +73,6 @@ FRESH_SHARE = 0.85
 matches' relevance that the best of it and the fresh fit holds."""
 PREFIX_TRIES = 3
 """At most this many cached prefixes (the longest first) are tried before a fresh fit."""
-STRONG = RELATIVE_THRESHOLD
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +100,7 @@ class FreshFits(Requests[M]):
         each selected unit's position; None when the pinned units alone do not fit. With a
         ``prefix`` (units sent first, as the window shows them), the rest of the history is
         selected in what the prefix leaves of the budget; ``keep``: units kept whatever the
-        selection says (the strong matches of the recall zone)."""
+        selection says (the recall zone's best match)."""
         history = self._history
         latest = history.latest_user_unit
         start = history.start_unit
@@ -300,4 +299,4 @@ def _strong(scores: RecallScores, corpus: npt.NDArray[np.bool_]) -> npt.NDArray[
     of the best match (inside the window or not)."""
     smoothed = scores.smoothed
     best = float(np.maximum.reduce(smoothed, where=corpus, initial=0.0))
-    return np.flatnonzero((smoothed >= STRONG * best) & corpus)
+    return np.flatnonzero((smoothed >= RELATIVE_THRESHOLD * best) & corpus)
