@@ -1,16 +1,22 @@
 """Sessions against per-turn trimming: input cost with prompt caching, cache reads, recall.
 
     python benchmarks/sessions/bench_sessions.py [--budgets 4000,16000] [--locomo 10] [--agents 3]
-        [--shrink] [--phases] [--by-kind] [--set recall_share=0.15] [--first 2]
+        [--histories 2] [--large 3] [--strategies session,fit_messages] [--shrink] [--phases]
+        [--by-kind] [--set recall_share=0.15] [--first 2]
 
 Every conversation is replayed turn by turn (each request is the whole history so far) with
-four strategies, all in the Anthropic Messages format with the adapter's default counter:
+these strategies (``--strategies`` picks some; ``sliding``, the yardstick, always runs), all
+in the Anthropic Messages format with the adapter's default counter:
 
 * ``session``: one ``anthropic.Session(budget=B)`` per conversation, its ``cache_control``
   breakpoints included, the usage of each request recorded;
+* ``session-recall``: the same with ``prefer="recall"`` (one-off requests for the questions
+  the window serves worse than a fresh fit, counted in the ``fresh fits`` column);
 * ``fit_messages``: ``anthropic.fit_messages(history, budget=B)`` on every turn (defaults);
 * ``sliding``: the newest whole units (a tool call with its result) that fit, every turn;
-* ``full-then-sliding``: the whole history while it fits, then sliding.
+* ``full-then-sliding``: the whole history while it fits, then sliding;
+* ``full``: the whole history on every turn, whatever the budget (a reference: its requests
+  are not held to the budget).
 
 With ``--shrink``, two more sessions: ``session+placeholders`` (``shrink=True``: a compaction
 keeps older tool results as placeholders after their calls, long ones truncated) and
@@ -26,7 +32,9 @@ measures the cached prefix from the rendered requests themselves (the longest ru
 messages an earlier request wrote at a breakpoint), not from the session's own claim. The
 baselines have no breakpoints of their own: each is priced both without caching and with a
 breakpoint at the end of every request, and the cheaper of the two counts. Cost is reported
-relative to the sliding window's over the same conversations.
+relative to the sliding window's over the same conversations, and relative to
+``fit_messages``' over the same turns: the replay alone, and the replay followed by the
+questions asked in a row (every one of them a turn).
 
 Evidence recall: after the replay, every question of the conversation is appended as the final
 user message and each strategy fits that history; recall is the share of the question's
@@ -50,8 +58,11 @@ its window reports: ``extends`` for none, ``recall`` for a recall zone that move
 and ``--first N`` skips the first N LoCoMo conversations (a held-out set for settings chosen
 on the first ones).
 
-Data: LoCoMo (``../shared/locomo/locomo10.zip``, read in place) and generated agent histories
-of 340 tool rounds (about 690 messages) with planted facts; see ``data.py``. Timing: one
+Data: LoCoMo (``../shared/locomo/locomo10.zip``, read in place), generated agent histories
+of 340 tool rounds (about 690 messages) with planted facts, and with ``--histories`` /
+``--large`` agent histories from two other generators (``pycupel.histories.agent_history``,
+and ``benchmarks/quality/agent_large_a.py`` / ``agent_large_b.py``' mid-size cases, whose
+recall is whether the fact's needle is in the window's text); see ``data.py``. Timing: one
 longer agent history (520 tool rounds, about 1,060 messages) is replayed per budget with the
 session alone, and the median milliseconds of ``Session.fit`` and of ``fit_messages`` are
 taken over its turns at 900-1,100 messages (the replays above stop short of 1,000 messages).
@@ -72,14 +83,23 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from data import Conversation, agent_history, load_locomo, locomo_path
+from data import (
+    Conversation,
+    Question,
+    agent_history,
+    histories,
+    large_cases,
+    load_locomo,
+    locomo_path,
+    message_text,
+)
 
 from _harness import format_table, machine_summary
 from pycupel.adapters import anthropic
 from pycupel.analytics import CostReport, RenderedRequest, render_request, replay_cost
 
 PRICE = "claude-sonnet-4-5"
-STRATEGIES = ("session", "fit_messages", "sliding", "full-then-sliding")
+STRATEGIES = ("session", "session-recall", "fit_messages", "sliding", "full-then-sliding", "full")
 SHRINKING = ("session+placeholders", "session+summary")
 ALL = (*STRATEGIES, *SHRINKING)
 
@@ -109,6 +129,11 @@ class Tally:
     requests: dict[str, list[list[RenderedRequest]]] = dataclasses.field(
         default_factory=lambda: {name: [] for name in ALL}
     )
+    # The replay followed by the questions asked in a row, per conversation.
+    with_questions: dict[str, list[list[RenderedRequest]]] = dataclasses.field(
+        default_factory=lambda: {name: [] for name in ALL}
+    )
+    fresh_fits: dict[str, int] = dataclasses.field(default_factory=lambda: dict.fromkeys(ALL, 0))
     recall: dict[str, list[float]] = dataclasses.field(
         default_factory=lambda: {name: [] for name in ALL}
     )
@@ -149,6 +174,7 @@ def sessions(
 
     options: dict[str, dict[str, Any]] = {
         "session": {},
+        "session-recall": {"prefer": "recall"},
         "session+placeholders": {"shrink": True},
         "session+summary": {"summarize": counted},
     }
@@ -219,7 +245,7 @@ def check(tally: Tally, name: str, request: Request, budget: int) -> RenderedReq
     rendered = render_request(messages, format="anthropic", system=system)
     try:
         anthropic.from_messages(messages, system=system)
-        valid = rendered.total_tokens <= budget
+        valid = rendered.total_tokens <= budget or name == "full"
     except Exception:
         valid = False
     if not valid:
@@ -241,6 +267,7 @@ def replay(
     sliding = Sliding(messages, budget, user_first=user_first)
     rendered: dict[str, list[RenderedRequest]] = {name: [] for name in strategies}
     kinds: dict[str, list[str]] = {name: [] for name in fitted_sessions}
+    whole = render_request(messages, format="anthropic")
     for end in conversation.turns:
         history = messages[:end]
         for name, each in fitted_sessions.items():
@@ -248,23 +275,34 @@ def replay(
             request = check(tally, name, (window.system, window.messages), budget)
             each.record_usage({"input_tokens": request.total_tokens, "cache_read_input_tokens": 0})
             tally.compactions[name] += window.compacted
+            tally.fresh_fits[name] += window.report.cache_break == "fresh-fit"
             before = rendered[name][-1] if rendered[name] else None
             count_break(tally, name, before, request, window)
             rendered[name].append(dataclasses.replace(request, compacted=window.compacted))
             kinds[name].append(window.report.cache_break or "extends")
-        _, fitted, _ = anthropic.fit_messages(history, budget=budget, start_with_user=user_first)
-        rendered["fit_messages"].append(check(tally, "fit_messages", (None, fitted), budget))
+        if "fit_messages" in rendered:
+            _, fitted, _ = anthropic.fit_messages(
+                history, budget=budget, start_with_user=user_first
+            )
+            rendered["fit_messages"].append(check(tally, "fit_messages", (None, fitted), budget))
         rendered["sliding"].append(
             check(tally, "sliding", (None, sliding.fit(history, whole_first=False)), budget)
         )
-        rendered["full-then-sliding"].append(
-            check(
-                tally,
-                "full-then-sliding",
-                (None, sliding.fit(history, whole_first=True)),
-                budget,
+        if "full-then-sliding" in rendered:
+            rendered["full-then-sliding"].append(
+                check(
+                    tally,
+                    "full-then-sliding",
+                    (None, sliding.fit(history, whole_first=True)),
+                    budget,
+                )
             )
-        )
+        if "full" in rendered:
+            # The whole history: a prefix of the conversation rendered once (its messages are
+            # counted alone, so slicing gives what rendering each request would).
+            rendered["full"].append(
+                RenderedRequest(whole.blocks[:end], whole.tokens[:end], whole.fixed_tokens)
+            )
     for name in strategies:
         tally.requests[name].append(rendered[name])
     for name, each_kinds in kinds.items():
@@ -285,34 +323,37 @@ def replay(
         ),
         "sliding": lambda h: sliding.fit(h, whole_first=False),
         "full-then-sliding": lambda h: sliding.fit(h, whole_first=True),
+        "full": list,
     }
+    fitters = {name: fitter for name, fitter in fitters.items() if name in strategies}
     for question in conversation.questions:
         history = [*messages, {"role": "user", "content": question.text}]
         for name, fitter in fitters.items():
             window = fitter(history)
-            kept = {identity.get(id(_original(m, by_text)), -1) for m in window}
             tally.visible[name][0] += len(_tool_uses(window))
             tally.visible[name][1] += len(_tool_uses(history))
-            hits = sum(1 for position in question.evidence if position in kept)
-            tally.recall[name].append(hits / len(question.evidence))
+            tally.recall[name].append(_recall(question, window, identity, by_text))
 
     # The same questions asked in a row, the sessions fresh and replayed to the end again.
+    systems: dict[str, Callable[[], Any]] = {}
     for name, each in sessions(budget, user_first, Tally(), strategies, settings).items():
         for end in conversation.turns:
             _record(each, each.fit(messages[:end]))
-        fitters[name] = _recording(each)
+        fitters[name] = _recording(each, systems, name)
     row = list(messages)
     if row[-1]["role"] == "user":
         row.append({"role": "assistant", "content": ROW_ANSWER})
+    asked: dict[str, list[RenderedRequest]] = {name: [] for name in fitters}
     for question in conversation.questions:
         row.append({"role": "user", "content": question.text})
         for name, fitter in fitters.items():
             window = fitter(row)
-            check(tally, name, (None, window), budget)
-            kept = {identity.get(id(_original(m, by_text)), -1) for m in window}
-            hits = sum(1 for position in question.evidence if position in kept)
-            tally.in_a_row[name].append(hits / len(question.evidence))
+            system = systems[name]() if name in systems else None
+            asked[name].append(check(tally, name, (system, window), budget))
+            tally.in_a_row[name].append(_recall(question, window, identity, by_text))
         row.append({"role": "assistant", "content": ROW_ANSWER})
+    for name in fitters:
+        tally.with_questions[name].append(rendered[name] + asked[name])
 
 
 ROW_ANSWER = "Let me think about that."
@@ -326,8 +367,30 @@ def _record(session: anthropic.Session, window: Any) -> Any:
     return window
 
 
-def _recording(session: anthropic.Session) -> Callable[[list[Any]], list[Any]]:
-    return lambda history: _record(session, session.fit(history)).messages
+def _recording(
+    session: anthropic.Session, systems: dict[str, Callable[[], Any]], name: str
+) -> Callable[[list[Any]], list[Any]]:
+    latest: list[Any] = [None]
+    systems[name] = lambda: latest[0]
+
+    def fit(history: list[Any]) -> list[Any]:
+        window = _record(session, session.fit(history))
+        latest[0] = window.system
+        return window.messages
+
+    return fit
+
+
+def _recall(
+    question: Question, window: Sequence[Any], identity: dict[int, int], by_text: dict[str, Any]
+) -> float:
+    """The share of the question's evidence the window keeps (its needle in the window's
+    text, when it has one; else its evidence messages, as the history's objects)."""
+    if question.needle is not None:
+        return float(any(question.needle in message_text(m) for m in window))
+    kept = {identity.get(id(_original(m, by_text)), -1) for m in window}
+    hits = sum(1 for position in question.evidence if position in kept)
+    return hits / len(question.evidence)
 
 
 def _tool_uses(messages: Sequence[Any]) -> set[str]:
@@ -465,6 +528,23 @@ def main() -> None:
     parser.add_argument("--locomo", type=int, default=10, help="LoCoMo conversations (0-10)")
     parser.add_argument("--agents", type=int, default=3, help="generated agent histories")
     parser.add_argument(
+        "--histories",
+        type=int,
+        default=0,
+        help="pycupel.histories.agent_history histories (150 turns, 12 questions each)",
+    )
+    parser.add_argument(
+        "--large",
+        type=int,
+        default=0,
+        help="mid-size cases of each of benchmarks/quality/agent_large_a.py and _b.py",
+    )
+    parser.add_argument(
+        "--strategies",
+        default="",
+        help="comma-separated strategies to run (default: all); sliding is always run",
+    )
+    parser.add_argument(
         "--shrink",
         action="store_true",
         help="add session+placeholders and session+summary, and the cache-break table",
@@ -496,6 +576,9 @@ def main() -> None:
     args = parser.parse_args()
     settings = dict(parse_setting(text) for text in args.set)
     strategies = (STRATEGIES[0], *SHRINKING, *STRATEGIES[1:]) if args.shrink else STRATEGIES
+    if args.strategies:
+        wanted = {*args.strategies.split(","), "sliding"}
+        strategies = tuple(name for name in strategies if name in wanted)
     budgets = [int(b) for b in args.budgets.split(",")]
     # Agent windows may open with a tool round (the current Messages API accepts a first
     # assistant turn); LoCoMo keeps the stricter user-first rule, the adapter's default.
@@ -508,6 +591,10 @@ def main() -> None:
     if args.agents:
         agents = [agent_history(seed) for seed in range(args.agents)]
         datasets.append(("agent histories", agents, False))
+    if args.histories:
+        datasets.append(("pycupel.histories", histories(args.histories), False))
+    if args.large:
+        datasets.append(("agent_large a+b", large_cases(args.large), False))
     print(machine_summary())
     rows = []
     timing = []
@@ -530,10 +617,15 @@ def main() -> None:
                     settings=settings,
                 )
             sliding_cost, _, _ = cost(tally.requests["sliding"], baseline=True)
+            fit_cost = fit_asked = 0.0
+            if "fit_messages" in strategies:
+                fit_cost, _, _ = cost(tally.requests["fit_messages"], baseline=True)
+                fit_asked, _, _ = cost(tally.with_questions["fit_messages"], baseline=True)
             sliding_phases = phase_costs(tally.requests["sliding"], tally.fitting, baseline=True)
             for name in strategies:
                 own = name.startswith("session")
                 total, prompt, read = cost(tally.requests[name], baseline=not own)
+                asked, _, _ = cost(tally.with_questions[name], baseline=not own)
                 recall = statistics.fmean(tally.recall[name]) if tally.recall[name] else 0.0
                 row_recall = statistics.fmean(tally.in_a_row[name]) if tally.in_a_row[name] else 0.0
                 rows.append(
@@ -543,8 +635,11 @@ def main() -> None:
                         f"{total / sliding_cost:.3f}",
                         f"{read / prompt:.0%}" if prompt else "-",
                         str(tally.compactions[name]) if own else "-",
+                        str(tally.fresh_fits[name]) if own else "-",
                         f"{recall:.3f}",
                         f"{row_recall:.3f}",
+                        _ratio(total, fit_cost),
+                        _ratio(asked, fit_asked),
                         str(tally.invalid[name]),
                     ]
                 )
@@ -621,8 +716,11 @@ def main() -> None:
                 "cost / sliding",
                 "cache reads",
                 "compactions",
+                "fresh fits",
                 "recall at end",
                 "recall in a row",
+                "cost / fit_messages",
+                "with questions / fit_messages",
                 "invalid or over",
             ],
             rows,

@@ -28,6 +28,15 @@ Rules of the Messages API that dropping messages could break, and how they are k
   their assistant turn, and so stay with its ``tool_use`` blocks and the results answering
   them (the API rejects a tool loop whose thinking block was dropped). Thinking text is
   counted; signatures and redacted (encrypted) data are not.
+* *Server-side compaction.* With context management's ``compact_20260112`` edit, the API
+  answers with an assistant turn that opens with a ``compaction`` block (its summary in
+  ``content``, opaque ``encrypted_content``), and on later requests it drops every message
+  block before the latest such block. Append the response as usual: everything before the
+  latest assistant message holding a ``compaction`` block is left out of the units, the
+  counts and the selection (it stays in your list); that message's unit is pinned (the
+  block is never dropped nor split from its turn, whatever ``pin_system`` says), so a
+  fitted history opens with it, as the API reads it. A ``compaction`` block counts as its
+  summary text.
 * *Start with a user turn.* With ``start_with_user=True`` (the default; Bedrock and older API
   versions require it) leading units that start with an assistant message are dropped from the
   selection and reported as excluded with reason ``Filtered("start-with-user")``. A pinned unit
@@ -177,6 +186,21 @@ class AnthropicCodec(Codec[AnthropicMessage]):
                 turn.call(
                     CallRef(call_id, f"{at}.id", name, arguments), text, overhead.per_tool_call
                 )
+            elif kind == "compaction":
+                if role != "assistant":
+                    SHAPES.fail(
+                        f"{at}.type", "compaction blocks belong in assistant messages", kind
+                    )
+                # The summary is what the model reads; encrypted_content is opaque.
+                summary = block.get("content")
+                turn.content(
+                    "[compaction failed]"
+                    if summary is None
+                    else SHAPES.text(f"{at}.content", summary)
+                )
+                if block.get("encrypted_content") is not None:
+                    SHAPES.text(f"{at}.encrypted_content", block.get("encrypted_content"))
+                turn.anchor = True
             elif kind == "tool_result":
                 if role != "user":
                     SHAPES.fail(f"{at}.type", "tool_result blocks belong in user messages", kind)
@@ -190,6 +214,16 @@ class AnthropicCodec(Codec[AnthropicMessage]):
             else:
                 turn.content(*_block(kind, block, at, overhead))
         return turn.parsed("tool results")
+
+    def opens_history(self, message: AnthropicMessage) -> bool:
+        """Whether ``message`` is an assistant turn holding a ``compaction`` block: the API
+        drops everything before it."""
+        if not isinstance(message, Mapping) or message.get("role") != "assistant":
+            return False
+        content = message.get("content")
+        return isinstance(content, list | tuple) and any(
+            isinstance(block, Mapping) and block.get("type") == "compaction" for block in content
+        )
 
     def parse_system(self, system: object, overhead: MessageOverhead) -> ParsedMessage:
         if isinstance(system, str):

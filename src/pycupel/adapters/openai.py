@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Unpack, cast
 
+from pycupel._checks import check_bool
 from pycupel.conversation import api
 from pycupel.conversation import recall_tool as recalling
 from pycupel.conversation.codec import Codec
@@ -53,8 +54,12 @@ from pycupel.conversation.validate import (
     as_json_text,
 )
 from pycupel.conversation.versions import Replace
+from pycupel.errors import PipelineConfigError
 from pycupel.model import ContextItem
-from pycupel.session.chat import ListSession
+from pycupel.session.breakpoints import BREAKPOINT_DOCS, mark_breakpoints
+from pycupel.session.chat import SESSION_DEFAULTS, SESSION_DOCS, SESSION_RAISES, ListSession
+from pycupel.session.options import SessionOptions
+from pycupel.session.window import CoreWindow, SessionWindow
 from pycupel.tokens import TokenCounter
 from pycupel.tokens.asynchronous import AsyncTokenCounter
 
@@ -109,6 +114,7 @@ _PLAIN_ROLES = frozenset({"system", "developer", "user"})
 _DOCS: Mapping[str, str] = MappingProxyType(
     {"messages": "the Chat Completions ``messages`` (never modified)."}
 )
+_SESSION_DOCS: Mapping[str, str] = MappingProxyType({**SESSION_DOCS, **BREAKPOINT_DOCS})
 
 
 class OpenAICodec(Codec[OpenAIMessage]):
@@ -223,6 +229,37 @@ class OpenAICodec(Codec[OpenAIMessage]):
     def is_system(self, message: OpenAIMessage) -> bool:
         return message.get("role") in ("system", "developer")
 
+    def cache_mark(self, message: OpenAIMessage, control: object) -> OpenAIMessage:
+        """A copy of ``message`` whose last content part carries ``prompt_cache_breakpoint``
+        (a string content becomes one ``text`` part); ``message`` itself when it cannot carry
+        one (an assistant or legacy ``function`` message, an empty content, a last part of
+        a type OpenAI does not mark)."""
+        if message.get("role") not in _MARKABLE_ROLES:
+            return message
+        mark = dict(cast("Mapping[str, Any]", control))  # each mark a dict of its own
+        content = message.get("content")
+        if isinstance(content, str):
+            if not content:
+                return message
+            part = {"type": "text", "text": content, "prompt_cache_breakpoint": mark}
+            return {**message, "content": [part]}
+        if not isinstance(content, list | tuple) or not content:
+            return message
+        last = content[-1]
+        if not isinstance(last, Mapping) or last.get("type") not in _MARKABLE_PARTS:
+            return message
+        parts = list(content)
+        parts[-1] = {**last, "prompt_cache_breakpoint": mark}
+        return {**message, "content": parts}
+
+
+_MARKABLE_ROLES = frozenset({"system", "developer", "user", "tool"})
+"""Roles whose content parts accept ``prompt_cache_breakpoint`` (assistant output does not)."""
+_MARKABLE_PARTS = frozenset({"text", "image_url", "input_audio", "file"})
+"""Content parts that accept ``prompt_cache_breakpoint``."""
+BREAKPOINT: Mapping[str, str] = MappingProxyType({"mode": "explicit"})
+"""The ``prompt_cache_breakpoint`` a session marks (OpenAI's only mode)."""
+
 
 CODEC = OpenAICodec()
 """The codec of this module's functions."""
@@ -333,22 +370,50 @@ class Session(ListSession[OpenAIMessage]):
     response's ``usage`` to :meth:`record_usage` so that the token estimate follows what
     OpenAI counts. Between compactions each request extends the previous one message for
     message, which is what OpenAI's automatic prompt caching (prompts of 1,024 tokens and
-    more, in 128-token steps) needs: there is nothing to mark. Pass a stable
-    ``prompt_cache_key`` (one per conversation, or per shared system prompt) with the request
-    so that requests of one conversation reach the same cache.
+    more) needs. Pass a stable ``prompt_cache_key`` (one per conversation, or per shared
+    system prompt) with the request so that requests of one conversation reach the same
+    cache.
+
+    Models of the GPT-5.6 family and later match cached prefixes at breakpoints and bill
+    cache writes: with ``cache_breakpoints=True`` the window carries explicit
+    ``prompt_cache_breakpoint`` marks (at most three of the four a request may write) at the
+    end of the leading system messages, of the stable prefix (before the recall zone) and of
+    the request, each on the last content part of the nearest system, developer, user or
+    tool message at or before that point (assistant output cannot carry one). A string
+    content becomes a one-part list on a copy; your objects are never modified. With
+    ``prompt_cache_options={"mode": "explicit"}`` only those marks are written.
 
     See :mod:`pycupel.session.core` for the window's zones, compaction and recall. A session
     holds one conversation; its methods hold a lock, so sharing it between threads is safe
     but interleaving two conversations in it makes every turn an edit.
-
-
-    The options are those of :class:`~pycupel.session.chat.ChatSession` (see ``__init__``).
     """
 
-    __slots__ = ()
+    __slots__ = ("_breakpoint",)
+
+    @documented(
+        SessionOptions, docs=_SESSION_DOCS, defaults=SESSION_DEFAULTS, raises=SESSION_RAISES
+    )
+    def __init__(
+        self,
+        *,
+        budget: int,
+        overhead: MessageOverhead | None = None,
+        cache_breakpoints: bool = False,
+        **options: Unpack[SessionOptions],
+    ) -> None:
+        check_bool(PipelineConfigError, "cache_breakpoints", cache_breakpoints)
+        self._breakpoint: Mapping[str, str] | None = BREAKPOINT if cache_breakpoints else None
+        self._start(budget, overhead, options)
 
     def _codec(self) -> OpenAICodec:
         return CODEC
+
+    def _window(
+        self, messages: Sequence[OpenAIMessage], system: object, window: CoreWindow
+    ) -> SessionWindow[OpenAIMessage]:
+        sent = super()._window(messages, system, window)
+        control = self._breakpoint
+        return sent if control is None else mark_breakpoints(sent, window, CODEC, control)
 
 
 # --------------------------------------------------------------------------- parsing

@@ -43,6 +43,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, NamedTuple, Unpack, cast
 
+from pycupel._checks import check_bool
+from pycupel.adapters.openai import BREAKPOINT
 from pycupel.conversation import api
 from pycupel.conversation import recall_tool as recalling
 from pycupel.conversation.codec import Codec
@@ -58,9 +60,12 @@ from pycupel.conversation.units import MessageUnits
 from pycupel.conversation.validate import MAX_MESSAGES, MAX_PARTS_PER_MESSAGE, Shapes, as_json_text
 from pycupel.conversation.versions import Replace
 from pycupel.diagnostics import SelectionReport
+from pycupel.errors import PipelineConfigError
 from pycupel.model import ContextItem
-from pycupel.session.chat import ChatSession
-from pycupel.session.window import SessionWindow
+from pycupel.session.breakpoints import BREAKPOINT_DOCS, mark_breakpoints
+from pycupel.session.chat import SESSION_DEFAULTS, SESSION_DOCS, SESSION_RAISES, ChatSession
+from pycupel.session.options import SessionOptions
+from pycupel.session.window import CoreWindow, SessionWindow
 from pycupel.tokens import TokenCounter
 from pycupel.tokens.asynchronous import AsyncTokenCounter
 
@@ -93,6 +98,7 @@ DEFAULT_OVERHEAD = MessageOverhead(per_message=4, per_tool_call=6, per_request=3
 _DOCS: Mapping[str, str] = MappingProxyType(
     {"instructions": "the request's ``instructions``; the budget covers them and the input."}
 )
+_SESSION_DOCS: Mapping[str, str] = MappingProxyType({**SESSION_DOCS, **BREAKPOINT_DOCS})
 
 
 class FitOptions(_FitOptions, total=False):
@@ -257,6 +263,42 @@ class ResponsesCodec(Codec[ResponseItem]):
     def is_system(self, message: ResponseItem) -> bool:
         return message.get("role") in ("system", "developer")
 
+    def cache_mark(self, message: ResponseItem, control: object) -> ResponseItem:
+        """A copy of ``message`` whose last ``input_text``, ``input_image`` or ``input_file``
+        part carries ``prompt_cache_breakpoint``: a system, developer or user message (its
+        ``content``) or a function or custom tool call output (its ``output``); a string
+        becomes one ``input_text`` part. ``message`` itself when it cannot carry one."""
+        kind = message.get("type")
+        if kind in (None, "message"):
+            if message.get("role") not in ("system", "developer", "user"):
+                return message
+            key = "content"
+        elif kind in ("function_call_output", "custom_tool_call_output"):
+            key = "output"
+        else:
+            return message
+        mark = dict(cast("Mapping[str, Any]", control))  # each mark a dict of its own
+        value = message.get(key)
+        if isinstance(value, str):
+            if not value:
+                return message
+            return {
+                **message,
+                key: [{"type": "input_text", "text": value, "prompt_cache_breakpoint": mark}],
+            }
+        if not isinstance(value, list | tuple) or not value:
+            return message
+        last = value[-1]
+        if not isinstance(last, Mapping) or last.get("type") not in _MARKABLE_PARTS:
+            return message
+        parts = list(value)
+        parts[-1] = {**last, "prompt_cache_breakpoint": mark}
+        return {**message, key: parts}
+
+
+_MARKABLE_PARTS = frozenset({"input_text", "input_image", "input_file"})
+"""Input parts that accept ``prompt_cache_breakpoint``."""
+
 
 CODEC = ResponsesCodec()
 """The codec of this module's functions."""
@@ -387,15 +429,39 @@ class Session(ChatSession[ResponseItem]):
     Call :meth:`fit` every turn with the whole input so far (the same list grown) and the
     instructions, then send ``instructions=window.system, input=window.messages`` and pass
     ``response.usage`` to :meth:`record_usage`. Arguments, caching (a stable
-    ``prompt_cache_key``; nothing to mark), behaviour and thread rules are those of
-    :class:`pycupel.adapters.openai.Session`. A plain-string input is one user message; the
-    window then holds that message as an item.
+    ``prompt_cache_key``; with ``cache_breakpoints=True``, explicit
+    ``prompt_cache_breakpoint`` marks for GPT-5.6 and later), behaviour and thread rules are
+    those of :class:`pycupel.adapters.openai.Session`. The ``instructions`` cannot carry a
+    breakpoint: the system prompt's mark goes on leading system or developer items only. A
+    plain-string input is one user message; the window then holds that message as an item.
     """
 
-    __slots__ = ()
+    __slots__ = ("_breakpoint",)
+
+    @documented(
+        SessionOptions, docs=_SESSION_DOCS, defaults=SESSION_DEFAULTS, raises=SESSION_RAISES
+    )
+    def __init__(
+        self,
+        *,
+        budget: int,
+        overhead: MessageOverhead | None = None,
+        cache_breakpoints: bool = False,
+        **options: Unpack[SessionOptions],
+    ) -> None:
+        check_bool(PipelineConfigError, "cache_breakpoints", cache_breakpoints)
+        self._breakpoint: Mapping[str, str] | None = BREAKPOINT if cache_breakpoints else None
+        self._start(budget, overhead, options)
 
     def _codec(self) -> ResponsesCodec:
         return CODEC
+
+    def _window(
+        self, messages: Sequence[ResponseItem], system: object, window: CoreWindow
+    ) -> SessionWindow[ResponseItem]:
+        sent = super()._window(messages, system, window)
+        control = self._breakpoint
+        return sent if control is None else mark_breakpoints(sent, window, CODEC, control)
 
     def fit(
         self, messages: ResponsesInput, *, instructions: str | None = None

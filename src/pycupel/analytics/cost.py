@@ -12,7 +12,12 @@ How each provider caches (as documented by the providers; see ``docs/costs.md``)
 
 * **OpenAI** caches automatically: every prompt prefix of at least 1,024 tokens that was
   processed recently can be reused, in steps of 128 tokens; cached input is billed at the
-  model's cached-input price, writing costs nothing extra.
+  model's cached-input price, writing costs nothing extra (a model with a write price, of
+  automatic style, is billed for the part of each request it did not read).
+* **OpenAI GPT-5.6 and later** match a cached prefix only where a breakpoint ended it: the
+  explicit ``prompt_cache_breakpoint`` marks and, unless ``prompt_cache_options`` asks for
+  ``"explicit"`` mode, one implicit breakpoint at the request's latest message
+  (:attr:`ModelPrice.implicit_breakpoint`); writes cost 1.25x the input price, reads 0.1x.
 * **Anthropic** caches only up to ``cache_control`` breakpoints (at most four per request):
   a request reads the longest prefix that an earlier request wrote (one ending at one of its
   breakpoints), and writes the prefix up to its own last breakpoint at 1.25x the input price
@@ -62,14 +67,18 @@ class ModelPrice:
 
     Attributes:
         model: the model's name.
-        cache: ``"automatic"`` (OpenAI: every recent prefix is cached, writes are free) or
-            ``"breakpoints"`` (Anthropic: cached up to ``cache_control`` breakpoints).
+        cache: ``"automatic"`` (OpenAI before GPT-5.6: every recent prefix is cached) or
+            ``"breakpoints"`` (Anthropic, OpenAI GPT-5.6 and later: cached up to the
+            breakpoints, ``cache_control`` or ``prompt_cache_breakpoint``).
         input_per_mtok: uncached input.
         cache_read_per_mtok: input served from the cache.
-        cache_write_per_mtok: input written to the cache (0 for automatic caching).
+        cache_write_per_mtok: input written to the cache (0 where writes are free).
         min_cacheable_tokens: a prefix shorter than this is never cached.
         cache_increment: cached prefixes are counted in steps of this many tokens above the
             minimum (OpenAI: 128).
+        implicit_breakpoint: the provider adds a breakpoint at the end of every request
+            (OpenAI GPT-5.6's default ``"implicit"`` mode; ``False`` for its ``"explicit"``
+            mode and for Anthropic).
     """
 
     model: str
@@ -79,9 +88,14 @@ class ModelPrice:
     cache_write_per_mtok: float = 0.0
     min_cacheable_tokens: int = 1024
     cache_increment: int = 1
+    implicit_breakpoint: bool = False
 
     def __post_init__(self) -> None:
         err = PipelineConfigError
+        if not isinstance(self.implicit_breakpoint, bool):
+            raise PipelineConfigError(
+                "price.implicit_breakpoint", self.implicit_breakpoint, "must be a bool"
+            )
         if self.cache not in ("automatic", "breakpoints"):
             raise PipelineConfigError(
                 "price.cache", self.cache, "must be 'automatic' or 'breakpoints'"
@@ -114,6 +128,20 @@ def _openai(model: str, base: float, cached: float) -> ModelPrice:
     return ModelPrice(model, "automatic", base, cached, 0.0, 1024, 128)
 
 
+def _openai_breakpoints(model: str, base: float) -> ModelPrice:
+    # GPT-5.6 and later: reads 0.1x, writes 1.25x, matched at breakpoints (one implicit).
+    return ModelPrice(
+        model,
+        "breakpoints",
+        base,
+        round(base * 0.1, 6),
+        round(base * 1.25, 6),
+        1024,
+        1,
+        implicit_breakpoint=True,
+    )
+
+
 def _gemini(model: str, base: float, cached: float, minimum: int) -> ModelPrice:
     # Implicit caching: automatic like OpenAI's, counted per token, no write charge.
     return ModelPrice(model, "automatic", base, cached, 0.0, minimum, 1)
@@ -135,6 +163,9 @@ DEFAULT_PRICES: Mapping[str, ModelPrice] = MappingProxyType(
         for price in (
             *(_anthropic(m, b, n, "5m") for m, b, n in _ANTHROPIC_MODELS),
             *(_anthropic(m, b, n, "1h") for m, b, n in _ANTHROPIC_MODELS),
+            _openai_breakpoints("gpt-5.6-sol", 5.00),
+            _openai_breakpoints("gpt-5.6-terra", 2.50),
+            _openai_breakpoints("gpt-5.6-luna", 1.00),
             _openai("gpt-5", 1.25, 0.125),
             _openai("gpt-5-mini", 0.25, 0.025),
             _openai("gpt-4.1", 2.00, 0.50),
@@ -270,8 +301,11 @@ def replay_cost(requests: Iterable[RenderedRequest], *, price: ModelPrice | str)
         keys = _prefix_keys(request.blocks)
         ends = _ends(request.tokens)
         limit = len(request.blocks)
+        marks = request.breakpoints
+        if chosen.implicit_breakpoint and request.blocks:
+            marks = (*marks, len(request.blocks))
         if chosen.cache == "breakpoints":
-            limit = max(request.breakpoints, default=0)
+            limit = max(marks, default=0)
         hit = 0
         for length in range(min(limit, len(keys)), 0, -1):
             if keys[length - 1] in cached:
@@ -280,14 +314,16 @@ def replay_cost(requests: Iterable[RenderedRequest], *, price: ModelPrice | str)
         read = chosen.billable_prefix(ends[hit])
         written = 0
         if chosen.cache == "breakpoints":
-            for mark in request.breakpoints:
+            for mark in marks:
                 if ends[mark] >= chosen.min_cacheable_tokens:
                     cached.add(keys[mark - 1])
-            last = max(request.breakpoints, default=0)
+            last = max(marks, default=0)
             if last > hit and ends[last] >= chosen.min_cacheable_tokens:
                 written = ends[last] - read
         else:
             cached.update(keys)
+            if chosen.cache_write_per_mtok and ends[-1] >= chosen.min_cacheable_tokens:
+                written = ends[-1] - read  # the rest of the request, written to the cache
         prompt = request.total_tokens
         uncached = prompt - read - written
         cost = (
@@ -354,7 +390,8 @@ def render_request(
     """Render a request for :func:`replay_cost`, counted as the adapter counts it.
 
     ``system`` is Anthropic's system prompt beside the messages. Anthropic ``cache_control``
-    markers on the system prompt or the messages become :attr:`RenderedRequest.breakpoints`.
+    markers on the system prompt or the messages, and OpenAI ``prompt_cache_breakpoint``
+    marks on content parts, become :attr:`RenderedRequest.breakpoints`.
     """
     from pycupel.conversation.fit import resolve_counter  # noqa: PLC0415
     from pycupel.conversation.parsed import message_tokens  # noqa: PLC0415
@@ -371,7 +408,9 @@ def render_request(
 
         overhead = anthropic.DEFAULT_OVERHEAD
         parsed = anthropic.CODEC.parse_all(messages, system, overhead)
-        sources = ([system] if system is not None else []) + list(messages)
+        # The API reads the messages from the latest compaction block on.
+        start = anthropic.CODEC.history_start(messages)
+        sources = ([system] if system is not None else []) + list(messages)[start:]
     else:
         raise PipelineConfigError("format", format, "must be 'openai' or 'anthropic'")
     tokens = message_tokens(parsed, chosen_counter)
@@ -418,9 +457,9 @@ def _canonical(value: object) -> tuple[str, bool]:
     def strip(item: object) -> object:
         nonlocal marked
         if isinstance(item, Mapping):
-            if "cache_control" in item:
+            if _MARKS.intersection(item):
                 marked = True
-            return {str(k): strip(v) for k, v in item.items() if k != "cache_control"}
+            return {str(k): strip(v) for k, v in item.items() if k not in _MARKS}
         if isinstance(item, list | tuple):
             return [strip(v) for v in item]
         return item
@@ -434,6 +473,10 @@ def _canonical(value: object) -> tuple[str, bool]:
     elif isinstance(plain, list) and len(plain) == 1 and _is_text(plain[0]):
         plain = plain[0]["text"]
     return json.dumps(plain, sort_keys=True, ensure_ascii=False, default=str), marked
+
+
+_MARKS = frozenset({"cache_control", "prompt_cache_breakpoint"})
+"""Keys that mark a breakpoint without changing what is cached."""
 
 
 def _is_text(block: object) -> bool:

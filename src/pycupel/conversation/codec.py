@@ -84,14 +84,17 @@ class Codec(ABC, Generic[M]):
     def parse_all(
         self, messages: object, system: object, overhead: MessageOverhead
     ) -> list[ParsedMessage]:
-        """The system prompt (when given) and every message, parsed in order."""
+        """The system prompt (when given) and every message the provider reads (from
+        :meth:`history_start` on), parsed in order."""
         parsed: list[ParsedMessage] = []
         if system is not None:
             parsed.append(self.parse_system(system, overhead))
         state = ParseState()
         parse = self.parse
+        listed = self.messages(messages)
+        start = self.history_start(listed)
         parsed.extend(
-            parse(index, raw, overhead, state) for index, raw in enumerate(self.messages(messages))
+            parse(index, listed[index], overhead, state) for index in range(start, len(listed))
         )
         return parsed
 
@@ -107,6 +110,22 @@ class Codec(ABC, Generic[M]):
         """What :class:`~pycupel.conversation.units.MessageUnits` keeps beside the list to
         render a selection back (by default the system prompt as given)."""
         return system
+
+    def opens_history(self, message: M) -> bool:
+        """Whether the provider reads the list from ``message`` on, ignoring what comes
+        before it (Anthropic: an assistant message holding a ``compaction`` block). Checked
+        before the message is parsed, so a malformed message answers False."""
+        return False
+
+    def history_start(self, messages: Sequence[M]) -> int:
+        """Position of the first message the provider reads: the latest that
+        :meth:`opens_history`, else 0."""
+        if type(self).opens_history is Codec.opens_history:
+            return 0
+        for position in range(len(messages) - 1, -1, -1):
+            if self.opens_history(messages[position]):
+                return position
+        return 0
 
     def snapshot(self, message: M) -> object:
         """A copy of what makes ``message`` what it is, which compares equal (``==``) to

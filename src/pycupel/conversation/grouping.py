@@ -269,7 +269,7 @@ class _UnitMaker:
             metadata=MappingProxyType({"message_indices": indices, "roles": roles}),
             timestamp=timestamp,
             timestamp_micros=micros,
-            pinned=(self._pin_system and system) or pinned_user,
+            pinned=(self._pin_system and system) or pinned_user or message.anchor,
         )
         calls = message.calls
         # _new_unit, inlined: this runs once per message.
@@ -342,7 +342,7 @@ def _span_unit(
     indices: list[int] = []
     tags: dict[str, None] = {}  # an insertion-ordered set
     all_system = True
-    has_system = has_answers = system_parameter = False
+    has_system = has_answers = system_parameter = anchor = False
     user_text = ""
     for message in messages:
         if message.user_turn:
@@ -360,6 +360,7 @@ def _span_unit(
             all_system = False
         if message.answers:
             has_answers = True
+        anchor = anchor or message.anchor
     if unanswered:
         tags["unanswered-tool-call"] = None
 
@@ -381,7 +382,7 @@ def _span_unit(
         metadata=MappingProxyType({"message_indices": index_tuple, "roles": roles}),
         timestamp=timestamp,
         timestamp_micros=micros,
-        pinned=(pin_system and has_system) or pinned_user,
+        pinned=(pin_system and has_system) or pinned_user or anchor,
     )
     return MessageUnit(
         item=item,

@@ -72,6 +72,8 @@ class ParsedMessage:
         tool_names: names of the tools called or answered, for tags.
         joins_next: the message must stay with the one that follows it (an OpenAI Responses
             ``reasoning`` item and the call or reply it led to); they share a unit.
+        anchor: the provider reads the history from this message on (an Anthropic
+            ``compaction`` block): its unit is always kept.
     """
 
     index: int | None
@@ -86,6 +88,7 @@ class ParsedMessage:
     label: str | None = None
     tool_names: tuple[str, ...] = ()
     joins_next: bool = False
+    anchor: bool = False
 
     @classmethod
     def of_text(
@@ -117,6 +120,7 @@ class ParsedMessage:
         _message_label(message, None)
         _message_tool_names(message, ())
         _message_joins_next(message, False)
+        _message_anchor(message, False)
         return message
 
     @classmethod
@@ -192,6 +196,7 @@ class ParsedMessage:
     _message_label,
     _message_tool_names,
     _message_joins_next,
+    _message_anchor,
 ) = (getattr(ParsedMessage, field.name).__set__ for field in fields(ParsedMessage))
 
 
@@ -237,7 +242,17 @@ class Turn:
     format's words).
     """
 
-    __slots__ = ("answers", "calls", "fixed", "holds_input", "index", "role", "texts", "tools")
+    __slots__ = (
+        "anchor",
+        "answers",
+        "calls",
+        "fixed",
+        "holds_input",
+        "index",
+        "role",
+        "texts",
+        "tools",
+    )
 
     def __init__(self, index: int, role: str, fixed_tokens: int) -> None:
         self.index = index
@@ -248,6 +263,9 @@ class Turn:
         self.answers: list[AnswerRef] = []
         self.tools: list[str] = []
         self.holds_input = False
+        self.anchor = False
+        """Whether the turn holds a block the provider reads the history from (see
+        :attr:`ParsedMessage.anchor`)."""
 
     def content(self, text: str, tokens: int = 0) -> None:
         """A block of the turn's own content (text, an image...) and its fixed cost."""
@@ -285,4 +303,5 @@ class Turn:
             user_turn=role == "user" and (self.holds_input or not answers),
             label=f"{role} ({results}: {', '.join(names)})" if answers and names else role,
             tool_names=names,
+            anchor=self.anchor,
         )

@@ -54,6 +54,10 @@ SESSION_DOCS: Mapping[str, str] = MappingProxyType(
         "default it is re-decided for a message that asks something (holds a question mark) "
         "or whose best match lies outside the window, far above the best inside; other "
         "messages leave the zone in place, so their requests extend the previous one.",
+        "prefer": '``"cost"`` (the default: every turn sends the cached window) or '
+        '``"recall"``: a new user message the window cannot serve as well as a fresh fit is '
+        "served by a one-off request selected as ``fit_messages`` selects it (the next turn "
+        "goes back to the cached window; see :mod:`pycupel.session.fresh`).",
         "pin_system": "always keep system prompts.",
         "shrink": "what a compaction may keep shorter instead of dropping: ``True`` (the "
         "default :class:`~pycupel.conversation.Shrink`) or a ``Shrink``; off by default. The "

@@ -55,6 +55,11 @@ class Compaction(Learning[M]):
         if self._summary is not None:
             kept = [*self._stable, *self._tail]
             pending = self._summary.pending(messages, self._shown_as_given(kept, messages))
+            # What the provider no longer reads is not summarised again.
+            first = self._history.start_unit
+            if first:
+                opens = self._history.units[first].message_indices[0]
+                pending = [index for index in pending if index >= opens]
             if pending:
                 marked = yield [messages[index] for index in pending]
                 self._summary.install(marked, pending)
@@ -77,24 +82,27 @@ class Compaction(Learning[M]):
         """
         history = self._history
         latest = history.latest_user_unit
+        start = history.start_unit
         units = self._guarded_units(latest)
         cut = self._tail_cut(low * TAIL_SHARE)
         keep_recent = sum(
             units[u].item.tokens for u in range(cut, len(units)) if not units[u].item.pinned
         )
         position_of = {id(unit): position for position, unit in enumerate(units)}
+        # Only what the provider reads (after a compaction of its own, from its start on).
+        read = [unit for u, unit in enumerate(units) if u >= start or unit.system_parameter]
         candidates: MessageUnits[M] = MessageUnits(
             self.format.provider,
             tuple(messages) if self._shown is not None else (),
-            tuple(units),
+            tuple(read),
             self.format.overhead,
         )
         structure = Structure(keep_recent=keep_recent)
         per_request = self.format.overhead.per_request
         # The newest unit is what the next answer builds on: when it does not fit under the
         # low watermark beside the pinned units, the compaction goes as high as it needs.
-        pinned = sum(unit.item.tokens for unit in units if unit.item.pinned)
-        newest = units[-1].item.tokens if units and not units[-1].item.pinned else 0
+        pinned = sum(unit.item.tokens for unit in read if unit.item.pinned)
+        newest = read[-1].item.tokens if read and not read[-1].item.pinned else 0
         target = min(max(low, pinned + newest), high)
         limits = (
             target,
@@ -136,6 +144,7 @@ class Compaction(Learning[M]):
         self._stable = [u for u in kept if u < latest]
         self._tail = [u for u in kept if u >= latest]
         self._recall = []
+        self._cached_prefixes = []
         return fitted.report
 
     def _shrink_options(self) -> dict[str, Any]:
@@ -175,9 +184,10 @@ class Compaction(Learning[M]):
         """The first unit of the unbroken recent run: as far back as ``tokens`` allow (the
         newest unit always), then forward to the first unit starting on a grid boundary."""
         units = self._history.units
+        first = self._history.start_unit
         start = len(units)
         used = 0.0
-        while start > 0 and not units[start - 1].system_parameter:
+        while start > first and not units[start - 1].system_parameter:
             cost = self._guard_whole(start - 1)
             if used + cost > tokens and start < len(units):
                 break

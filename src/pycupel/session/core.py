@@ -37,6 +37,13 @@ A request is three zones, in this order::
   recall zone and the window is above the low watermark, the session compacts on that turn,
   for that message (``compact_for_recall``, on by default): the compaction due soon comes
   a few turns early, and keeps what the question needs.
+* **Recall first.** With ``prefer="recall"``, a new user message that re-decides the recall
+  zone is served by a one-off fresh fit when that keeps what the window lacks
+  (:mod:`pycupel.session.fresh`); the next turn goes back to the cached window.
+* **Provider compaction.** When the provider compacts the conversation itself (an
+  Anthropic ``compaction`` block, after which the API drops what comes before it), the
+  history's start moves to that message: the window keeps only what the provider reads,
+  and the report names the cache break ``provider-compaction``.
 * **Edits.** A changed, removed or replaced earlier message is detected (each known message
   against a snapshot of its content); the window keeps only the units before the edit, the
   rest is re-read, and the report names the edit and the cache break. Nothing crashes.
@@ -72,9 +79,9 @@ from pycupel.pipeline import Pipeline
 from pycupel.scorers.base import Scorer
 from pycupel.session.calibration import Calibration
 from pycupel.session.format import NO_SYSTEM, MessageFormat
+from pycupel.session.fresh import PREFER, FreshFits, Prefer
 from pycupel.session.history import History
 from pycupel.session.recall import Recall
-from pycupel.session.request import Requests
 from pycupel.session.shrink import (
     ShownVersions,
     resolve_session_shrink,
@@ -116,7 +123,7 @@ QUESTION_MARKS = ("?", "\uff1f")
 Japanese text included)."""
 
 
-class SessionCore(Requests[M]):
+class SessionCore(FreshFits[M]):
     """The session engine shared by every adapter's ``Session`` (see the module docs)."""
 
     def __init__(
@@ -132,6 +139,7 @@ class SessionCore(Requests[M]):
         recall_share: float = DEFAULT_RECALL_SHARE,
         compact_for_recall: bool = True,
         recall_every_turn: bool = False,
+        prefer: Prefer = "cost",
         pin_system: bool = True,
         shrink: Shrink | bool | None = None,
         summarize: Summarize | None = None,
@@ -152,6 +160,9 @@ class SessionCore(Requests[M]):
             raise SessionConfigError("recall_share", recall_share, "must be < 1")
         self.compact_for_recall = check_bool(err, "compact_for_recall", compact_for_recall)
         self.recall_every_turn = check_bool(err, "recall_every_turn", recall_every_turn)
+        if prefer not in PREFER:
+            raise SessionConfigError("prefer", prefer, "must be 'cost' or 'recall'")
+        self.prefer: Prefer = prefer
         check_bool(err, "pin_system", pin_system)
         if policy is not None and not isinstance(policy, Pipeline) and not _is_policy(policy):
             raise SessionConfigError(
@@ -193,6 +204,9 @@ class SessionCore(Requests[M]):
         # Each unit's session header position (for the recall zone), kept as units arrive.
         self._headers: list[int] = []
         self._previous_summary: object = None
+        self._one_off_units: list[int] | None = None
+        self._cached_prefixes: list[int] = []
+        self._pending_break: CacheBreak | None = None
         # Shrinking and the running summary (None when not asked for).
         self.shrink = resolve_session_shrink(shrink, policy)
         summary = start_summary(summarize, on_summary_error, self.budget)
@@ -231,7 +245,10 @@ class SessionCore(Requests[M]):
             self._calibration.record(
                 estimated_tokens=self._last_estimate, reported_tokens=read.prompt_tokens
             )
-            self._learn(read.prompt_tokens)
+            if self._one_off_units is None:
+                # A one-off request (prefer="recall") shows units as the window does not:
+                # it calibrates the ratio, and teaches nothing about single units.
+                self._learn(read.prompt_tokens)
             self._recorded_turn = self._turn
         return read
 
@@ -299,7 +316,7 @@ class SessionCore(Requests[M]):
         history.accept()
         units = history.units
         self._turn += 1
-        first = self._turn == 1 or not self._previous
+        first = self._turn == 1 or (not self._previous and self._pending_break is None)
         valid_below = len(units)
         cache_break: CacheBreak | None = "first" if first else None
         if sync.edited_at is not None:
@@ -317,10 +334,17 @@ class SessionCore(Requests[M]):
             if self._summary is not None:
                 self._summary.forget_from(sync.edited_at)
             previous_units = valid_below
+            self._cached_prefixes = []
             cache_break = "edit"
         self._tail.extend(range(previous_units, len(units)))
         if sync.edited_at is not None:
             self._restore_latest_turn()
+        if sync.start_moved:
+            # The provider compacted the conversation: it reads the history from a later
+            # message on, and the window starts over from there.
+            self._shift_start()
+            if cache_break is None:
+                cache_break = "provider-compaction"
 
         # Limits in the provider's count (the per-request overhead counted high).
         upper = self._calibration.upper_ratio
@@ -352,7 +376,12 @@ class SessionCore(Requests[M]):
         new_message = latest != self._recall_query
         zone_fits = window_tokens + self._tokens(self._recall) <= limit
         recall: Recall | None = None
-        if recall_cap > 0 and (new_message or (self._recall and not zone_fits)):
+        # prefer="recall": whether this turn's new user message re-decides what it needs
+        # (then a fresh fit may serve it, see pycupel.session.fresh).
+        fresh = False
+        if (recall_cap > 0 or self.prefer == "recall") and (
+            new_message or (self._recall and not zone_fits)
+        ):
             query = history.latest_user_text()
             scores = self._score_recall(query)
             if (
@@ -368,7 +397,11 @@ class SessionCore(Requests[M]):
                 # and no zone is chosen.
                 self._recall_query = latest
             else:
-                recall = self._choose_recall(scores, min(recall_cap, limit - window_tokens))
+                fresh = new_message and self.prefer == "recall"
+                if recall_cap > 0:
+                    recall = self._choose_recall(scores, min(recall_cap, limit - window_tokens))
+                else:
+                    self._recall_query = latest
         if recall is not None:
             if (
                 recall.crowded
@@ -403,14 +436,28 @@ class SessionCore(Requests[M]):
                 self._move_recall(recalled)
             self._recall_query = latest
 
-        return self._window(
+        one_off = None
+        if fresh and self._dropped_any():
+            one_off = self._fresh_request(messages)
+        window = self._window(
             messages_in=len(messages),
             valid_below=valid_below,
             compacted=compacted,
             cache_break=cache_break,
             edited_at=sync.edited_at,
             selection=selection,
+            unsent=one_off is not None,
         )
+        if one_off is not None:
+            return self._one_off(one_off, window)
+        return window
+
+    def _dropped_any(self) -> bool:
+        """Whether the window leaves out a unit the provider would read."""
+        history = self._history
+        start = history.start_unit
+        read = len(history.units) - start + (start > 0 and history.units[0].system_parameter)
+        return len(self._stable) + len(self._recall) + len(self._tail) < read
 
 
 def _asks(text: str) -> bool:

@@ -8,6 +8,11 @@ was first parsed), parses and counts only the messages that are new, groups them
 An earlier message that changed, disappeared or was replaced by a different one is an *edit*:
 everything from the unit holding it on is forgotten and parsed again, and the caller is told
 where the edit happened so that it can report the cache break.
+
+A message the provider reads the history from (an Anthropic assistant turn holding a
+``compaction`` block: the API drops what comes before it) moves the history's start
+(:attr:`History.start_unit`): the units before it stay parsed, so positions do not change,
+but they leave the recall corpus and the latest user turn, and the session leaves them out.
 """
 
 from __future__ import annotations
@@ -52,10 +57,13 @@ class Sync:
         edited_at: position of the first earlier message that changed (the system prompt
             counts as position 0), or None when the history only grew.
         kept_units: how many units of the previous turn are still valid (unchanged).
+        start_moved: whether the first unit the provider reads changed
+            (:attr:`History.start_unit`).
     """
 
     edited_at: int | None
     kept_units: int
+    start_moved: bool = False
 
 
 @dataclass(slots=True, eq=False)
@@ -115,6 +123,10 @@ class History(Generic[M]):
         self._linked = np.zeros(64, dtype=np.bool_)
         self._token_list: list[int] = []
         self.latest_user_unit = -1
+        # The first unit the provider reads (after the system prompt beside the messages),
+        # and the position of a message it reads from whose unit is still open.
+        self.start_unit = 0
+        self._anchor: int | None = None
         self._open_start = 0
         self._provisional = False
         self._state = ParseState()
@@ -147,7 +159,7 @@ class History(Generic[M]):
                 self._reset(NO_SYSTEM)
                 self._forced_edit = forced
                 raise
-            return self._pending_with(Sync(forced, 0))
+            return self._pending_with(Sync(forced, 0, self.start_unit != 0))
         edited_at = self._first_change(history, system)
         if forced is not None:
             edited_at = forced if edited_at is None else min(edited_at, forced)
@@ -155,6 +167,7 @@ class History(Generic[M]):
             # The trailing unit was closed early (its message joins the next): re-read it.
             edited_at = self.units[-1].message_indices[0]
         kept_units = len(self.units)
+        start = self.start_unit
         try:
             if edited_at is not None:
                 kept_units = self._truncate(history, system, edited_at)
@@ -163,7 +176,7 @@ class History(Generic[M]):
             self._reset(NO_SYSTEM)  # half-ingested state is never reused
             self._pending = Sync(0, 0)  # nothing the session placed is valid any more
             raise
-        return self._pending_with(Sync(edited_at, kept_units))
+        return self._pending_with(Sync(edited_at, kept_units, self.start_unit != start))
 
     def _pending_with(self, sync: Sync) -> Sync:
         """``sync`` with the changes of syncs since the latest :meth:`accept` (kept until
@@ -172,7 +185,8 @@ class History(Generic[M]):
         if pending is not None:
             before, now = pending.edited_at, sync.edited_at
             edited_at = now if before is None else before if now is None else min(before, now)
-            sync = Sync(edited_at, min(pending.kept_units, sync.kept_units))
+            moved = pending.start_moved or sync.start_moved
+            sync = Sync(edited_at, min(pending.kept_units, sync.kept_units), moved)
         self._pending = sync
         return sync
 
@@ -350,6 +364,8 @@ class History(Generic[M]):
             self.parsed.append(message)
             self.tokens.append(count)
             self._stamps.append(SYNTHETIC_EPOCH + _STEP * (position + 1))
+            if message.anchor:
+                self._anchor = position
             self._pair(message)
             if not self._pairing.open_calls and not message.joins_next:
                 start_at = self._open_start
@@ -429,6 +445,21 @@ class History(Generic[M]):
             self._linked[number - 1] = not (alone or self.unit_alone[number - 1])
         self._unit_tokens[number] = unit.item.tokens
         self._token_list.append(unit.item.tokens)
+        if self._anchor is not None and self._anchor in unit.message_indices:
+            self._anchor = None
+            self._move_start(number)
+
+    def _move_start(self, unit: int) -> None:
+        """The provider reads the history from ``unit`` on: the units before it leave the
+        recall corpus, and a latest user turn before it is no longer one."""
+        self.start_unit = unit
+        for u in self.recall_units:
+            if u < unit:
+                self.recall_index.remove(u)
+                self._in_corpus[u] = False
+        self.recall_units = [u for u in self.recall_units if u >= unit]
+        if self.latest_user_unit < unit:
+            self.latest_user_unit = -1
 
     def alone_flags(self) -> BoolArray:
         """:attr:`unit_alone` as a boolean array (a read-only view: valid until the next

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal, TypedDict
 
 from pycupel.pipeline import Pipeline
+from pycupel.session.fresh import Prefer
 from pycupel.session.stores.base import SessionStore
 from pycupel.tokens import TokenCounter
 
@@ -39,6 +40,7 @@ class EngineOptions(TypedDict, total=False):
     recall_share: float
     compact_for_recall: bool
     recall_every_turn: bool
+    prefer: Prefer
     pin_system: bool
     shrink: Shrink | bool | None
     summarize: Summarize | None

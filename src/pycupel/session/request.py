@@ -43,7 +43,11 @@ class Requests(Zones[M]):
         cache_break: CacheBreak | None,
         edited_at: int | None,
         selection: SelectionReport | None,
+        unsent: bool = False,
     ) -> CoreWindow:
+        """The turn's window; ``unsent``: a one-off request replaces it
+        (:mod:`pycupel.session.fresh`), so the next request is compared with the part of it
+        the provider already holds (what it shares with the previous request)."""
         history = self._history
         units = history.units
         request = [*self._stable, *self._recall, *self._tail]
@@ -59,6 +63,8 @@ class Requests(Zones[M]):
                 if before != now or now >= valid_below:
                     break
                 common += 1
+        if cache_break is None and self._pending_break is not None:
+            cache_break = self._pending_break  # what a one-off request left unsent
         if cache_break is None and common < len(self._previous):
             cache_break = "recall"  # defensive: any shrink of the prefix is reported
         fixed = self._fixed()
@@ -115,10 +121,17 @@ class Requests(Zones[M]):
         summary_at = 0
         if summary is not None:
             stable += 1
-            leading = 0  # the summary follows the system prompt (parameter or messages)
+            # The summary follows the system prompt (parameter or messages), and the turn the
+            # provider reads the history from, when it compacted the conversation itself.
+            anchor = history.start_unit or -1
+            leading = 0
             for u in request:
                 unit = units[u]
-                if not unit.system_parameter and unit.item.kind != ContextKind.SYSTEM_PROMPT:
+                if (
+                    not unit.system_parameter
+                    and unit.item.kind != ContextKind.SYSTEM_PROMPT
+                    and u != anchor
+                ):
                     break
                 leading += 1
                 summary_at += len(unit.message_indices)
@@ -139,6 +152,27 @@ class Requests(Zones[M]):
             calibration_ratio=calibration.ratio,
             selection=selection,
         )
+        self._one_off_units = None
+        self._pending_break = None
+        if not unsent:
+            # Where this request leaves a prefix of the stable zone in the provider's cache
+            # (its marks: the end of the stable prefix, or of the request without a zone).
+            if not self._recall:
+                self._cached_prefixes.append(len(request))
+            elif self._stable:
+                self._cached_prefixes.append(len(self._stable))
+            del self._cached_prefixes[:-8]
+        if unsent:
+            # Only the part shared with the previous request is in the provider's cache.
+            self._pending_break = cache_break
+            request = request[:common]
+            request_units = request_units[:common]
+            indices = indices[: sum(map(len, map(_INDICES, request_units)))]
+            self._previous_units = request_units
+            self._previous_indices = indices
+            self._previous_max = max(request, default=-1)
+            if self._shown is None:
+                self._previous_tokens = history.tokens_of(request)
         self._previous = request
         self._last_estimate = estimate
         return CoreWindow(

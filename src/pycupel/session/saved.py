@@ -44,8 +44,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast, get_args
 
+from pycupel.conversation.excerpts.plan import ExcerptSource, kept_segments
 from pycupel.conversation.validate import MAX_MESSAGES
 from pycupel.conversation.versions import Variant, unit_versions
 from pycupel.errors import SessionStateError
@@ -59,6 +60,7 @@ from pycupel.session.fingerprint import (
     system_print,
 )
 from pycupel.session.shrink import ScaledCounter, scaled_editor
+from pycupel.session.window import CacheBreak
 from pycupel.tokens import TokenCounter
 
 __all__ = [
@@ -100,6 +102,7 @@ STATE_ATTRIBUTES: Mapping[str, str] = MappingProxyType(
                 "recall_share",
                 "compact_for_recall",
                 "recall_every_turn",
+                "prefer",
                 "policy",
                 "shrink",
                 "format",
@@ -125,6 +128,9 @@ STATE_ATTRIBUTES: Mapping[str, str] = MappingProxyType(
                 "_learned",
                 "_shown",
                 "_summary",
+                "_one_off_units",
+                "_pending_break",
+                "_cached_prefixes",
             ),
             "saved",
         ),
@@ -157,11 +163,13 @@ class SavedShown:
 
     Attributes:
         ratio: the calibration's upper ratio they were made with.
-        units: ``(unit, version name, tokens by the session's counter)`` per shortened unit.
+        units: ``(unit, version name, tokens by the session's counter, segments)`` per
+            shortened unit; ``segments`` are the segments an excerpt keeps (per text,
+            ``[start, stop)`` ranges), None for another version.
     """
 
     ratio: float
-    units: tuple[tuple[int, str, int], ...]
+    units: tuple[tuple[int, str, int, list[list[list[int]]] | None], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +205,12 @@ class SavedState:
     calibration: tuple[tuple[int, int], ...]
     shown: SavedShown | None
     summary: SavedSummary | None
+    one_off: tuple[int, ...] | None
+    pending_break: CacheBreak | None
+    cached_prefixes: tuple[int, ...]
+
+
+CACHE_BREAKS: tuple[str, ...] = get_args(CacheBreak)
 
 
 # --------------------------------------------------------------------------- writing
@@ -290,12 +304,17 @@ class StateWriter:
             ],
             "shown": None,
             "summary": None,
+            # After a one-off request (prefer="recall"): its units, in order, and the cache
+            # break the next window reports; the prefix lengths the provider has cached.
+            "one_off": core._one_off_units,
+            "pending_break": core._pending_break,
+            "cached_prefixes": core._cached_prefixes,
         }
         if shown is not None and shown.variants:
             header["shown"] = {
                 "ratio": shown.ratio,
                 "units": [
-                    [unit, variant.name, shown.estimates[unit]]
+                    [unit, variant.name, shown.estimates[unit], kept_segments(variant)]
                     for unit, variant in sorted(shown.variants.items())
                 ],
             }
@@ -405,6 +424,11 @@ def read_state(data: bytes, *, source: str) -> SavedState:
         calibration=fields.calibration("calibration"),
         shown=fields.shown("shown"),
         summary=fields.summary("summary"),
+        one_off=fields.integers("one_off", optional=True),
+        pending_break=cast(
+            "CacheBreak | None", fields.choice("pending_break", CACHE_BREAKS, optional=True)
+        ),
+        cached_prefixes=fields.integers("cached_prefixes"),
     )
 
 
@@ -452,11 +476,21 @@ class _Fields:
             raise self.fail(name, f"must be a string, got {value!r}")
         return value
 
-    def choice(self, name: str, choices: Sequence[str]) -> str:
+    def choice(self, name: str, choices: Sequence[str], *, optional: bool = False) -> Any:
+        if optional and self._get(name) is None:
+            return None
         value = self.string(name)
         if value not in choices:
             raise self.fail(name, f"must be one of {list(choices)}, got {value!r}")
         return value
+
+    def integers(self, name: str, *, optional: bool = False) -> Any:
+        values = self._get(name)
+        if values is None and optional:
+            return None
+        if not isinstance(values, list) or len(values) > MAX_MESSAGES:
+            raise self.fail(name, "must be a list of integers")
+        return tuple(self._int(name, value) for value in values)
 
     def runs(self, name: str, *, optional: bool = False, value: object = None) -> Any:
         runs = self._get(name) if value is None else value
@@ -490,14 +524,38 @@ class _Fields:
         ratio = shown.get("ratio")
         if isinstance(ratio, bool) or not isinstance(ratio, int | float) or not ratio > 0:
             raise self.fail(f"{name}.ratio", f"must be a positive number, got {ratio!r}")
-        units: list[tuple[int, str, int]] = []
+        units: list[tuple[int, str, int, list[list[list[int]]] | None]] = []
         for entry in shown["units"]:
-            if not isinstance(entry, list) or len(entry) != 3 or not isinstance(entry[1], str):
-                raise self.fail(f"{name}.units", f"must hold [unit, name, tokens], got {entry!r}")
+            if not isinstance(entry, list) or len(entry) != 4 or not isinstance(entry[1], str):
+                raise self.fail(
+                    f"{name}.units", f"must hold [unit, name, tokens, segments], got {entry!r}"
+                )
             units.append(
-                (self._int(f"{name}.units", entry[0]), entry[1], self._int(name, entry[2]))
+                (
+                    self._int(f"{name}.units", entry[0]),
+                    entry[1],
+                    self._int(name, entry[2]),
+                    self._segments(f"{name}.units", entry[3]),
+                )
             )
         return SavedShown(float(ratio), tuple(units))
+
+    def _segments(self, name: str, value: object) -> list[list[list[int]]] | None:
+        """An excerpt's kept segments: per text, a list of ``[start, stop)`` ranges."""
+        if value is None:
+            return None
+        if not isinstance(value, list) or not all(
+            isinstance(text, list)
+            and all(
+                isinstance(r, list)
+                and len(r) == 2
+                and self._int(name, r[0]) < self._int(name, r[1])
+                for r in text
+            )
+            for text in value
+        ):
+            raise self.fail(name, f"must hold per text [start, stop) ranges, got {value!r}")
+        return value
 
     def summary(self, name: str) -> SavedSummary | None:
         summary = self._get(name)
@@ -635,7 +693,7 @@ def _check_positions(saved: SavedState, units: int, source: str) -> None:
         "previous": saved.previous,
         "reported": saved.reported,
         "learned": tuple(saved.learned),
-        "shown": tuple(unit for unit, _, _ in saved.shown.units) if saved.shown else (),
+        "shown": tuple(unit for unit, *_ in saved.shown.units) if saved.shown else (),
         "recall_query": (saved.recall_query,) if saved.recall_query >= 0 else (),
     }
     for name, positions in named.items():
@@ -679,6 +737,9 @@ def _restore_core(
     core._reported_units = frozenset(saved.reported)
     core._recall_query = saved.recall_query
     core._learned = dict(saved.learned)
+    core._one_off_units = None if saved.one_off is None else list(saved.one_off)
+    core._pending_break = saved.pending_break
+    core._cached_prefixes = list(saved.cached_prefixes)
     summary = core._summary
     if summary is not None and saved.summary is not None:
         summary.restore(saved.summary.text, saved.summary.tokens, saved.summary.covered)
@@ -692,13 +753,14 @@ def _restore_core(
     assert shrink is not None
     ratio = saved.shown.ratio
     chosen: dict[int, Variant[M]] = {}
-    for unit, name, _ in saved.shown.units:
+    for unit, name, _, segments in saved.shown.units:
         if unit >= unit_count:
             continue  # past an edit: forgotten by the turn
         variant = _version_again(
             units[unit],
             messages,
             name,
+            segments,
             editor=editor,
             shrink=shrink,
             counter=core.counter,
@@ -708,7 +770,7 @@ def _restore_core(
             return _first_message(units[unit])
         chosen[unit] = variant
     shown.replace(chosen, units, core.counter, ratio=ratio)
-    for unit, _, tokens in saved.shown.units:
+    for unit, _, tokens, _ in saved.shown.units:
         if unit in chosen and shown.estimates[unit] != tokens:
             return _first_message(units[unit])
     return None
@@ -723,6 +785,7 @@ def _version_again(
     unit: Any,
     messages: Sequence[M],
     name: str,
+    segments: list[list[list[int]]] | None,
     *,
     editor: Any,
     shrink: Any,
@@ -730,16 +793,29 @@ def _version_again(
     ratio: float,
 ) -> Variant[M] | None:
     """The shorter version ``name`` of ``unit``, made again as the compaction made it (the
-    same rewriting, counted with the same ratio); None when it does not come out."""
+    same rewriting, counted with the same ratio; an excerpt keeping the same ``segments``);
+    None when it does not come out."""
     # The unit as a candidate the version is never pruned against (its count was the
     # compaction's; only the versions' own texts matter here).
     candidate = dataclasses.replace(unit, item=unit.item.replace(tokens=2**40, pinned=False))
+    editor = scaled_editor(editor, ratio)
+    counter = ScaledCounter(counter, ratio)
+    shrink = dataclasses.replace(shrink, keep_whole=0)
+    if name == "excerpt":
+        if segments is None:
+            return None
+        source = ExcerptSource(
+            [candidate],
+            messages,
+            editor=editor,
+            counter=counter,
+            shrink=shrink,
+            query="",
+            recall=None,
+        )
+        return source.rebuild(0, segments)
     versions = unit_versions(
-        [candidate],
-        messages,
-        editor=scaled_editor(editor, ratio),
-        counter=ScaledCounter(counter, ratio),
-        shrink=dataclasses.replace(shrink, keep_whole=0),
+        [candidate], messages, editor=editor, counter=counter, shrink=shrink
     ).get(0)
     if versions is None:
         return None

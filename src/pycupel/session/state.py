@@ -23,6 +23,7 @@ from pycupel.session.format import MessageFormat
 from pycupel.session.history import History
 from pycupel.session.shrink import ShownVersions
 from pycupel.session.summary import RunningSummary
+from pycupel.session.window import CacheBreak
 from pycupel.tokens import TokenCounter
 
 if TYPE_CHECKING:
@@ -38,13 +39,15 @@ class SessionState(Generic[M]):
     """The attributes of a session (set by :class:`~pycupel.session.core.SessionCore`).
 
     Settings: ``budget``, ``compact_at``, ``compact_to``, ``grid``, ``recall_share``,
-    ``compact_for_recall``, ``recall_every_turn``, ``policy``, ``shrink``, ``format``,
-    ``counter``.
+    ``compact_for_recall``, ``recall_every_turn``, ``prefer``, ``policy``, ``shrink``,
+    ``format``, ``counter``.
 
     Across turns: the zones (``_stable``, ``_recall``, ``_tail``: unit positions in
     order), the previous request (``_previous``...) and its counts, what usage taught
     (``_calibration``, ``_learned``, ``_reported_units``), the shorter versions shown
-    (``_shown``) and the running summary (``_summary``), the turn counters.
+    (``_shown``) and the running summary (``_summary``), the turn counters; after a one-off
+    request (``prefer="recall"``) its units (``_one_off_units``, what its usage is learned
+    for) and the cache break the next window reports (``_pending_break``).
     """
 
     budget: int
@@ -54,6 +57,7 @@ class SessionState(Generic[M]):
     recall_share: float
     compact_for_recall: bool
     recall_every_turn: bool
+    prefer: str
     policy: Policy | Pipeline | None
     shrink: Shrink | None
     format: MessageFormat[M]
@@ -83,3 +87,6 @@ class SessionState(Generic[M]):
     _previous_summary: object
     _shown: ShownVersions[M] | None
     _summary: RunningSummary[M] | None
+    _one_off_units: list[int] | None
+    _pending_break: CacheBreak | None
+    _cached_prefixes: list[int]

@@ -4,8 +4,11 @@ Providers report how many prompt tokens they actually billed; that count is the 
 a session calibrates its estimate against (:mod:`pycupel.session.calibration`). Three shapes
 are understood, as objects (the SDKs' pydantic models) or as plain mappings:
 
-* OpenAI Chat Completions: ``prompt_tokens`` and ``prompt_tokens_details.cached_tokens``;
-* OpenAI Responses: ``input_tokens`` and ``input_tokens_details.cached_tokens``;
+* OpenAI Chat Completions: ``prompt_tokens`` and ``prompt_tokens_details.cached_tokens``
+  (with ``prompt_tokens_details.cache_write_tokens`` on GPT-5.6 and later, which bill cache
+  writes);
+* OpenAI Responses: ``input_tokens`` and ``input_tokens_details.cached_tokens`` (and
+  ``input_tokens_details.cache_write_tokens``);
 * Anthropic Messages: ``input_tokens`` (the uncached part only), ``cache_read_input_tokens``
   and ``cache_creation_input_tokens``; the prompt is the sum of the three;
 * LangChain ``usage_metadata``: ``input_tokens`` (the whole prompt) and
@@ -34,8 +37,9 @@ class ProviderUsage:
     Attributes:
         prompt_tokens: every input token of the request (cached, written and uncached).
         cache_read_tokens: input tokens served from the provider's prompt cache.
-        cache_write_tokens: input tokens written to the cache (Anthropic; 0 for OpenAI, which
-            does not bill writes).
+        cache_write_tokens: input tokens written to the cache (Anthropic's
+            ``cache_creation_input_tokens``; OpenAI's ``cache_write_tokens``, reported by the
+            GPT-5.6 family and later, which bill writes; 0 where a provider reports none).
     """
 
     prompt_tokens: int
@@ -95,8 +99,8 @@ def read_usage(usage: object) -> ProviderUsage:
             return ProviderUsage(prompt, cached, 0)
     if _has(usage, "prompt_tokens"):
         prompt = _count("usage.prompt_tokens", _get(usage, "prompt_tokens"))
-        cached = _details_cached(usage, "prompt_tokens_details")
-        return _openai(prompt, cached, "prompt_tokens")
+        cached, written = _details_cached(usage, "prompt_tokens_details")
+        return _openai(prompt, cached, written, "prompt_tokens")
     if _has(usage, "input_tokens"):
         prompt = _count("usage.input_tokens", _get(usage, "input_tokens"))
         details = _get(usage, "input_token_details")
@@ -110,8 +114,8 @@ def read_usage(usage: object) -> ProviderUsage:
                 "usage.input_token_details.cache_creation", details, "cache_creation"
             )
             return ProviderUsage(prompt, read, written)
-        cached = _details_cached(usage, "input_tokens_details")
-        return _openai(prompt, cached, "input_tokens")
+        cached, written = _details_cached(usage, "input_tokens_details")
+        return _openai(prompt, cached, written, "input_tokens")
     raise ProviderUsageError(
         "usage",
         usage,
@@ -126,23 +130,34 @@ _GEMINI = (
 )
 
 
-def _openai(prompt: int, cached: int, field: str) -> ProviderUsage:
+def _openai(prompt: int, cached: int, written: int, field: str) -> ProviderUsage:
     if cached > prompt:
         raise ProviderUsageError(
             f"usage.{field}_details.cached_tokens",
             cached,
             f"must not exceed usage.{field} ({prompt})",
         )
-    return ProviderUsage(prompt, cached, 0)
+    if cached + written > prompt:
+        raise ProviderUsageError(
+            f"usage.{field}_details.cache_write_tokens",
+            written,
+            f"plus cached_tokens ({cached}) must not exceed usage.{field} ({prompt})",
+        )
+    return ProviderUsage(prompt, cached, written)
 
 
-def _details_cached(usage: object, details_name: str) -> int:
+def _details_cached(usage: object, details_name: str) -> tuple[int, int]:
+    """The cached and the written tokens of OpenAI's ``*_tokens_details``."""
     details = _get(usage, details_name)
     if details is None:
-        return 0
+        return 0, 0
     if isinstance(details, str | bytes | int | float | list | tuple):
         raise ProviderUsageError(f"usage.{details_name}", details, "must be an object or mapping")
-    return _optional_count(f"usage.{details_name}.cached_tokens", details, "cached_tokens")
+    cached = _optional_count(f"usage.{details_name}.cached_tokens", details, "cached_tokens")
+    written = _optional_count(
+        f"usage.{details_name}.cache_write_tokens", details, "cache_write_tokens"
+    )
+    return cached, written
 
 
 def _has(usage: object, name: str) -> bool:

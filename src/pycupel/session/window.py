@@ -14,7 +14,15 @@ __all__ = ["CacheBreak", "CoreWindow", "SessionReport", "SessionWindow"]
 
 M = TypeVar("M")
 
-CacheBreak = Literal["compaction", "edit", "recall", "recall-dropped", "first"]
+CacheBreak = Literal[
+    "compaction",
+    "edit",
+    "recall",
+    "recall-dropped",
+    "fresh-fit",
+    "provider-compaction",
+    "first",
+]
 """Why the request stopped being an extension of the previous one.
 
 * ``compaction``: the window reached the high watermark and was cut down to the low one;
@@ -24,6 +32,12 @@ CacheBreak = Literal["compaction", "edit", "recall", "recall-dropped", "first"]
   re-sent; the stable prefix before it stays cached);
 * ``recall-dropped``: the recall zone was emptied (no dropped message matches the latest
   user message, or none fits beside the grown tail);
+* ``fresh-fit``: with ``prefer="recall"``, the latest user message is served by a one-off
+  request selected as ``fit_messages`` selects it (:mod:`pycupel.session.fresh`); the next
+  turn goes back to the session's window;
+* ``provider-compaction``: the provider compacted the conversation (an Anthropic
+  ``compaction`` block): it reads the history from that message on, so the window starts
+  over from it (only the system prompt stays cached);
 * ``first``: the session's first window (nothing was cached).
 """
 
@@ -106,6 +120,9 @@ class CoreWindow:
         summary: the running summary's message (:mod:`pycupel.session.summary`), shown at
             ``summary_at`` among the window's messages; it is counted in
             ``stable_messages``.
+        one_off: a one-off request (:mod:`pycupel.session.fresh`): only its system prompt
+            (the one beside the messages, or its ``stable_messages`` leading ones) carries a
+            cache breakpoint.
     """
 
     units: tuple[MessageUnit, ...]
@@ -119,6 +136,7 @@ class CoreWindow:
     overrides: Mapping[int, Any] = field(default_factory=lambda: MappingProxyType({}))
     summary: Any = None
     summary_at: int = 0
+    one_off: bool = False
 
     def entries(self, messages: Sequence[M]) -> list[tuple[int | None, M]]:
         """The window's messages with their history positions (``None`` for the summary)."""

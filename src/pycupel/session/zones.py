@@ -50,6 +50,29 @@ class Zones(Compaction[M]):
         self._recall = [u for u in self._recall if u not in window]
         self._recall_query = -1
 
+    def _shift_start(self) -> None:
+        """The provider now reads the history from a later unit (it compacted the
+        conversation itself): the zones keep only what it reads, and the recall zone is
+        decided again. What usage taught about the units still read stays true; a running
+        summary of what the session dropped before is forgotten (the provider's own summary
+        replaces it)."""
+        history = self._history
+        start = history.start_unit
+        units = history.units
+
+        def read(u: int) -> bool:
+            return u >= start or units[u].system_parameter
+
+        self._stable = [u for u in self._stable if read(u)]
+        self._recall = [u for u in self._recall if read(u)]
+        self._tail = [u for u in self._tail if read(u)]
+        self._learned = {u: t for u, t in self._learned.items() if read(u)}
+        self._reported_units = frozenset(u for u in self._reported_units if read(u))
+        self._recall_query = -1
+        self._cached_prefixes = []
+        if self._summary is not None:
+            self._summary.forget_from(0)
+
     def _move_recall(self, recalled: list[int]) -> None:
         """Put ``recalled`` between the stable prefix and the latest turn."""
         latest = self._history.latest_user_unit

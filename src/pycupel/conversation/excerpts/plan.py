@@ -20,7 +20,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -35,7 +35,7 @@ from pycupel.shrink import Shrink
 from pycupel.tokens import TokenCounter
 from pycupel.tokens.base import checked_counts
 
-__all__ = ["ExcerptPlan", "ExcerptSource", "UnitOffer", "allocate"]
+__all__ = ["ExcerptPlan", "ExcerptSource", "UnitOffer", "allocate", "kept_segments"]
 
 M = TypeVar("M")
 
@@ -464,6 +464,16 @@ def _shares(segments: Segments, tokens: int) -> list[int]:
     text between JSON elements, their indentation, is shared among them)."""
     per_char = tokens / max(sum(end - start for start, end in segments.spans), 1)
     return [max(1, round((end - start) * per_char)) for start, end in segments.spans]
+
+
+def kept_segments(variant: Variant[Any]) -> list[list[list[int]]] | None:
+    """The segments an excerpt keeps, per text (what :meth:`ExcerptSource.rebuild` takes),
+    read from its metadata; None for another version."""
+    described = variant.item.metadata.get(EXCERPT_KEY) if variant.name == "excerpt" else None
+    if described is None:
+        return None
+    texts = described if isinstance(described, list) else [described]
+    return [[list(r) for r in text["segments"]] for text in texts]
 
 
 def _ranges(numbers: set[int]) -> list[list[int]]:
