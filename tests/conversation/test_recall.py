@@ -410,3 +410,21 @@ def test_the_memory_store_is_shared_safely_by_threads() -> None:
         thread.join()
     assert found == dict(enumerate(texts))
     assert len(store) == 8
+
+
+def test_the_newest_recall_answer_of_the_turn_is_kept_whole() -> None:
+    # The model recalled gaps in this turn; left out, the newest would only be asked again.
+    recall = Recall("conversation-1", max_tokens=1_500)
+    history = _openai().history(log_output())
+    window = openai.fit_messages(history, budget=BUDGET, recall=recall)[0]
+    for number, ref in enumerate(refs(window)[:4]):
+        function = {"name": "recall", "arguments": json.dumps({"ref": ref})}
+        call = {"id": f"r{number}", "type": "function", "function": function}
+        history.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        history += openai.answer_recall(recall, history[-1])
+    newest = history[-1]["content"]
+    assert len(newest) > 3_000  # about as large as the budget leaves room for
+    window, report = openai.fit_messages(history, budget=BUDGET, recall=recall)
+    assert openai.count_tokens(window) <= BUDGET
+    assert window[-1]["content"] == newest  # whole, never cut again
+    assert report.included[-1].reason.value == "Pinned"

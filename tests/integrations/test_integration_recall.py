@@ -98,8 +98,11 @@ def _gap_holding(excerpt: str, step: int) -> str:
     raise AssertionError(f"no marker stands for step {step}")
 
 
-def run(model: RecallingModel, recall: Recall, thread: str) -> Any:
-    middleware = ContextWindowMiddleware(budget=BUDGET, recall=recall, unanswered_tool_calls="drop")
+MODES = ("drop", "error")  # a fit per model call; a session per thread
+
+
+def run(model: RecallingModel, recall: Recall, thread: str, mode: str = "drop") -> Any:
+    middleware = ContextWindowMiddleware(budget=BUDGET, recall=recall, unanswered_tool_calls=mode)
     agent = create_agent(
         model,
         [read_log, recall_tool(recall)],
@@ -111,10 +114,11 @@ def run(model: RecallingModel, recall: Recall, thread: str) -> Any:
     return agent.invoke({"messages": [question]}, config=config)
 
 
-def test_the_model_gets_an_elided_line_back_through_the_recall_tool() -> None:
+@pytest.mark.parametrize("mode", MODES)
+def test_the_model_gets_an_elided_line_back_through_the_recall_tool(mode: str) -> None:
     recall = Recall("agent", max_tokens=400)
     model = RecallingModel()
-    result = run(model, recall, "thread-1")
+    result = run(model, recall, "thread-1", mode)
     assert result["messages"][-1].content == _line(2222)
     # What the model saw of the log: within the budget, the eviction line kept, step 2222 not.
     seen = model.inputs[1]
@@ -128,21 +132,22 @@ def test_the_model_gets_an_elided_line_back_through_the_recall_tool() -> None:
     assert any(_line(2222) in str(m.content) for m in answers)
 
 
-def test_another_thread_cannot_read_the_first_threads_output() -> None:
+@pytest.mark.parametrize("mode", MODES)
+def test_another_thread_cannot_read_the_first_threads_output(mode: str) -> None:
     recall = Recall("agent", max_tokens=400)
     first = RecallingModel()
-    run(first, recall, "thread-1")
+    run(first, recall, "thread-1", mode)
     log = next(m for m in first.inputs[1] if isinstance(m, ToolMessage))
     stolen = REF.findall(str(log.content))[0]
     # A prompt-injected model in another thread asks for the first thread's ref.
     second = RecallingModel(forced_ref=stolen)
-    result = run(second, recall, "thread-2")
+    result = run(second, recall, "thread-2", mode)
     answer = result["messages"][-1].content
     assert answer == f"not found: Error: recall ref '{stolen}': is not a ref of this conversation"
     failed = [m for m in result["messages"] if isinstance(m, ToolMessage) and m.name == "recall"]
     assert failed[0].status == "error"
 
 
-def test_recall_needs_a_fit_per_model_call_for_now() -> None:
+def test_a_recall_that_is_not_one_is_refused() -> None:
     with pytest.raises(PipelineConfigError, match="recall"):
-        ContextWindowMiddleware(budget=BUDGET, recall=Recall("agent"))
+        ContextWindowMiddleware(budget=BUDGET, recall="agent")  # type: ignore[arg-type]

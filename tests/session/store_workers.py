@@ -48,7 +48,23 @@ def session_options(name: str) -> dict[str, Any]:
         return {"budget": 5_000, "shrink": shrink, "summarize": summarize}
     if name == "chat":
         return {"budget": 1_500, "recall_share": 0.2}
+    if name == "recall":  # shorter versions on with the recall (see conversation_recall)
+        return {"budget": 3_000}
     raise ValueError(name)
+
+
+RECALL_SECRET = b"the fleet's shared recall secret"
+"""The recall secret every worker shares (from a secret manager, in production)."""
+
+
+def conversation_recall(store: SessionStore | None, key: str) -> Any:
+    """The recall of the conversation ``key``: its texts in the store's blob area when there
+    is a store (every worker reads them), else in this process's memory."""
+    from pycupel.conversation import MemoryRecallStore, Recall
+    from pycupel.session import BlobRecallStore
+
+    kept = BlobRecallStore(store) if store is not None else MemoryRecallStore()
+    return Recall(key, store=kept, secret=RECALL_SECRET, max_tokens=400)
 
 
 def usage_for(report: Any) -> dict[str, int]:
@@ -166,11 +182,16 @@ def _answer(request: dict[str, Any], sessions: dict[tuple[str, str], Any], opena
     if kind == "drop":  # forget the session objects (a restarted worker)
         sessions.clear()
         return None
+    if kind == "lookup":  # a recall tool call answered on this worker
+        return conversation_recall(request["store"], request["key"]).lookup(request["ref"])
     name = (request["key"], request["options"])
     session = sessions.get(name)
     if session is None or request.get("fresh"):
+        options = session_options(request["options"])
+        if request["options"] == "recall":
+            options["recall"] = conversation_recall(request["store"], request["key"])
         session = openai.Session(
-            **session_options(request["options"]),
+            **options,
             store=request["store"],
             key=request["key"],
             on_conflict=request.get("on_conflict", "retry"),

@@ -6,6 +6,7 @@ two workers fit the same turn at once."""
 from __future__ import annotations
 
 import random
+import re
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +19,7 @@ from store_workers import (
     GatedStore,
     InTransactionStore,
     Worker,
+    conversation_recall,
     session_options,
     usage_for,
     wait_for,
@@ -29,6 +31,8 @@ from pycupel.errors import SessionConflictError
 from pycupel.histories import agent_history
 from pycupel.session import RedisStore, SessionStore, SQLiteStore
 from pycupel.session.saved import read_state
+
+RECALL_REF = re.compile(r"elided: ref ([0-9a-f]{16}) \.\.\.\]")
 
 
 @pytest.fixture(scope="module")
@@ -133,6 +137,32 @@ def test_turns_on_random_workers_give_one_sessions_windows(
     )
     breaks = reference.fit(turns[-1]).report  # the reference saw what the workers saw
     assert breaks.turn == len(turns) + 1
+
+
+def test_an_excerpt_made_on_one_worker_is_recalled_on_another(
+    workers: list[Worker], shared: SessionStore
+) -> None:
+    key = f"recall-{uuid.uuid4().hex}"
+    turns = agent_turns()
+    # The reference keeps its texts in memory, with the fleet's secret: the same refs.
+    recall = conversation_recall(None, key)
+    reference = openai.Session(**session_options("recall"), recall=recall)
+    serve(
+        workers,
+        shared,
+        turns,
+        key=key,
+        options="recall",
+        reference=reference,
+        rng=random.Random(11),
+    )
+    refs = sorted(set(RECALL_REF.findall(str(reference.fit(turns[-1]).messages))))
+    assert refs  # the window's long results are excerpts whose gaps have refs
+    for ref in refs:
+        elided = recall.lookup(ref)
+        assert elided.strip()
+        for worker in workers:  # any worker reads the text, whichever one elided it
+            assert worker.call(kind="lookup", store=shared, key=key, ref=ref) == elided
 
 
 # --------------------------------------------------------------------------- killed workers

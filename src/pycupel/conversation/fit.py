@@ -281,7 +281,8 @@ def fit_units(
     selection may keep units in a shorter version (:mod:`pycupel.conversation.versions`) when
     the history does not fit whole: a placeholder, an excerpt sized to the room (its gaps'
     texts kept in ``recall`` when one is given, their refs in the markers; the recall tool's
-    own answers are never shortened), a truncation.
+    own answers are never shortened, and the newest of the current turn is pinned), a
+    truncation.
     Messages repair mode left out before grouping (``units.repairs``) are reported excluded.
     """
     check_bool(PipelineConfigError, "deduplicate", deduplicate)
@@ -318,6 +319,9 @@ def fit_units(
         else:
             candidates.append(unit)
 
+    originals: dict[int, MessageUnit] = {}
+    if recall is not None:
+        candidates, originals = _pin_recalled(candidates, recall.tool_name)
     variants: Mapping[MessageUnit, Variant[Any]] = MappingProxyType({})
     the_query = query if query is not None else default_query(candidates)
     versions, excerpts = _versions(
@@ -421,7 +425,29 @@ def fit_units(
     if removed and variants:
         still = set(chosen)
         variants = MappingProxyType({u: v for u, v in variants.items() if u in still})
+    if originals:
+        chosen = tuple(originals.get(id(unit), unit) for unit in chosen)
     return Fitted(chosen, report, variants)
+
+
+def _pin_recalled(
+    candidates: list[MessageUnit], tool_name: str
+) -> tuple[list[MessageUnit], dict[int, MessageUnit]]:
+    """``candidates`` with the newest recall answer of the current turn (after the latest
+    pinned user turn) pinned, and the pinned copy's original by id. The model asked for it
+    to answer this turn: left out, it would only ask again. Older answers of the turn
+    compete as any unit does (each is at most the recall's ``max_tokens``; pinned together,
+    a few of them could outgrow the budget)."""
+    only = f"tool:{tool_name}"
+    for n in range(len(candidates) - 1, -1, -1):
+        unit = candidates[n]
+        if unit.item.pinned:
+            break  # the latest user turn (or a system prompt): the turn starts there
+        tools = {tag for tag in unit.item.tags if tag.startswith("tool:")}
+        if unit.call_ids and tools == {only}:
+            pinned = dataclasses.replace(unit, item=unit.item.replace(pinned=True))
+            return [*candidates[:n], pinned, *candidates[n + 1 :]], {id(pinned): unit}
+    return candidates, {}
 
 
 def _versions(

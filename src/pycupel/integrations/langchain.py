@@ -148,6 +148,16 @@ def store_key(key: Hashable) -> str | None:
     return None
 
 
+def conversation_recall(recall: Recall | None, conversation: Hashable) -> Recall | None:
+    """The recall of a :func:`conversation_key`'s session: scoped to its thread, as
+    :func:`thread_recall` scopes the recall tool's lookups inside that thread's run."""
+    if recall is None:
+        return None
+    if isinstance(conversation, tuple) and len(conversation) == 2 and conversation[0] == "thread":
+        return recall.scoped(f"thread:{conversation[1]}")
+    return recall
+
+
 class SessionWindows:
     """A :class:`pycupel.adapters.langchain.Session` per conversation (see
     :mod:`pycupel.integrations._sessions`), shared by the middleware and the LangGraph hook;
@@ -179,6 +189,7 @@ class SessionWindows:
                 overhead=settings.overhead,
                 store=store if key is not None else None,
                 key=key,
+                recall=conversation_recall(settings.recall, conversation),
             )
 
         new_session()  # a bad setting fails here, at construction
@@ -253,7 +264,8 @@ class ContextWindowMiddleware(AgentMiddleware):
             call (with ``"drop"``: the :class:`~pycupel.diagnostics.SelectionReport`).
         max_sessions: conversations kept at once (the least recently used is dropped).
         recall: keep the text excerpts elide for the recall tool (:func:`recall_tool`),
-            each thread in its own scope; with ``"drop"`` only for now.
+            each thread in its own scope (the sessions then keep long tool results as
+            excerpts whose gaps the model can fetch back).
         store: where the sessions keep their state between model calls (a
             :class:`~pycupel.session.SessionStore`), under the graph's thread id (see
             :func:`store_key`): every worker process of the agent continues each
@@ -292,10 +304,6 @@ class ContextWindowMiddleware(AgentMiddleware):
         )
         if on_report is not None and not callable(on_report):
             raise PipelineConfigError("on_report", on_report, "must be callable or None")
-        if recall is not None and unanswered_tool_calls != "drop":
-            raise PipelineConfigError(
-                "recall", recall, 'needs unanswered_tool_calls="drop" (a fit per model call)'
-            )
         self.on_report = on_report
         self.windows = session_windows(
             self.settings, on_report=on_report, max_sessions=max_sessions, store=store

@@ -19,7 +19,8 @@ imports a format:
 * :mod:`~pycupel.session.durable`, :mod:`~pycupel.session.saved` and
   :mod:`~pycupel.session.stores`: a session's state kept in a :class:`SessionStore`
   (:class:`SQLiteStore`, :class:`RedisStore`) between turns, so that any worker process
-  continues a conversation exactly.
+  continues a conversation exactly; :class:`BlobRecallStore` keeps the recall tool's
+  originals beside it.
 """
 
 from typing import TYPE_CHECKING
@@ -38,6 +39,7 @@ from pycupel.session.core import (
 from pycupel.session.format import MessageFormat
 from pycupel.session.options import EngineOptions, SessionOptions
 from pycupel.session.stores.base import SessionStore, StoredState
+from pycupel.session.stores.recall import BlobRecallStore
 from pycupel.session.usage import ProviderUsage, read_usage
 from pycupel.session.window import CacheBreak, CoreWindow, SessionReport, SessionWindow
 
@@ -50,6 +52,7 @@ __all__ = [
     "DEFAULT_COMPACT_TO",
     "DEFAULT_GRID",
     "DEFAULT_RECALL_SHARE",
+    "BlobRecallStore",
     "CacheBreak",
     "Calibration",
     "ChatSession",

@@ -71,6 +71,12 @@ SESSION_DOCS: Mapping[str, str] = MappingProxyType(
         "compaction keeps 10% of the budget for it.",
         "on_summary_error": '``"raise"`` (:class:`~pycupel.errors.SummarizerError`) or '
         '``"skip"`` (the previous summary stays).',
+        "recall": "a :class:`~pycupel.conversation.Recall`: the excerpts a compaction keeps "
+        "mark their gaps with refs, the elided text is kept in its store, and the model gets it "
+        "back with the format's ``recall_tool`` and ``answer_recall`` (the recall's own answers "
+        "are never shortened). Turns ``shrink`` on unless it is given. Workers sharing a "
+        "``store=`` share the recall's ``secret`` and keep its texts in the same store "
+        "(:class:`~pycupel.session.BlobRecallStore`).",
         "store": "where the session's state is kept between turns (a "
         ":class:`~pycupel.session.SessionStore`: :class:`~pycupel.session.SQLiteStore`, "
         ":class:`~pycupel.session.RedisStore`), so that any worker process continues the "

@@ -160,6 +160,7 @@ class Compaction(Learning[M]):
             "editor": scaled_editor(self.format.editor, upper),
             "counter": ScaledCounter(self.counter, upper),
             "leading_filter": LeadingFilter("leading", drops) if drops is not None else None,
+            "recall": self.recall,
         }
 
     def _drop_leading(self, kept: list[int]) -> list[int]:

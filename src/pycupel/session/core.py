@@ -71,6 +71,7 @@ import numpy.typing as npt
 
 from pycupel._checks import check_bool, check_float, check_int
 from pycupel.conversation.fit import resolve_counter
+from pycupel.conversation.recall import Recall as ConversationRecall
 from pycupel.conversation.units import MessageUnit
 from pycupel.diagnostics import SelectionReport
 from pycupel.errors import SessionConfigError
@@ -144,6 +145,7 @@ class SessionCore(FreshFits[M]):
         shrink: Shrink | bool | None = None,
         summarize: Summarize | None = None,
         on_summary_error: OnSummaryError = "raise",
+        recall: ConversationRecall | None = None,
     ) -> None:
         err = SessionConfigError
         per_request = fmt.overhead.per_request
@@ -207,8 +209,12 @@ class SessionCore(FreshFits[M]):
         self._one_off_units: list[int] | None = None
         self._cached_prefixes: list[int] = []
         self._pending_break: CacheBreak | None = None
-        # Shrinking and the running summary (None when not asked for).
-        self.shrink = resolve_session_shrink(shrink, policy)
+        # Shrinking and the running summary (None when not asked for). With a recall the
+        # model can fetch what an excerpt elides, so shorter versions are on by default.
+        self.recall = _session_recall(recall, shrink)
+        self.shrink = resolve_session_shrink(
+            True if shrink is None and recall is not None else shrink, policy
+        )
         summary = start_summary(summarize, on_summary_error, self.budget)
         editor = fmt.editor
         if (self.shrink is not None or summary is not None) and editor is None:
@@ -458,6 +464,24 @@ class SessionCore(FreshFits[M]):
         start = history.start_unit
         read = len(history.units) - start + (start > 0 and history.units[0].system_parameter)
         return len(self._stable) + len(self._recall) + len(self._tail) < read
+
+
+def _session_recall(recall: object, shrink: object) -> ConversationRecall | None:
+    """The ``recall=`` option of a session: a :class:`~pycupel.conversation.Recall` (which
+    needs shorter versions: they are what it recalls) or None."""
+    if recall is None:
+        return None
+    if not isinstance(recall, ConversationRecall):
+        raise SessionConfigError(
+            "recall", recall, "must be a pycupel.conversation.Recall (its scope and store) or None"
+        )
+    if shrink is False:
+        raise SessionConfigError(
+            "recall",
+            recall,
+            "needs shorter versions: leave shrink= on (shrink=False elides nothing)",
+        )
+    return recall
 
 
 def _asks(text: str) -> bool:

@@ -53,7 +53,6 @@ from pycupel.errors import PinnedBudgetError
 from pycupel.model import ContextKind
 from pycupel.session.recall import RELATIVE_THRESHOLD, RecallScores
 from pycupel.session.request import Requests
-from pycupel.session.shrink import ScaledCounter, scaled_editor
 from pycupel.session.window import CoreWindow, SessionReport
 
 if TYPE_CHECKING:
@@ -124,18 +123,12 @@ class FreshFits(Requests[M]):
         per_request = overhead.per_request
         taken = sum(self._guard(u) for u in prefix)
         limit = max(int(self.budget - per_request * upper - taken), 0)
-        shrink = self.shrink  # shorter versions only when the session makes them too
-        editor = self.format.editor
-        options: dict[str, Any] = {}
-        if shrink is not None and editor is not None:
-            options = {
-                "shrink": shrink,
-                "editor": scaled_editor(editor, upper),
-                "counter": ScaledCounter(self.counter, upper),
-            }
+        # Shorter versions (and their recall) only when the session makes them too.
+        options = self._shrink_options()
         drops = self.format.drops_leading
         if any(not history.units[u].system_parameter for u in prefix):
             drops = None  # the prefix opens the messages
+        options["leading_filter"] = LeadingFilter("leading", drops) if drops is not None else None
         try:
             fitted = fit_units(
                 candidates,
@@ -145,7 +138,6 @@ class FreshFits(Requests[M]):
                 unanswered_tool_calls="error",
                 query=history.latest_user_text(),
                 structure=resolve_structure(self.policy, None, None),
-                leading_filter=LeadingFilter("leading", drops) if drops is not None else None,
                 **options,
             )
         except PinnedBudgetError:

@@ -21,6 +21,7 @@ from pycupel.session.stores.base import SessionStore
 from pycupel.tokens import TokenCounter
 
 if TYPE_CHECKING:
+    from pycupel.conversation.recall import Recall
     from pycupel.conversation.summary import OnSummaryError, Summarize
     from pycupel.conversation.versions import Shrink
     from pycupel.policy import Policy
@@ -45,6 +46,7 @@ class EngineOptions(TypedDict, total=False):
     shrink: Shrink | bool | None
     summarize: Summarize | None
     on_summary_error: OnSummaryError
+    recall: Recall | None
 
 
 class SessionOptions(EngineOptions, total=False):

@@ -47,6 +47,7 @@ from types import MappingProxyType
 from typing import Any, TypeVar, cast, get_args
 
 from pycupel.conversation.excerpts.plan import ExcerptSource, kept_segments
+from pycupel.conversation.recall import Recall
 from pycupel.conversation.validate import MAX_MESSAGES
 from pycupel.conversation.versions import Variant, unit_versions
 from pycupel.errors import SessionStateError
@@ -103,6 +104,7 @@ STATE_ATTRIBUTES: Mapping[str, str] = MappingProxyType(
                 "compact_for_recall",
                 "recall_every_turn",
                 "prefer",
+                "recall",
                 "policy",
                 "shrink",
                 "format",
@@ -765,6 +767,7 @@ def _restore_core(
             shrink=shrink,
             counter=core.counter,
             ratio=ratio,
+            recall=core.recall,
         )
         if variant is None:
             return _first_message(units[unit])
@@ -791,6 +794,7 @@ def _version_again(
     shrink: Any,
     counter: TokenCounter,
     ratio: float,
+    recall: Recall | None,
 ) -> Variant[M] | None:
     """The shorter version ``name`` of ``unit``, made again as the compaction made it (the
     same rewriting, counted with the same ratio; an excerpt keeping the same ``segments``);
@@ -811,7 +815,7 @@ def _version_again(
             counter=counter,
             shrink=shrink,
             query="",
-            recall=None,
+            recall=recall,
         )
         return source.rebuild(0, segments)
     versions = unit_versions(

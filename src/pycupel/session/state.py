@@ -27,6 +27,7 @@ from pycupel.session.window import CacheBreak
 from pycupel.tokens import TokenCounter
 
 if TYPE_CHECKING:
+    from pycupel.conversation.recall import Recall
     from pycupel.conversation.versions import Shrink
     from pycupel.policy import Policy
 
@@ -40,6 +41,7 @@ class SessionState(Generic[M]):
 
     Settings: ``budget``, ``compact_at``, ``compact_to``, ``grid``, ``recall_share``,
     ``compact_for_recall``, ``recall_every_turn``, ``prefer``, ``policy``, ``shrink``,
+    ``recall`` (the recall tool's store of elided text),
     ``format``, ``counter``.
 
     Across turns: the zones (``_stable``, ``_recall``, ``_tail``: unit positions in
@@ -60,6 +62,7 @@ class SessionState(Generic[M]):
     prefer: str
     policy: Policy | Pipeline | None
     shrink: Shrink | None
+    recall: Recall | None
     format: MessageFormat[M]
     counter: TokenCounter
     _scorer: Scorer | None
