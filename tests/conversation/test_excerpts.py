@@ -153,6 +153,33 @@ def test_the_line_the_question_asks_about_is_worth_most() -> None:
     assert "db-7.internal:6543" in segments.texts()[best]
 
 
+def _best(lines: list[str], query: str, labels: list[str] | None = None) -> int:
+    values = segment_values([segment("\n".join(lines))], query, labels)[0]
+    return max(range(len(values)), key=values.__getitem__)
+
+
+def test_a_camel_case_name_matches_its_words() -> None:
+    lines = [f"service{n}.timeoutMs = {100 + n}" for n in range(40)]
+    lines[23] = "auditIndexer.listenPort = 7421"
+    lines[31] = "audit log kept for a port review next week"
+    assert _best(lines, "Which listen port does the audit indexer use?") == 23
+
+
+def test_a_name_of_several_words_counts_where_it_stands_whole() -> None:
+    # Shorter lines hold both words apart; BM25 alone prefers them.
+    lines = [f"node {n}: consumer idle, search idle" for n in range(40)]
+    lines[17] = "node 17: the search consumer is 4,210 messages behind its queue head"
+    assert _best(lines, "state of the search consumer") == 17
+
+
+def test_a_text_whose_call_names_the_question_counts_more() -> None:
+    rows = [f"row {n}: region eu-west value {n * 7}" for n in range(30)]
+    texts = [segment("\n".join(rows)), segment("\n".join(rows))]
+    labels = ['list_metrics({"service": "billing"})', 'list_metrics({"service": "ledger"})']
+    values = segment_values(texts, "ledger value in eu-west", labels)
+    assert max(values[1]) > max(values[0])
+
+
 def test_errors_and_the_first_lines_stand_out_without_a_query_match() -> None:
     log = [f"10:{n:02d} INFO worker heartbeat {n}" for n in range(60)]
     log[30] = "10:30 ERROR worker crashed: segfault in codec"

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterable, Sequence
-from itertools import count, repeat
+from itertools import count, pairwise, repeat
 from typing import Any, Final, cast
 
 import numpy as np
@@ -31,7 +31,7 @@ import numpy.typing as npt
 from pycupel._unique import unique_ints
 from pycupel.errors import MissingDependencyError
 
-__all__ = ["STOP_WORDS", "Bm25Corpus", "TermVocabulary", "terms_of", "words_of"]
+__all__ = ["STOP_WORDS", "Bm25Corpus", "TermVocabulary", "split_case", "terms_of", "words_of"]
 
 _WORD: Final = re.compile(r"[^\W_]+")
 
@@ -78,6 +78,16 @@ def _stemmer() -> Any:
 _ASCII_WORDS: Final = bytes(code if chr(code).isalnum() else 32 for code in range(128)) + bytes(128)
 
 
+_CAMEL: Final = re.compile(r"(?<=[a-z])(?=[A-Z])")
+"""Where a camel-case identifier's words meet (``auditIndexer``, ``AuditIndexerPort``)."""
+
+
+def split_case(text: str) -> str:
+    """``text`` with the words of its camel-case identifiers apart (``notAfter`` becomes
+    ``not After``)."""
+    return _CAMEL.sub(" ", text)
+
+
 def words_of(text: str) -> list[str]:
     """The words of ``text``: casefolded runs of letters and digits (see the module doc)."""
     if text.isascii():
@@ -116,7 +126,9 @@ _CORPUS_BYTES: Final = bytes(
 ) + bytes(range(128, 256))
 
 
-def _corpus_words(texts: Sequence[str]) -> tuple[IntArray, dict[str, int]]:
+def _corpus_words(
+    texts: Sequence[str], *, split_case: bool = False
+) -> tuple[IntArray, dict[str, int]]:
     """The term id of every word of ``texts``, in order, and the term ids (stem -> id).
 
     The texts are joined around a separator word and split once (a split per text costs
@@ -131,6 +143,10 @@ def _corpus_words(texts: Sequence[str]) -> tuple[IntArray, dict[str, int]]:
     """
     glue = f" {_SEPARATOR} "
     joined = glue.join(texts)
+    if split_case:
+        joined = _CAMEL.sub(" ", joined)
+        if not joined.isascii() or joined.count(_SEPARATOR) != max(len(texts) - 1, 0):
+            texts = [_CAMEL.sub(" ", text) for text in texts]  # the slower paths below
     if not joined.isascii():
         joined = glue.join([text if text.isascii() else " ".join(words_of(text)) for text in texts])
     separator = _SEPARATOR.encode()
@@ -255,11 +271,13 @@ class Bm25Corpus:
 
     __slots__ = ("_avgdl", "_b", "_doc_of", "_ids", "_k1", "_lengths", "_n", "_term_ids")
 
-    def __init__(self, texts: Sequence[str], *, k1: float, b: float) -> None:
+    def __init__(
+        self, texts: Sequence[str], *, k1: float, b: float, split_case: bool = False
+    ) -> None:
         self._k1 = k1
         self._b = b
         self._n = len(texts)
-        ids, term_ids = _corpus_words(texts)
+        ids, term_ids = _corpus_words(texts, split_case=split_case)
         # Separators (-2) end the documents; stop words (-1) and separators are dropped. A
         # document's length is the number of terms kept between its separators.
         kept = ids >= 0
@@ -296,14 +314,22 @@ class Bm25Corpus:
         corpus._term_ids = vocabulary.term_ids
         return corpus
 
-    def of_ranges(self, ranges: Sequence[tuple[int, int]]) -> Bm25Corpus:
+    def of_ranges(
+        self, ranges: Sequence[tuple[int, int]], extra: Sequence[int] | None = None
+    ) -> Bm25Corpus:
         """The corpus whose document ``i`` is the documents ``ranges[i][0]`` up to (not
-        including) ``ranges[i][1]`` of this one, joined: the statistics of the joined texts,
-        without reading a word again (ranges may overlap)."""
+        including) ``ranges[i][1]`` of this one, joined (and then document ``extra[i]`` too,
+        when given and not negative): the statistics of the joined texts, without reading a
+        word again (ranges may overlap)."""
         offsets = np.zeros(self._n + 1, dtype=np.intp)
         np.cumsum(self._lengths.astype(np.intp), out=offsets[1:])
         ids = self._ids
         per_doc = [ids[offsets[start] : offsets[end]] for start, end in ranges]
+        if extra is not None:
+            per_doc = [
+                doc if more < 0 else np.concatenate([doc, ids[offsets[more] : offsets[more + 1]]])
+                for doc, more in zip(per_doc, extra, strict=True)
+            ]
         corpus = Bm25Corpus.__new__(Bm25Corpus)
         corpus._k1 = self._k1
         corpus._b = self._b
@@ -344,12 +370,66 @@ class Bm25Corpus:
             chosen[term_id] = max(weight, chosen.get(term_id, weight))
         return self._score_ids(chosen)
 
+    def pair_scores(self, query_terms: Sequence[str]) -> FloatArray:
+        """BM25 of every document for the pairs of adjacent ``query_terms`` (see
+        :meth:`matches`), each pair scored as one term."""
+        idf, saturation = self.matches([], query_terms)
+        scores: FloatArray = idf @ saturation
+        return scores
+
+    def matches(
+        self, query_terms: Sequence[str], sequence: Sequence[str] = ()
+    ) -> tuple[FloatArray, FloatArray]:
+        """Each query unit's idf and its saturated frequency in every document
+        (``tf * (k1 + 1) / (tf + k1 * (1 - b + b * |d| / avgdl))``): BM25 of a document is
+        ``(idf[:, None] * saturation).sum(axis=0)``. The units are the distinct
+        ``query_terms`` the corpus holds, then the distinct pairs of adjacent terms of
+        ``sequence`` (a query's terms in order, see :func:`terms_of`), a pair held by a
+        document where its two terms follow each other (stop words between them aside): a
+        name of several words (``"search consumer"``, ``"us-west-2"``) counts where it
+        stands whole, not where its words are scattered. A term the corpus lacks breaks the
+        sequence."""
+        term_ids = list(
+            dict.fromkeys(t for t in map(self._term_ids.get, query_terms) if t is not None)
+        )
+        ids = [self._term_ids.get(term, -1) for term in sequence]
+        width = len(self._term_ids) + 1
+        codes = list(dict.fromkeys(a * width + b for a, b in pairwise(ids) if a >= 0 and b >= 0))
+        tf = np.zeros((len(term_ids) + len(codes), self._n), dtype=np.float64)
+        if term_ids:
+            tf[: len(term_ids)] = self._term_frequencies(np.asarray(term_ids, dtype=np.intp))
+        if codes and len(self._ids) >= 2:
+            doc_of = self._doc_of
+            pairs = self._ids[:-1] * width + self._ids[1:]
+            hit = (doc_of[:-1] == doc_of[1:]) & np.isin(pairs, codes)
+            if hit.any():
+                slot = {code: number for number, code in enumerate(codes)}
+                which = np.fromiter(map(slot.__getitem__, pairs[hit].tolist()), dtype=np.intp)
+                flat = which * self._n + doc_of[:-1][hit]
+                counts = np.bincount(flat, minlength=len(codes) * self._n)
+                tf[len(term_ids) :] = counts.reshape(len(codes), self._n)
+        df = (tf > 0).sum(axis=1)
+        idf = np.log(1.0 + (self._n - df + 0.5) / (df + 0.5))
+        if self._avgdl == 0.0:
+            return idf, np.zeros_like(tf)
+        k1 = self._k1
+        norm = k1 * (1.0 - self._b + self._b * self._lengths / self._avgdl)
+        saturation = np.divide(
+            tf * (k1 + 1.0), tf + norm[None, :], out=np.zeros_like(tf), where=tf > 0
+        )
+        return idf, saturation
+
     def _score_ids(self, chosen: dict[int, float]) -> FloatArray:
         result = np.zeros(self._n, dtype=np.float64)
         if not chosen or self._avgdl == 0.0:
             return result
         tf = self._term_frequencies(np.fromiter(chosen, dtype=np.intp, count=len(chosen)))
         weights = np.fromiter(chosen.values(), dtype=np.float64, count=len(chosen))
+        return self._bm25(tf, weights)
+
+    def _bm25(self, tf: FloatArray, weights: FloatArray) -> FloatArray:
+        """BM25 of every document from ``tf[q, d]`` and each query term's weight."""
+        result = np.zeros(self._n, dtype=np.float64)
         df = (tf > 0).sum(axis=1)
         idf = np.log(1.0 + (self._n - df + 0.5) / (df + 0.5))
         k1 = self._k1

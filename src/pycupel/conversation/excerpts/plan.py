@@ -336,7 +336,12 @@ class ExcerptSource(Generic[M]):
             return []
         cut = [[cutting.segment(text) for text, _ in texts] for _, texts in found]
         every = [segments for per_unit in cut for segments in per_unit]
-        values = iter(segment_values(every, self._query))
+        labels = [
+            label
+            for position, texts in found
+            for label in [self._label(position, [text for text, _ in texts])] * len(texts)
+        ]
+        values = iter(segment_values(every, self._query, labels))
         plans: list[ExcerptPlan] = []
         for (position, texts), per_unit in zip(found, cut, strict=True):
             # A segment's tokens, estimated from its share of its text's characters (the
@@ -438,6 +443,17 @@ class ExcerptSource(Generic[M]):
         self._editor.rewrite(original, record)
         counts = self._count(texts)
         return [(text, count) for text, count in zip(texts, counts, strict=True) if text.strip()]
+
+    def _label(self, position: int, texts: Sequence[str]) -> str:
+        """What the unit holds beside its texts (its call: the tool's name, its arguments,
+        the words before it): what a question names an output by ("the CI log", "the
+        services listing", a file's path)."""
+        content = self._units[position].item.content
+        for text in texts:
+            found = content.find(text)
+            if found >= 0:
+                content = content[:found] + content[found + len(text) :]
+        return content
 
     def _cuts(self, unit: MessageUnit, tool: str | None) -> bool:
         """Whether a text the rewriter meets (a tool's result, ``tool`` its name; or a plain

@@ -4,10 +4,14 @@ All the segments of all the texts being excerpted are scored in one pass, so tha
 compare across texts:
 
 * **Relevance**: BM25 of each segment for the query, with the analysis of
-  :class:`~pycupel.scorers.RelevanceScorer` (stems, stop words), scaled so that the best
-  segment scores 1, and weighed by how well the
-  whole text matches (a line that shares a word with the question counts for less in a text
-  about something else: :data:`TEXT_FLOOR`).
+  :class:`~pycupel.scorers.RelevanceScorer` (stems, stop words; camel-case identifiers read
+  as their words, ``auditIndexerPort`` as ``audit indexer port``), each pair of adjacent
+  query terms counted once more where the segment holds it whole (a name of several words
+  matches where it stands, not where its words are scattered), scaled so that the best
+  segment scores 1, and weighed by how well the whole text matches, the unit's call (the
+  tool's name and arguments: what a question names an output by) included (a line that
+  shares a word with the question counts for less in a text about something else:
+  :data:`TEXT_FLOOR`).
 * **Trouble**: log lines that report errors, failures, tracebacks and warnings
   (:data:`TROUBLE_BONUS`, :data:`WARNING_BONUS`). Query expansion is not used: the best
   matching lines of a long output are often many lines of one template, whose words would
@@ -18,10 +22,12 @@ compare across texts:
 * **Orientation**: the first lines of a text say what it is, its last lines often sum it up
   (:data:`OPENING_BONUS`, :data:`CLOSING_BONUS`).
 * **Context**: a segment next to a valuable one shares a little of its value
-  (:data:`NEIGHBOUR_SHARE`), so what is kept comes with a little context; and a segment
-  takes a share of what its whole matches (:data:`GROUP_SHARE`): a JSON record's member the
-  relevance of its record (the question names the record, the member holds the answer), a
-  code line its block's signature, a line its section's heading.
+  (:data:`NEIGHBOUR_SHARE`), so what is kept comes with a little context; and each query
+  term a segment lacks counts a share of its match in the segment's whole
+  (:data:`GROUP_CONTEXT`): a JSON record's member matches the words of its record (the
+  question names the record, the member holds the answer), a code line its block's
+  signature, a line its section's heading. A term counts once, where it matches best, so a
+  member that repeats its record's name gains nothing over one that holds the value.
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ from typing import Final
 import numpy as np
 
 from pycupel.conversation.excerpts.segments import Segments
-from pycupel.scorers._lexical import Bm25Corpus
+from pycupel.scorers._lexical import Bm25Corpus, split_case, terms_of
 
 __all__ = ["segment_values"]
 
@@ -46,7 +52,8 @@ RARE_BONUS: Final = 0.1
 OPENING_BONUS: Final = 0.15
 CLOSING_BONUS: Final = 0.05
 NEIGHBOUR_SHARE: Final = 0.3
-GROUP_SHARE: Final = 0.6
+GROUP_CONTEXT: Final = 0.5
+"""A query term's match in a segment's whole counts this share for the segment."""
 TEXT_FLOOR: Final = 0.35
 """A segment's relevance counts this share in the text that matches the query least, all of
 it in the text that matches best."""
@@ -57,12 +64,15 @@ _TROUBLE: Final = re.compile(
     re.IGNORECASE,
 )
 _WARNING: Final = re.compile(r"\b(?:warn|warning|deprecated|retry(?:ing)?)\b", re.IGNORECASE)
+_WORDLESS: Final = re.compile(r"[\W_]*")
 _VARIABLE: Final = re.compile(
     r"\"[^\"\n]*\"|'[^'\n]*'|\b[0-9a-f]{8,}\b|\b\d[\w.:/-]*|\b[\w.-]+@[\w.-]+"
 )
 
 
-def segment_values(texts: Sequence[Segments], query: str) -> list[list[float]]:
+def segment_values(
+    texts: Sequence[Segments], query: str, labels: Sequence[str] | None = None
+) -> list[list[float]]:
     """Each segment's value, per text (see the module documentation); 0 or more, the best
     match for the query near 1 before the bonuses. Every word is read once: the wholes'
     statistics come from the segments'."""
@@ -72,44 +82,72 @@ def segment_values(texts: Sequence[Segments], query: str) -> list[list[float]]:
     for texts_of in pieces:
         offsets.append(offsets[-1] + len(texts_of))
     wholes = [_groups(segments) for segments in texts]
-    relevance = group_relevance = whole_relevance = None
+    relevance = whole_relevance = None
     if flat and query.strip():
-        corpus = Bm25Corpus(flat, k1=1.2, b=0.75)
+        named = list(labels) if labels is not None else []
+        corpus = Bm25Corpus(flat + named, k1=1.2, b=0.75, split_case=True)
+        query = split_case(query)
         terms = corpus.terms(query)
-        relevance = _scaled(corpus.scores(terms))
+        sequence = terms_of([query])[0]
+        # Each text whole, its unit's label (the call) joined to it.
+        whole = corpus.of_ranges(
+            list(pairwise(offsets)), [len(flat) + n for n in range(len(named))] or None
+        )
+        whole_relevance = _scaled(whole.scores(terms) + whole.pair_scores(sequence))
+        idf, matched = corpus.matches(terms, sequence)
         ranges = [
             (offsets[number] + start, offsets[number] + end)
             for number, (spans, _) in enumerate(wholes)
             for start, end in spans
         ]
-        group_relevance = _scaled(corpus.of_ranges(ranges).scores(terms)) if ranges else None
-        whole_ranges = list(pairwise(offsets))
-        whole_relevance = _scaled(corpus.of_ranges(whole_ranges).scores(terms))
+        if ranges:
+            _, in_groups = corpus.of_ranges(ranges).matches(terms, sequence)
+            best = _best_group(in_groups, wholes, offsets, matched.shape[1])
+            matched = np.maximum(matched, GROUP_CONTEXT * best)
+        relevance = _scaled((idf @ matched)[: len(flat)])
     values: list[list[float]] = []
-    group_offset = 0
-    for number, (segments, texts_of, (spans, member_of)) in enumerate(
-        zip(texts, pieces, wholes, strict=True)
-    ):
+    for number, (segments, texts_of) in enumerate(zip(texts, pieces, strict=True)):
         count = len(texts_of)
         own = _signals(segments, texts_of)
         if relevance is not None and whole_relevance is not None:
             weight = TEXT_FLOOR + (1.0 - TEXT_FLOOR) * float(whole_relevance[number])
             own += relevance[offsets[number] : offsets[number + 1]] * weight
-            if spans and group_relevance is not None:
-                of_group = group_relevance[group_offset : group_offset + len(spans)]
-                best = [max((of_group[g] for g in groups), default=0.0) for groups in member_of]
-                own += GROUP_SHARE * weight * np.asarray(best, dtype=np.float64)
-        group_offset += len(spans)
         shared = own.copy()
         if count > 1:
             neighbours = np.maximum(np.r_[own[1:], 0.0], np.r_[0.0, own[:-1]])
             shared += NEIGHBOUR_SHARE * neighbours
         # A blank segment says nothing: it is worth nothing on its own (an excerpt keeps it
         # between kept neighbours, where it costs less than a marker).
-        blank = np.fromiter((not text.strip() for text in texts_of), dtype=bool, count=count)
+        blank = np.fromiter(
+            (_WORDLESS.fullmatch(text) is not None for text in texts_of), dtype=bool, count=count
+        )
         shared[blank] = 0.0
         values.append(shared.tolist())
     return values
+
+
+def _best_group(
+    in_groups: np.ndarray,
+    wholes: Sequence[tuple[Sequence[tuple[int, int]], Sequence[Sequence[int]]]],
+    offsets: Sequence[int],
+    documents: int,
+) -> np.ndarray:
+    """Per query unit and document (segments first, as numbered across texts; labels
+    after, left at 0), its best match in a whole holding the segment (``in_groups[unit,
+    group]`` per group of :func:`_groups`, numbered across texts)."""
+    members: list[int] = []
+    owners: list[int] = []
+    group_offset = 0
+    for number, (spans, member_of) in enumerate(wholes):
+        for position, groups in enumerate(member_of):
+            members.extend([offsets[number] + position] * len(groups))
+            owners.extend(group_offset + g for g in groups)
+        group_offset += len(spans)
+    best = np.zeros((documents, in_groups.shape[0]), dtype=np.float64)
+    if members:
+        at = np.asarray(members, dtype=np.intp)
+        np.maximum.at(best, at, in_groups.T[np.asarray(owners, dtype=np.intp)])
+    return best.T
 
 
 def _scaled(raw: np.ndarray) -> np.ndarray:
