@@ -128,7 +128,7 @@ def segment_values(
 
 def _best_group(
     in_groups: np.ndarray,
-    wholes: Sequence[tuple[Sequence[tuple[int, int]], Sequence[Sequence[int]]]],
+    wholes: Sequence[tuple[Sequence[tuple[int, int]], Sequence[tuple[int, int]]]],
     offsets: Sequence[int],
     documents: int,
 ) -> np.ndarray:
@@ -138,10 +138,10 @@ def _best_group(
     members: list[int] = []
     owners: list[int] = []
     group_offset = 0
-    for number, (spans, member_of) in enumerate(wholes):
-        for position, groups in enumerate(member_of):
-            members.extend([offsets[number] + position] * len(groups))
-            owners.extend(group_offset + g for g in groups)
+    for number, (spans, belongs) in enumerate(wholes):
+        base = offsets[number]
+        members.extend(base + position for position, _ in belongs)
+        owners.extend(group_offset + group for _, group in belongs)
         group_offset += len(spans)
     best = np.zeros((documents, in_groups.shape[0]), dtype=np.float64)
     if members:
@@ -156,12 +156,13 @@ def _scaled(raw: np.ndarray) -> np.ndarray:
     return raw / best if best > 0.0 else np.zeros(len(raw), dtype=np.float64)
 
 
-def _groups(segments: Segments) -> tuple[list[tuple[int, int]], list[list[int]]]:
-    """The wholes a text's segments belong to (as ranges of segments), and for each segment
-    the wholes it sits in: a JSON record of several members; else every anchor above the
-    segment (a signature, a parent key, a heading), from it to its last descendant."""
+def _groups(segments: Segments) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """The wholes a text's segments belong to (as ranges of segments), and which segment
+    sits in which whole (``(segment, whole)`` pairs): a JSON record of several members; else
+    every anchor above the segment (a signature, a parent key, a heading), from it to its
+    last descendant."""
     ranges: list[tuple[int, int]] = []
-    member_of: list[list[int]] = [[] for _ in segments.spans]
+    belongs: list[tuple[int, int]] = []
     if segments.groups:
         first: dict[int, int] = {}
         for position, group in enumerate(segments.groups):
@@ -172,23 +173,23 @@ def _groups(segments: Segments) -> tuple[list[tuple[int, int]], list[list[int]]]
                 ranges.append((position, position + 1))
             number = first[group]
             ranges[number] = (ranges[number][0], position + 1)
-            member_of[position].append(number)
-        return ranges, member_of
+            belongs.append((position, number))
+        return ranges, belongs
     if segments.shape == "table":
-        return ranges, member_of  # a row's header says nothing about which row matters
+        return ranges, belongs  # a row's header says nothing about which row matters
     opened: dict[int, int] = {}
     anchors = segments.anchors
-    for position, parent in enumerate(anchors):
-        above = parent
+    for position in np.flatnonzero(np.asarray(anchors, dtype=np.intp) >= 0).tolist():
+        above = anchors[position]
         while above >= 0:
             if above not in opened:
                 opened[above] = len(ranges)
                 ranges.append((above, above + 1))
             number = opened[above]
             ranges[number] = (ranges[number][0], position + 1)
-            member_of[position].append(number)
+            belongs.append((position, number))
             above = anchors[above]
-    return ranges, member_of
+    return ranges, belongs
 
 
 def _signals(segments: Segments, texts: list[str]) -> np.ndarray:
