@@ -118,9 +118,7 @@ def segment_values(
             shared += NEIGHBOUR_SHARE * neighbours
         # A blank segment says nothing: it is worth nothing on its own (an excerpt keeps it
         # between kept neighbours, where it costs less than a marker).
-        blank = np.fromiter(
-            (_WORDLESS.fullmatch(text) is not None for text in texts_of), dtype=bool, count=count
-        )
+        blank = _wordless(segments, texts_of)
         shared[blank] = 0.0
         values.append(shared.tolist())
     return values
@@ -148,6 +146,26 @@ def _best_group(
         at = np.asarray(members, dtype=np.intp)
         np.maximum.at(best, at, in_groups.T[np.asarray(owners, dtype=np.intp)])
     return best.T
+
+
+_ALNUM: Final = np.array([chr(code).isalnum() for code in range(128)], dtype=np.intp)
+
+
+def _wordless(segments: Segments, texts: list[str]) -> np.ndarray:
+    """Whether each segment has no letter or digit."""
+    text = segments.text
+    if not text.isascii():
+        return np.fromiter(
+            (_WORDLESS.fullmatch(piece) is not None for piece in texts),
+            dtype=bool,
+            count=len(texts),
+        )
+    # ASCII: letters and digits counted over the text at once, then per span.
+    counts = np.zeros(len(text) + 1, dtype=np.intp)
+    np.cumsum(_ALNUM[np.frombuffer(text.encode("ascii"), dtype=np.uint8)], out=counts[1:])
+    spans = np.asarray(segments.spans, dtype=np.intp).reshape(-1, 2)
+    wordless: np.ndarray = counts[spans[:, 1]] == counts[spans[:, 0]]
+    return wordless
 
 
 def _scaled(raw: np.ndarray) -> np.ndarray:
