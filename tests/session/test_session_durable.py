@@ -27,7 +27,8 @@ from pycupel.errors import (
 )
 from pycupel.histories import agent_history
 from pycupel.session import SessionStore, SQLiteStore, StoredState
-from pycupel.session.saved import FORMAT_VERSION, MAGIC, read_state
+from pycupel.session.loaded import read_state
+from pycupel.session.saved import FORMAT_VERSION, MAGIC
 
 Fit = Callable[[Any, list[Any]], Any]
 

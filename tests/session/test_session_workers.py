@@ -30,7 +30,7 @@ from pycupel.adapters import openai
 from pycupel.errors import SessionConflictError
 from pycupel.histories import agent_history
 from pycupel.session import RedisStore, SessionStore, SQLiteStore
-from pycupel.session.saved import read_state
+from pycupel.session.loaded import read_state
 
 RECALL_REF = re.compile(r"elided: ref ([0-9a-f]{16}) \.\.\.\]")
 

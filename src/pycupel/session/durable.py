@@ -8,7 +8,8 @@ turn:
    last. When the store still holds that version, nothing happened elsewhere: the engine in
    memory takes the turn as it would without a store (no state read, no history parsed
    again). Otherwise the state (another worker's turn, or a restart) is read into a new
-   engine, the history checked against its fingerprint (:mod:`pycupel.session.saved`), and
+   engine, the history checked against its fingerprint (:mod:`pycupel.session.saved`,
+   :mod:`pycupel.session.loaded`, :mod:`pycupel.session.restore`), and
    the conversation continues exactly: the same window, cache break and report as if one
    process had taken every turn. A key without a state starts the conversation.
 2. **Fit**, as always.
@@ -42,7 +43,9 @@ from typing import Generic, Literal, TypeVar
 
 from pycupel.errors import SessionConfigError, SessionConflictError
 from pycupel.session.core import SessionCore
-from pycupel.session.saved import StateWriter, read_state, restore_state
+from pycupel.session.loaded import read_state
+from pycupel.session.restore import restore_state
+from pycupel.session.saved import StateWriter
 from pycupel.session.stores.base import SessionStore, check_key
 from pycupel.session.usage import ProviderUsage, read_usage
 from pycupel.session.window import CoreWindow
