@@ -19,6 +19,7 @@ room) is told as what it is, a unit that needed more than the budget had left.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, Final
 
 from pycupel.conversation.units import MessageUnit
@@ -38,7 +39,7 @@ from pycupel.model import ContextBudget, ContextItem, ContextKind, compute_effec
 
 __all__ = ["latest_turn", "pipeline_why", "selection_report"]
 
-_PLAIN: Final = {cause: Why(cause) for cause in Cause}
+_PLAIN: Final = MappingProxyType({cause: Why(cause) for cause in Cause})
 """One Why per cause, for the units whose cause is all there is to say."""
 _DUPLICATE: Final = _PLAIN[Cause.DUPLICATE]
 _OTHER_VERSION: Final = _PLAIN[Cause.OTHER_VERSION]

@@ -22,6 +22,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Final
 
 from pycupel.model import ContextItem
@@ -82,19 +83,21 @@ class Cause(enum.StrEnum):
     """Dropped: another version of the same unit is kept (a policy offered them all)."""
 
 
-_CAUSES: Final[Mapping[object, Cause]] = {cause.value: cause for cause in Cause}
+_CAUSES: Final[Mapping[object, Cause]] = MappingProxyType({cause.value: cause for cause in Cause})
 
-_KEPT_WORDS: Final[Mapping[Cause, str]] = {
-    Cause.SYSTEM_PROMPT: "pinned: the system prompt",
-    Cause.LATEST_TURN: "pinned: the latest user turn",
-    Cause.PINNED: "pinned",
-    Cause.RECENT: "part of the recent tail",
-    Cause.ROOM_LEFT: "room was left for it",
-    Cause.OPENING: "opens the history (its format needs a turn before the placeholders)",
-    Cause.TOOL_CALL: "an older tool call",
-    Cause.DUPLICATE: "the same text is kept elsewhere",
-    Cause.OTHER_VERSION: "another version of this unit is kept",
-}
+_KEPT_WORDS: Final[Mapping[Cause, str]] = MappingProxyType(
+    {
+        Cause.SYSTEM_PROMPT: "pinned: the system prompt",
+        Cause.LATEST_TURN: "pinned: the latest user turn",
+        Cause.PINNED: "pinned",
+        Cause.RECENT: "part of the recent tail",
+        Cause.ROOM_LEFT: "room was left for it",
+        Cause.OPENING: "opens the history (its format needs a turn before the placeholders)",
+        Cause.TOOL_CALL: "an older tool call",
+        Cause.DUPLICATE: "the same text is kept elsewhere",
+        Cause.OTHER_VERSION: "another version of this unit is kept",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
