@@ -15,6 +15,10 @@ from pycupel.errors import InvalidValueError
 ErrorType = type[InvalidValueError]
 
 
+MAX_BUDGET = 2**53
+"""The largest token budget or count (every count up to it is exact as a float)."""
+
+
 def check_int(
     error: ErrorType,
     field: str,

@@ -211,6 +211,10 @@ def loads_json(
     except UnicodeDecodeError as exc:
         raise InputFormatError(source, location, f"not UTF-8 text: {exc.reason}") from exc
     except ValueError as exc:
+        if "integer string conversion" in str(exc):  # Python's digit limit on int parsing
+            raise InputFormatError(
+                source, location, "holds a number of more than 4,300 digits (no count is that long)"
+            ) from exc
         raise InputFormatError(source, location, str(exc)) from exc
     if _deeper_than(value, max_depth):
         raise InputFormatError(

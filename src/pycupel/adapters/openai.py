@@ -501,9 +501,9 @@ def _content(
     """The visible text of a content value and the fixed cost of its media parts."""
     if isinstance(content, str):
         return content, 0
-    if content is None:
-        if optional:
-            return "", 0
+    if content is None and optional:
+        return "", 0
+    if not isinstance(content, list | tuple):
         SHAPES.fail(where, "must be a string or a list of content parts", content)
     parts = SHAPES.sequence(where, content, limit=MAX_PARTS_PER_MESSAGE)
     texts: list[str] = []

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 from rich.console import Console
 
+from pycupel._checks import MAX_BUDGET
 from pycupel.cli._input import FORMATS
 from pycupel.errors import CupelError, InvalidValueError
 from pycupel.model import ContextBudget, ContextItem
@@ -207,7 +208,7 @@ def budget_options(function: F) -> F:
     return click.option(
         "--budget",
         "max_tokens",
-        type=click.IntRange(min=0),
+        type=click.IntRange(min=0, max=MAX_BUDGET),
         required=True,
         help="Context window size in tokens (max_tokens).",
     )(function)

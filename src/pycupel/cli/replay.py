@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from pycupel._checks import MAX_BUDGET
 from pycupel.cli._common import check_not_an_input, cli_errors
 from pycupel.cli._input import check_json_lines
 
@@ -55,7 +56,7 @@ def _policy(spec: str) -> ReplayPolicy:
 )
 @click.option(
     "--budget",
-    type=click.IntRange(min=1),
+    type=click.IntRange(min=1, max=MAX_BUDGET),
     required=True,
     help="Tokens for the whole prompt of every request.",
 )

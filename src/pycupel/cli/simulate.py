@@ -10,6 +10,7 @@ from typing import Any
 import click
 from rich.console import Console
 
+from pycupel._checks import MAX_BUDGET
 from pycupel.analytics.simulation import sweep_budgets
 from pycupel.cli._common import (
     ProgressDisplay,
@@ -98,6 +99,10 @@ def _count(field: str, entry: str) -> int:
         ) from None
     if value < 0:
         raise click.BadParameter(f"budgets must be >= 0, got {value}", param_hint="--budgets")
+    if value > MAX_BUDGET:
+        raise click.BadParameter(
+            f"budgets must be <= {MAX_BUDGET:,}, got {value}", param_hint="--budgets"
+        )
     return value
 
 

@@ -91,6 +91,8 @@ def read_units(
     ``options`` are :class:`~pycupel.conversation.options.UnitOptions`, checked here.
     """
     read = read_options(options, UnitOptions, call="from_messages")
+    check_bool(PipelineConfigError, "pin_system", read["pin_system"])
+    check_bool(PipelineConfigError, "pin_latest_user", read["pin_latest_user"])
     counter = resolve_counter(read["counter"])
     overhead = codec.with_tools(read["overhead"] or codec.default_overhead, read["tools"], counter)
     listed = codec.messages(messages)

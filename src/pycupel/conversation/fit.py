@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
-from pycupel._checks import check_bool, check_int
+from pycupel._checks import MAX_BUDGET, check_bool, check_int
 from pycupel.conversation.excerpts.plan import ExcerptSource
 from pycupel.conversation.explain import pipeline_why
 from pycupel.conversation.recall import Recall
@@ -137,6 +137,7 @@ def resolve_counter(counter: TokenCounter | None) -> TokenCounter:
 def resolve_budget(budget: object, per_request: int) -> ContextBudget:
     """The pipeline budget for a whole-prompt ``budget`` minus the per-request overhead."""
     if isinstance(budget, ContextBudget):
+        check_int(PipelineConfigError, "budget.max_tokens", budget.max_tokens, maximum=MAX_BUDGET)
         if budget.max_tokens - per_request < budget.output_reserve:
             raise PipelineConfigError(
                 "budget.max_tokens",
@@ -148,7 +149,7 @@ def resolve_budget(budget: object, per_request: int) -> ContextBudget:
             max_tokens=budget.max_tokens - per_request,
             target_tokens=max(0, budget.target_tokens - per_request),
         )
-    tokens = check_int(PipelineConfigError, "budget", budget)
+    tokens = check_int(PipelineConfigError, "budget", budget, maximum=MAX_BUDGET)
     if tokens < per_request:
         raise PipelineConfigError(
             "budget",

@@ -115,7 +115,7 @@ class Recall:
     tool_name: str = RECALL_TOOL_NAME
 
     def __post_init__(self) -> None:
-        if not isinstance(self.scope, str) or not self.scope:
+        if not isinstance(self.scope, str) or not self.scope.strip():
             raise PipelineConfigError("recall.scope", self.scope, "must be a non-empty string")
         if not isinstance(self.secret, bytes) or len(self.secret) < 16:
             raise PipelineConfigError(
@@ -152,7 +152,10 @@ class Recall:
 
     def ref_of(self, text: str) -> str:
         """The ref ``text`` gets in this scope."""
-        message = self.scope.encode() + b"\0" + text.encode("utf-8", "surrogatepass")
+        if not isinstance(text, str):
+            raise PipelineConfigError("text", text, "must be a string")
+        message = self.scope.encode("utf-8", "surrogatepass") + b"\0"
+        message += text.encode("utf-8", "surrogatepass")
         return hmac.new(self.secret, message, hashlib.sha256).hexdigest()[:REF_LENGTH]
 
     def remember(self, text: str) -> str:

@@ -86,7 +86,7 @@ def answer_arguments(recall: Recall, arguments: object) -> tuple[str, bool]:
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments) if arguments.strip() else {}
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
             return 'Error: the arguments must be a JSON object such as {"ref": "..."}.', True
     if not isinstance(arguments, Mapping):
         return 'Error: the arguments must be an object such as {"ref": "..."}.', True

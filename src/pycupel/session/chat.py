@@ -18,6 +18,7 @@ from typing import Generic, TypeVar, Unpack, cast
 from pycupel.conversation.codec import Codec
 from pycupel.conversation.options import documented
 from pycupel.conversation.overhead import MessageOverhead
+from pycupel.errors import SessionConfigError, UnknownOptionError
 from pycupel.session.core import SessionCore
 from pycupel.session.durable import StoredCore, check_store_options
 from pycupel.session.format import NO_SYSTEM, MessageFormat
@@ -153,6 +154,19 @@ class ChatSession(ABC, Generic[M]):
     ) -> None:
         """Build the engine (a format whose ``__init__`` takes options of its own calls this
         after checking them)."""
+        known = SessionOptions.__optional_keys__ | SessionOptions.__required_keys__
+        for name, value in options.items():
+            if name not in known:
+                raise UnknownOptionError(
+                    name,
+                    value,
+                    f"is not an option of Session() (its options: budget, overhead, "
+                    f"{', '.join(sorted(known))})",
+                )
+        if overhead is not None and not isinstance(overhead, MessageOverhead):
+            raise SessionConfigError(
+                "overhead", overhead, "must be a pycupel.adapters.MessageOverhead or None"
+            )
         codec = self._codec()
         chosen = overhead if overhead is not None else codec.default_overhead
         fmt = MessageFormat.of(codec, chosen, start_with_user=start_with_user)

@@ -69,7 +69,7 @@ from typing import TYPE_CHECKING, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from pycupel._checks import check_bool, check_float, check_int
+from pycupel._checks import MAX_BUDGET, check_bool, check_float, check_int
 from pycupel.conversation.fit import resolve_counter
 from pycupel.conversation.recall import Recall as ConversationRecall
 from pycupel.conversation.units import MessageUnit
@@ -149,7 +149,7 @@ class SessionCore(FreshFits[M]):
     ) -> None:
         err = SessionConfigError
         per_request = fmt.overhead.per_request
-        self.budget = check_int(err, "budget", budget, minimum=per_request + 1)
+        self.budget = check_int(err, "budget", budget, minimum=per_request + 1, maximum=MAX_BUDGET)
         self.compact_at = check_float(err, "compact_at", compact_at, positive=True, maximum=1.0)
         self.compact_to = check_float(err, "compact_to", compact_to, positive=True)
         if self.compact_to >= self.compact_at:

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from pycupel._checks import MAX_BUDGET
 from pycupel.errors import ProviderUsageError
 
 __all__ = ["ProviderUsage", "read_usage"]
@@ -180,4 +181,6 @@ def _count(field: str, value: object) -> int:
         raise ProviderUsageError(field, value, "must be an integer token count")
     if value < 0:
         raise ProviderUsageError(field, value, "must be >= 0")
+    if value > MAX_BUDGET:
+        raise ProviderUsageError(field, value, f"must be <= {MAX_BUDGET} (no prompt is larger)")
     return value

@@ -121,6 +121,13 @@ def check_key(field: str, value: object) -> str:
         )
     if "\x00" in value:
         raise SessionConfigError(field, value, "must not contain NUL characters")
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise SessionConfigError(
+                field, value, "must be valid Unicode text (it holds a lone surrogate)"
+            ) from None
     return value
 
 

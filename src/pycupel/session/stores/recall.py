@@ -49,11 +49,14 @@ class BlobRecallStore:
 
     def put(self, scope: str, ref: str, text: str) -> None:
         key = check_key("recall.scope", scope)
-        self._store.put_blob(key, BLOB_PREFIX + ref, text.encode("utf-8", "surrogatepass"))
+        if not isinstance(text, str):
+            raise SessionConfigError("text", text, "must be a string")
+        name = BLOB_PREFIX + check_key("ref", ref)
+        self._store.put_blob(key, name, text.encode("utf-8", "surrogatepass"))
 
     def get(self, scope: str, ref: str) -> str | None:
         key = check_key("recall.scope", scope)
-        data = self._store.get_blob(key, BLOB_PREFIX + ref)
+        data = self._store.get_blob(key, BLOB_PREFIX + check_key("ref", ref))
         return None if data is None else data.decode("utf-8", "surrogatepass")
 
     def __repr__(self) -> str:

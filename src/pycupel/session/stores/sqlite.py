@@ -68,6 +68,8 @@ class SQLiteStore:
         self.path = os.fspath(path)
         if not isinstance(self.path, str) or not self.path:
             raise SessionConfigError("path", path, "must be a non-empty file path or ':memory:'")
+        if "\x00" in self.path:
+            raise SessionConfigError("path", path, "must not contain NUL characters")
         self.timeout = check_float(SessionConfigError, "timeout", timeout, positive=True)
         self._lock = threading.Lock()
         self._local = threading.local()
