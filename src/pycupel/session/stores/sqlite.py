@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -225,16 +226,29 @@ class SQLiteStore:
             isolation_level=None,  # autocommit: transactions are begun explicitly
             check_same_thread=check_same_thread,
         )
-        try:
-            if self.path != MEMORY:
-                connection.execute("PRAGMA journal_mode=WAL")
-            connection.execute("PRAGMA synchronous=NORMAL")
-            for statement in _SCHEMA:
-                connection.execute(statement)
-        except BaseException:
-            connection.close()
-            raise
-        return connection
+        # Switching a new file to WAL takes an exclusive lock that SQLite does not wait for
+        # (SQLITE_BUSY at once when another connection opens it at the same moment): the
+        # set-up is retried, briefly, until the store's timeout.
+        deadline = time.monotonic() + self.timeout
+        pause = 0.005
+        while True:
+            try:
+                if self.path != MEMORY:
+                    connection.execute("PRAGMA journal_mode=WAL")
+                connection.execute("PRAGMA synchronous=NORMAL")
+                for statement in _SCHEMA:
+                    connection.execute(statement)
+                return connection
+            except sqlite3.OperationalError as exc:
+                busy = "locked" in str(exc) or "busy" in str(exc)
+                if not busy or time.monotonic() + pause > deadline:
+                    connection.close()
+                    raise
+                time.sleep(pause)
+                pause = min(pause * 2, 0.1)
+            except BaseException:
+                connection.close()
+                raise
 
 
 def _rebuild(path: str, timeout: float) -> SQLiteStore:
