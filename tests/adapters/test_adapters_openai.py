@@ -243,7 +243,7 @@ MALFORMED = [
     ([1], r"messages\[0\]: must be a mapping"),
     ([{"role": "robot", "content": "x"}], r"messages\[0\]\.role: must be one of"),
     ([{"role": "user"}], r"messages\[0\]\.content: must be a string or a list"),
-    ([{"role": "user", "content": 5}], r"messages\[0\]\.content: must be a string or a list of content parts"),
+    ([{"role": "user", "content": 5}], r"messages\[0\]\.content: must be a string or a list"),
     ([{"role": "user", "content": [{"text": "x"}]}], r"content\[0\]\.type: must be a string"),
     ([{"role": "user", "content": [{"type": "text"}]}], r"content\[0\]\.text: must be a str"),
     ([{"role": "user", "content": "x", "name": 3}], r"messages\[0\]\.name: must be a string"),
