@@ -312,6 +312,13 @@ class Bm25Corpus:
         number of terms, and a query term the vocabulary knows but these documents lack
         scores 0 everywhere, exactly as an unknown one.
         """
+        return cls._of_documents(per_doc, vocabulary.term_ids, k1=k1, b=b)
+
+    @classmethod
+    def _of_documents(
+        cls, per_doc: Sequence[IntArray], term_ids: dict[str, int], *, k1: float, b: float
+    ) -> Bm25Corpus:
+        """The corpus of documents given as arrays of term ids (``term_ids``' numbers)."""
         corpus = cls.__new__(cls)
         corpus._k1 = k1
         corpus._b = b
@@ -321,7 +328,7 @@ class Bm25Corpus:
         corpus._doc_of = np.repeat(np.arange(corpus._n, dtype=np.intp), counts)
         corpus._lengths = counts.astype(np.float64)
         corpus._avgdl = float(corpus._lengths.mean()) if corpus._n else 0.0
-        corpus._term_ids = vocabulary.term_ids
+        corpus._term_ids = term_ids
         return corpus
 
     def of_ranges(
@@ -340,17 +347,7 @@ class Bm25Corpus:
                 doc if more < 0 else np.concatenate([doc, ids[offsets[more] : offsets[more + 1]]])
                 for doc, more in zip(per_doc, extra, strict=True)
             ]
-        corpus = Bm25Corpus.__new__(Bm25Corpus)
-        corpus._k1 = self._k1
-        corpus._b = self._b
-        corpus._n = len(per_doc)
-        counts = np.fromiter(map(len, per_doc), dtype=np.intp, count=corpus._n)
-        corpus._ids = np.concatenate(per_doc) if per_doc else np.zeros(0, dtype=np.intp)
-        corpus._doc_of = np.repeat(np.arange(corpus._n, dtype=np.intp), counts)
-        corpus._lengths = counts.astype(np.float64)
-        corpus._avgdl = float(corpus._lengths.mean()) if corpus._n else 0.0
-        corpus._term_ids = self._term_ids
-        return corpus
+        return Bm25Corpus._of_documents(per_doc, self._term_ids, k1=self._k1, b=self._b)
 
     @property
     def size(self) -> int:
@@ -435,11 +432,6 @@ class Bm25Corpus:
             return result
         tf = self._term_frequencies(np.fromiter(chosen, dtype=np.intp, count=len(chosen)))
         weights = np.fromiter(chosen.values(), dtype=np.float64, count=len(chosen))
-        return self._bm25(tf, weights)
-
-    def _bm25(self, tf: FloatArray, weights: FloatArray) -> FloatArray:
-        """BM25 of every document from ``tf[q, d]`` and each query term's weight."""
-        result = np.zeros(self._n, dtype=np.float64)
         df = (tf > 0).sum(axis=1)
         idf = np.log(1.0 + (self._n - df + 0.5) / (df + 0.5))
         k1 = self._k1
