@@ -54,6 +54,7 @@ inline text are counted as text, other documents need ``MessageOverhead(document
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from functools import partial
 from types import MappingProxyType
 from typing import Any, Literal, NamedTuple, Unpack, cast
 
@@ -61,7 +62,7 @@ from pycupel._checks import check_bool
 from pycupel.conversation import api
 from pycupel.conversation import recall_tool as recalling
 from pycupel.conversation.api import START_WITH_USER_FILTER
-from pycupel.conversation.codec import Codec, Kept
+from pycupel.conversation.codec import Codec, Kept, rewritten
 from pycupel.conversation.media import ImageProvider, base64_prefix, image_tokens
 from pycupel.conversation.media_length import document_tokens
 from pycupel.conversation.merge import merge_runs
@@ -89,10 +90,9 @@ from pycupel.conversation.versions import Replace
 from pycupel.diagnostics import SelectionReport
 from pycupel.errors import PipelineConfigError
 from pycupel.model import ContextItem
-from pycupel.session.breakpoints import mark_breakpoints
 from pycupel.session.chat import SESSION_DEFAULTS, SESSION_DOCS, SESSION_RAISES, ChatSession
 from pycupel.session.options import SessionOptions
-from pycupel.session.window import CoreWindow, SessionWindow
+from pycupel.session.window import SessionWindow
 from pycupel.tokens import TokenCounter
 from pycupel.tokens.asynchronous import AsyncTokenCounter
 
@@ -254,31 +254,23 @@ class AnthropicCodec(Codec[AnthropicMessage]):
             for block in _blocks(message["content"])
             if isinstance(block, Mapping) and block.get("type") == "tool_use"
         }
-        rewritten: list[AnthropicMessage] = []
-        changed = False
-        for position, message in enumerate(messages):
+
+        def rewrite(position: int, message: AnthropicMessage) -> AnthropicMessage | None:
             content = message["content"]
             if isinstance(content, str):
                 new_text = replace(None, content) if content else None
-                if new_text is not None:
-                    rewritten.append({**message, "content": new_text})
-                    changed = True
-                else:
-                    rewritten.append(message)
-                continue
-            blocks: list[Any] = []
-            for block_position, block in enumerate(content):
-                new_block = block
+                return None if new_text is None else {**message, "content": new_text}
+            blocks = list(content)
+            for number, block in enumerate(content):
                 if isinstance(block, Mapping) and block.get("type") == "tool_result":
-                    at = f"messages[{position}].content[{block_position}].content"
+                    at = f"messages[{position}].content[{number}].content"
                     text, _ = _result_content(block.get("content"), at, overhead)
                     new_text = replace(names.get(block["tool_use_id"], ""), text)
                     if new_text is not None:
-                        new_block = {**block, "content": new_text}
-                        changed = True
-                blocks.append(new_block)
-            rewritten.append({**message, "content": blocks} if blocks != list(content) else message)
-        return rewritten if changed else None
+                        blocks[number] = {**block, "content": new_text}
+            return {**message, "content": blocks} if blocks != list(content) else None
+
+        return rewritten(messages, rewrite)
 
     def summary_message(self, text: str) -> AnthropicMessage:
         return {"role": "user", "content": text}
@@ -385,25 +377,19 @@ def count_tokens(
     return api.count(CODEC, messages, system, counter=counter, tools=tools, overhead=overhead)
 
 
+@recalling.tool_documented
 def recall_tool(recall: Recall) -> dict[str, Any]:
-    """The recall tool's definition, for a request's ``tools``: the model calls it with a
-    ref from an excerpt's marker of a fit given ``recall=recall`` (see
-    :mod:`pycupel.conversation.recall_tool`)."""
+    """The recall tool's definition, for a request's ``tools``."""
     return cast(dict[str, Any], recalling.recall_tool(CODEC, recall))
 
 
+@recalling.answers_documented
 def answer_recall(
     recall: Recall, message: AnthropicMessage | Sequence[AnthropicMessage]
 ) -> list[dict[str, Any]]:
     """The ``tool_result`` blocks answering the recall calls of an assistant message (or of
     a list of messages), for the content of the next user message (beside the results of
-    any other tool it called): the elided text, or an error block (``is_error``) the model reads
-    (a ref this conversation does not hold). Calls of other tools are yours to answer.
-
-    Raises:
-        MessageFormatError: a message is malformed.
-        PipelineConfigError: ``recall`` is not a :class:`~pycupel.conversation.Recall`.
-    """
+    any other tool it called); an error block has ``is_error``."""
     return cast(list[dict[str, Any]], recalling.answer_recall(CODEC, recall, message))
 
 
@@ -431,10 +417,7 @@ def fit_messages(
         ``client.messages.create(system=..., messages=...)`` (omit ``system`` when None).
     """
     system = options.pop("system", None)
-    fitting = api.fit(CODEC, messages, system, counter, options)
-    return AnthropicFitResult(
-        system if fitting.system_kept else None, fitting.messages, fitting.report
-    )
+    return _result(system, api.fit(CODEC, messages, system, counter, options))
 
 
 @documented(FitOptions, docs=_DOCS, raises=FIT_RAISES, first=["system"])
@@ -447,7 +430,12 @@ async def afit_messages(
     """:func:`fit_messages` with an asynchronous token counter (such as a wrapped
     ``messages.count_tokens``): every distinct text counted in one awaited call."""
     system = options.pop("system", None)
-    fitting = await api.afit(CODEC, messages, system, counter, options)
+    return _result(system, await api.afit(CODEC, messages, system, counter, options))
+
+
+def _result(
+    system: SystemPrompt | None, fitting: api.Fitting[AnthropicMessage]
+) -> AnthropicFitResult:
     return AnthropicFitResult(
         system if fitting.system_kept else None, fitting.messages, fitting.report
     )
@@ -473,7 +461,7 @@ class Session(ChatSession[AnthropicMessage]):
     See :class:`~pycupel.session.chat.ChatSession` for the thread rules.
     """
 
-    __slots__ = ("_cache_control",)
+    __slots__ = ()
 
     @documented(SessionOptions, docs=SESSION_DOCS, defaults=SESSION_DEFAULTS, raises=SESSION_RAISES)
     def __init__(
@@ -488,14 +476,16 @@ class Session(ChatSession[AnthropicMessage]):
         check_bool(PipelineConfigError, "start_with_user", start_with_user)
         if cache_ttl not in ("5m", "1h", None):
             raise PipelineConfigError("cache_ttl", cache_ttl, "must be '5m', '1h' or None")
-        self._cache_control: Mapping[str, str] | None = (
+        control = (
             None
             if cache_ttl is None
             else {"type": "ephemeral"}
             if cache_ttl == "5m"
             else {"type": "ephemeral", "ttl": "1h"}
         )
-        self._start(budget, overhead, options, start_with_user=start_with_user)
+        self._start(
+            budget, overhead, options, start_with_user=start_with_user, cache_control=control
+        )
 
     def _codec(self) -> AnthropicCodec:
         return CODEC
@@ -524,13 +514,6 @@ class Session(ChatSession[AnthropicMessage]):
         for the texts this turn adds. Raises what :meth:`fit` raises.
         """
         return await self._afit(messages, counter, system)
-
-    def _window(
-        self, messages: Sequence[AnthropicMessage], system: object, window: CoreWindow
-    ) -> SessionWindow[AnthropicMessage]:
-        sent = super()._window(messages, system, window)
-        control = self._cache_control
-        return sent if control is None else mark_breakpoints(sent, window, CODEC, control)
 
 
 def _leads(role: str, block: object) -> bool:
@@ -588,19 +571,10 @@ def _document(block: Mapping[str, Any], at: str, overhead: MessageOverhead) -> t
         return "\n".join([*extras, body]), 0
     if kind == "content":
         inner = source.get("content")
-        if isinstance(inner, str):
-            return "\n".join([*extras, inner]), 0
-        texts = list(extras)
-        media = 0
-        blocks = SHAPES.sequence(f"{at}.source.content", inner, limit=MAX_PARTS_PER_MESSAGE)
-        for position, raw in enumerate(blocks):
-            inner_at = f"{at}.source.content[{position}]"
-            inner_block = SHAPES.mapping(inner_at, raw)
-            inner_kind = SHAPES.text(f"{inner_at}.type", inner_block.get("type"))
-            text, cost = _block(inner_kind, inner_block, inner_at, overhead)
-            texts.append(text)
-            media += cost
-        return "\n".join(texts), media
+        text, media = SHAPES.parts(
+            f"{at}.source.content", inner, partial(_block, overhead=overhead)
+        )
+        return "\n".join([*extras, text] if text or isinstance(inner, str) else extras), media
     payload = source.get("data") if kind == "base64" else None
     return "\n".join([*extras, "[document]"]), document_tokens("anthropic", payload, overhead, at)
 
@@ -608,21 +582,15 @@ def _document(block: Mapping[str, Any], at: str, overhead: MessageOverhead) -> t
 def _result_content(content: object, at: str, overhead: MessageOverhead) -> tuple[str, int]:
     if content is None:
         return "", 0
-    if isinstance(content, str):
-        return content, 0
-    blocks = SHAPES.sequence(at, content, limit=MAX_PARTS_PER_MESSAGE)
-    texts: list[str] = []
-    media = 0
-    for position, raw in enumerate(blocks):
-        inner_at = f"{at}[{position}]"
-        block = SHAPES.mapping(inner_at, raw)
-        kind = SHAPES.text(f"{inner_at}.type", block.get("type"), non_empty=True)
-        if kind in ("tool_use", "tool_result"):
-            SHAPES.fail(f"{inner_at}.type", "must not be nested inside a tool_result", kind)
-        text, cost = _block(kind, block, inner_at, overhead)
-        texts.append(text)
-        media += cost
-    return "\n".join(texts), media
+    return SHAPES.parts(at, content, partial(_result_block, overhead=overhead))
+
+
+def _result_block(
+    kind: str, block: Mapping[str, Any], at: str, overhead: MessageOverhead
+) -> tuple[str, int]:
+    if kind in ("tool_use", "tool_result"):
+        SHAPES.fail(f"{at}.type", "must not be nested inside a tool_result", kind)
+    return _block(kind, block, at, overhead)
 
 
 def image_cost(

@@ -46,7 +46,6 @@ parts need ``MessageOverhead(audio=..., document=...)`` estimates (video parts u
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
 from types import MappingProxyType
 from typing import Any, NamedTuple, Unpack, cast
 
@@ -54,7 +53,7 @@ from pycupel._checks import check_bool
 from pycupel.conversation import api
 from pycupel.conversation import recall_tool as recalling
 from pycupel.conversation.api import START_WITH_USER_FILTER
-from pycupel.conversation.codec import Codec, Kept
+from pycupel.conversation.codec import Codec, Kept, rewritten
 from pycupel.conversation.media import base64_prefix, image_tokens
 from pycupel.conversation.media_length import audio_tokens, document_tokens
 from pycupel.conversation.merge import merge_runs
@@ -77,7 +76,7 @@ from pycupel.errors import PipelineConfigError
 from pycupel.model import ContextItem
 from pycupel.session.chat import SESSION_DEFAULTS, SESSION_DOCS, SESSION_RAISES, ChatSession
 from pycupel.session.options import SessionOptions
-from pycupel.session.window import CoreWindow, SessionWindow
+from pycupel.session.window import SessionWindow
 from pycupel.tokens import TokenCounter
 from pycupel.tokens.asynchronous import AsyncTokenCounter
 
@@ -228,22 +227,20 @@ class GeminiCodec(Codec[GeminiContent]):
         """The unit's turns with each ``functionResponse``'s ``response`` replaced by
         ``{"result": <new text>}`` as ``replace`` says (its text is the response's JSON); the
         response's ``name`` and ``id`` and every other key are kept."""
-        rewritten: list[GeminiContent] = []
-        changed = False
-        for content in messages:
-            parts: list[Any] = []
-            touched = False
-            for part in content.get("parts") or ():
+
+        def rewrite(_: int, content: GeminiContent) -> GeminiContent | None:
+            parts = list(content.get("parts") or ())
+            for position, part in enumerate(content.get("parts") or ()):
                 key, body = _field(part, "functionResponse")
                 if body is not None:
                     new_text = replace(body["name"], as_json_text(body.get("response") or {}))
                     if new_text is not None:
-                        part = {**part, key: {**body, "response": {"result": new_text}}}  # noqa: PLW2901
-                        touched = True
-                parts.append(part)
-            rewritten.append({**content, "parts": parts} if touched else content)
-            changed = changed or touched
-        return rewritten if changed else None
+                        parts[position] = {**part, key: {**body, "response": {"result": new_text}}}
+            return (
+                {**content, "parts": parts} if parts != list(content.get("parts") or ()) else None
+            )
+
+        return rewritten(messages, rewrite)
 
     def summary_message(self, text: str) -> GeminiContent:
         return {"role": "user", "parts": [{"text": text}]}
@@ -320,26 +317,20 @@ def count_tokens(
     )
 
 
+@recalling.tool_documented
 def recall_tool(recall: Recall) -> dict[str, Any]:
     """The recall tool, a ``Tool`` holding its function declaration, for a request's
-    ``tools``: the model calls it with a
-    ref from an excerpt's marker of a fit given ``recall=recall`` (see
-    :mod:`pycupel.conversation.recall_tool`)."""
+    ``tools``."""
     return cast(dict[str, Any], recalling.recall_tool(CODEC, recall))
 
 
+@recalling.answers_documented
 def answer_recall(
     recall: Recall, message: GeminiContent | Sequence[GeminiContent]
 ) -> list[dict[str, Any]]:
     """The ``functionResponse`` parts answering the recall calls of a model turn (or of a
     list of contents), for the parts of the next user turn (beside the responses of any
-    other function it called): the elided text, or an error the model reads
-    (a ref this conversation does not hold). Calls of other tools are yours to answer.
-
-    Raises:
-        MessageFormatError: a message is malformed.
-        PipelineConfigError: ``recall`` is not a :class:`~pycupel.conversation.Recall`.
-    """
+    other function it called)."""
     return cast(list[dict[str, Any]], recalling.answer_recall(CODEC, recall, message))
 
 
@@ -407,7 +398,7 @@ class Session(ChatSession[GeminiContent]):
 
     """
 
-    __slots__ = ("_merge",)
+    __slots__ = ()
 
     @documented(SessionOptions, docs=SESSION_DOCS, defaults=SESSION_DEFAULTS, raises=SESSION_RAISES)
     def __init__(
@@ -420,8 +411,8 @@ class Session(ChatSession[GeminiContent]):
         **options: Unpack[SessionOptions],
     ) -> None:
         check_bool(PipelineConfigError, "start_with_user", start_with_user)
-        self._merge = check_bool(PipelineConfigError, "merge_consecutive", merge_consecutive)
-        self._start(budget, overhead, options, start_with_user=start_with_user)
+        merge = check_bool(PipelineConfigError, "merge_consecutive", merge_consecutive)
+        self._start(budget, overhead, options, start_with_user=start_with_user, merge=merge)
 
     def _codec(self) -> GeminiCodec:
         return CODEC
@@ -452,17 +443,6 @@ class Session(ChatSession[GeminiContent]):
         a wrapped ``models.count_tokens``): one awaited ``count_batch`` call per turn for the
         texts this turn adds."""
         return await self._afit(messages, counter, system_instruction)
-
-    def _window(
-        self, messages: Sequence[GeminiContent], system: object, window: CoreWindow
-    ) -> SessionWindow[GeminiContent]:
-        sent = super()._window(messages, system, window)
-        if not self._merge:
-            return sent
-        return replace(sent, messages=CODEC.merge(window.entries(messages)))
-
-
-# --------------------------------------------------------------------------- rebuilding
 
 
 # --------------------------------------------------------------------------- parsing

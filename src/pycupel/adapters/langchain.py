@@ -31,6 +31,7 @@ results, unanswered calls) and reports each fix (see :mod:`pycupel.conversation.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType, ModuleType
 from typing import TYPE_CHECKING, Any, Unpack, cast
@@ -39,7 +40,7 @@ from pycupel.adapters import anthropic, openai
 from pycupel.adapters.openai import DEFAULT_OVERHEAD
 from pycupel.conversation import api
 from pycupel.conversation import recall_tool as recalling
-from pycupel.conversation.codec import Codec, snapshot_json
+from pycupel.conversation.codec import Codec, rewritten, snapshot_json
 from pycupel.conversation.fit import FitResult
 from pycupel.conversation.media import ImageProvider, base64_prefix, data_url_bytes, image_tokens
 from pycupel.conversation.media_length import audio_tokens, document_tokens
@@ -127,37 +128,8 @@ class FitOptions(_FitOptions, total=False):
     image_pricing: ImageProvider
 
 
-def _snapshot(message: Any) -> object:
-    """What makes a LangChain message what it is, copied (content, calls, ids, name...).
-
-    Only the fields the message's class has are read: a missing attribute costs pydantic an
-    exception, which would make the per-turn check of every known message slow.
-    """
-    fields = message.__dict__
-    return (
-        type(message),
-        snapshot_json(fields.get("content")),
-        snapshot_json(fields.get("tool_calls")),
-        snapshot_json(fields.get("invalid_tool_calls")),
-        fields.get("tool_call_id"),
-        fields.get("role"),
-        fields.get("name"),
-    )
-
-
-def _same(message: Any, snapshot: object) -> bool:
-    # The live fields against their copies, without copying them again (every turn checks
-    # every known message).
-    fields = message.__dict__
-    return (
-        type(message),
-        fields.get("content"),
-        fields.get("tool_calls"),
-        fields.get("invalid_tool_calls"),
-        fields.get("tool_call_id"),
-        fields.get("role"),
-        fields.get("name"),
-    ) == snapshot
+_SNAPSHOT_FIELDS = ("content", "tool_calls", "invalid_tool_calls", "tool_call_id", "role", "name")
+"""What makes a LangChain message what it is, besides its class (sessions detect edits)."""
 
 
 class LangChainCodec(Codec["BaseMessage"]):
@@ -244,10 +216,16 @@ class LangChainCodec(Codec["BaseMessage"]):
         )
 
     def snapshot(self, message: BaseMessage) -> object:
-        return _snapshot(message)
+        # Only the fields the message's class has are read (from ``__dict__``): a missing
+        # attribute costs pydantic an exception, which would make the per-turn check slow.
+        fields = message.__dict__
+        return (type(message), *(snapshot_json(fields.get(key)) for key in _SNAPSHOT_FIELDS))
 
     def same(self, message: BaseMessage, snapshot: object) -> bool:
-        return _same(message, snapshot)
+        # The live fields against their copies, without copying them again (every turn
+        # checks every known message).
+        fields = message.__dict__
+        return (type(message), *map(fields.get, _SNAPSHOT_FIELDS)) == snapshot
 
     def rewrite(
         self, messages: Sequence[BaseMessage], replace: Replace, overhead: MessageOverhead
@@ -263,10 +241,8 @@ class LangChainCodec(Codec["BaseMessage"]):
             if isinstance(message, lc.AIMessage)
             for call in message.tool_calls
         }
-        rewritten: list[BaseMessage] = []
-        changed = False
-        for position, message in enumerate(messages):
-            new_text: str | None = None
+
+        def rewrite(position: int, message: BaseMessage) -> BaseMessage | None:
             if isinstance(message, lc.ToolMessage):
                 at = f"messages[{position}].content"
                 text, _ = _content(message.content, at, overhead, set(), pricing)
@@ -278,12 +254,11 @@ class LangChainCodec(Codec["BaseMessage"]):
                 and not getattr(message, "tool_calls", None)
             ):
                 new_text = replace(None, message.content)
-            if new_text is None:
-                rewritten.append(message)
             else:
-                rewritten.append(message.model_copy(update={"content": new_text}))
-                changed = True
-        return rewritten if changed else None
+                return None
+            return None if new_text is None else message.model_copy(update={"content": new_text})
+
+        return rewritten(messages, rewrite)
 
     def summary_message(self, text: str) -> BaseMessage:
         message: BaseMessage = _langchain().HumanMessage(text)
@@ -295,7 +270,7 @@ class LangChainCodec(Codec["BaseMessage"]):
     def tool_definition(self, tool: ToolSpec) -> BaseTool:
         # A tool LangChain runs itself (an agent's tool node calls it); a failed call comes
         # back to the model as an error ToolMessage.
-        tools = _langchain_tools()
+        tools = _langchain("tools")
 
         def run(**arguments: Any) -> str:
             text, error = tool.run(arguments)
@@ -320,10 +295,9 @@ class LangChainCodec(Codec["BaseMessage"]):
         return answer
 
 
-def _codec(options: Mapping[str, object]) -> LangChainCodec:
+def _codec(options: UnitOptions | FitOptions) -> LangChainCodec:
     """The codec for the options' ``image_pricing`` (popped: the engine does not take it)."""
-    pricing = options.get("image_pricing", "openai")
-    return LangChainCodec(pricing)
+    return LangChainCodec(options.pop("image_pricing", "openai"))
 
 
 @documented(UnitOptions, docs=_DOCS, raises=UNITS_RAISES, first=["image_pricing"])
@@ -335,7 +309,6 @@ def from_messages(
     Units and errors are those of :func:`pycupel.adapters.openai.from_messages`.
     """
     codec = _codec(options)
-    options.pop("image_pricing", None)
     return api.read_units(codec, messages, None, options)
 
 
@@ -367,16 +340,12 @@ def recall_tool(recall: Recall) -> BaseTool:
     return cast("BaseTool", recalling.recall_tool(LangChainCodec(), recall))
 
 
+@recalling.answers_documented
 def answer_recall(
     recall: Recall, message: BaseMessage | Sequence[BaseMessage]
 ) -> list[BaseMessage]:
     """The ``ToolMessage`` objects answering the recall calls of an ``AIMessage`` (or of a
-    list of messages), for a loop that runs tools itself. Calls of other tools are yours.
-
-    Raises:
-        MessageFormatError: a message is malformed.
-        PipelineConfigError: ``recall`` is not a :class:`~pycupel.conversation.Recall`.
-    """
+    list of messages), for a loop that runs tools itself."""
     return cast("list[BaseMessage]", recalling.answer_recall(LangChainCodec(), recall, message))
 
 
@@ -392,7 +361,6 @@ def fit_messages(
     Result and errors are those of :func:`pycupel.adapters.openai.fit_messages`.
     """
     codec = _codec(options)
-    options.pop("image_pricing", None)
     fitting = api.fit(codec, messages, None, counter, options)
     return FitResult(fitting.messages, fitting.report)
 
@@ -404,7 +372,6 @@ async def afit_messages(
     """:func:`fit_messages` with an asynchronous token counter: every distinct text counted
     in one awaited call."""
     codec = _codec(options)
-    options.pop("image_pricing", None)
     fitting = await api.afit(codec, messages, None, counter, options)
     return FitResult(fitting.messages, fitting.report)
 
@@ -429,32 +396,15 @@ class Session(ListSession["BaseMessage"]):
         return LangChainCodec()
 
 
-# --------------------------------------------------------------------------- versions
-
-
 # --------------------------------------------------------------------------- parsing
 
 
-def _langchain() -> ModuleType:
+def _langchain(module: str = "messages") -> ModuleType:
+    """``langchain_core.<module>``, imported on first use (the ``langchain`` extra)."""
     try:
-        import langchain_core.messages as messages_module  # noqa: PLC0415  (optional extra)
+        return importlib.import_module(f"langchain_core.{module}")
     except ImportError as exc:
         raise AdapterUnavailableError("LangChain", "langchain-core", "langchain") from exc
-    return messages_module
-
-
-def _langchain_tools() -> ModuleType:
-    try:
-        import langchain_core.tools as tools_module  # noqa: PLC0415  (optional extra)
-    except ImportError as exc:
-        raise AdapterUnavailableError("LangChain", "langchain-core", "langchain") from exc
-    return tools_module
-
-
-def _image_provider(value: object) -> ImageProvider:
-    if value in _IMAGE_PROVIDERS:
-        return cast("ImageProvider", value)
-    raise PipelineConfigError("image_pricing", value, "must be 'openai', 'anthropic' or 'gemini'")
 
 
 def _tool_schemas(tools: object) -> list[Mapping[str, Any]]:
@@ -508,34 +458,20 @@ def _content(
     skip_calls: set[str],
     pricing: ImageProvider,
 ) -> tuple[str, int]:
-    if isinstance(content, str):
-        return content, 0
-    parts = SHAPES.sequence(where, content, limit=MAX_PARTS_PER_MESSAGE)
-    texts: list[str] = []
-    media = 0
-    for position, raw in enumerate(parts):
-        at = f"{where}[{position}]"
-        if isinstance(raw, str):
-            texts.append(raw)
-            continue
-        block = SHAPES.mapping(at, raw)
-        kind = SHAPES.text(f"{at}.type", block.get("type"), non_empty=True)
+    def read(kind: str, block: Mapping[str, Any], at: str) -> tuple[str, int] | None:
         if kind == "text":
-            texts.append(SHAPES.text(f"{at}.text", block.get("text")))
-        elif kind in _IMAGE_BLOCKS:
-            texts.append("[image]")
-            media += _image_cost(block, at, overhead, pricing)
-        elif kind in _AUDIO_BLOCKS:
-            texts.append("[audio]")
-            media += audio_tokens(pricing, _inline_payload(block), overhead, at)
-        elif kind in _FILE_BLOCKS:
-            texts.append("[file]")
-            media += document_tokens(pricing, _inline_payload(block), overhead, at)
-        elif kind in _CALL_BLOCKS and block.get("id") in skip_calls:
-            continue  # the same call is in tool_calls, counted there
-        else:
-            texts.append(as_json_text(dict(block)))
-    return "\n".join(texts), media
+            return SHAPES.text(f"{at}.text", block.get("text")), 0
+        if kind in _IMAGE_BLOCKS:
+            return "[image]", _image_cost(block, at, overhead, pricing)
+        if kind in _AUDIO_BLOCKS:
+            return "[audio]", audio_tokens(pricing, _inline_payload(block), overhead, at)
+        if kind in _FILE_BLOCKS:
+            return "[file]", document_tokens(pricing, _inline_payload(block), overhead, at)
+        if kind in _CALL_BLOCKS and block.get("id") in skip_calls:
+            return None  # the same call is in tool_calls, counted there
+        return as_json_text(dict(block)), 0
+
+    return SHAPES.parts(where, content, read, strings=True)
 
 
 def _image_cost(
@@ -549,9 +485,7 @@ def _image_cost(
         image = block.get("image_url")
         if isinstance(image, Mapping):
             detail = image.get("detail", block.get("detail", "auto"))
-            if detail not in ("auto", "low", "high", "original"):
-                SHAPES.fail(f"{at}.detail", "must be 'auto', 'low', 'high' or 'original'", detail)
-            image = {**image, "detail": detail}
+            image = {**image, "detail": openai.check_detail(detail, f"{at}.detail", SHAPES)}
         return openai.image_cost(image, f"{at}.image_url", overhead, pricing, SHAPES)
     if isinstance(block.get("source"), Mapping):
         return anthropic.image_cost(block["source"], f"{at}.source", overhead, pricing, SHAPES)
@@ -560,22 +494,20 @@ def _image_cost(
         encoded = block.get("data")
     data = base64_prefix(SHAPES.text(f"{at}.base64", encoded)) if encoded is not None else None
     reference = (
-        _optional(block.get("url"), f"{at}.url")
-        or _optional(block.get("file_id"), f"{at}.file_id")
-        or (_optional(block.get("id"), f"{at}.id") if block.get("source_type") else None)
+        SHAPES.optional_text(f"{at}.url", block.get("url"))
+        or SHAPES.optional_text(f"{at}.file_id", block.get("file_id"))
+        or (SHAPES.optional_text(f"{at}.id", block.get("id")) if block.get("source_type") else None)
     )
     if data is None and reference is not None:
         data = data_url_bytes(reference)
-    detail = block.get("detail", "auto")
-    if detail not in ("auto", "low", "high", "original"):
-        SHAPES.fail(f"{at}.detail", "must be 'auto', 'low', 'high' or 'original'", detail)
+    detail = openai.check_detail(block.get("detail", "auto"), f"{at}.detail", SHAPES)
     return image_tokens(
         pricing,
         data=data,
         reference=reference,
         sizes=overhead.image_sizes,
         fallback=overhead.image,
-        detail=str(detail),
+        detail=detail,
     )
 
 
@@ -595,7 +527,3 @@ def _inline_payload(block: Mapping[str, Any]) -> object:
     if isinstance(source, Mapping) and source.get("type") == "base64":
         return source.get("data")
     return None
-
-
-def _optional(value: object, at: str) -> str | None:
-    return SHAPES.optional_text(at, value)

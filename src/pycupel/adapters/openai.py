@@ -25,13 +25,13 @@ parts over-estimates rather than under-estimates.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from functools import partial
 from types import MappingProxyType
 from typing import Any, Unpack, cast
 
-from pycupel._checks import check_bool
 from pycupel.conversation import api
 from pycupel.conversation import recall_tool as recalling
-from pycupel.conversation.codec import Codec
+from pycupel.conversation.codec import Codec, rewritten
 from pycupel.conversation.fit import FitResult
 from pycupel.conversation.media import ImageProvider, data_url_bytes, image_tokens
 from pycupel.conversation.media_length import audio_tokens, document_tokens
@@ -47,19 +47,10 @@ from pycupel.conversation.parsed import AnswerRef, CallRef, Category, ParsedMess
 from pycupel.conversation.recall import Recall
 from pycupel.conversation.tools import OPENAI_TOOLS, ToolSpec
 from pycupel.conversation.units import MessageUnits
-from pycupel.conversation.validate import (
-    MAX_PARTS_PER_MESSAGE,
-    MAX_TOOL_CALLS_PER_MESSAGE,
-    Shapes,
-    as_json_text,
-)
+from pycupel.conversation.validate import MAX_TOOL_CALLS_PER_MESSAGE, Shapes, as_json_text
 from pycupel.conversation.versions import Replace
-from pycupel.errors import PipelineConfigError
 from pycupel.model import ContextItem
-from pycupel.session.breakpoints import BREAKPOINT_DOCS, mark_breakpoints
-from pycupel.session.chat import SESSION_DEFAULTS, SESSION_DOCS, SESSION_RAISES, ListSession
-from pycupel.session.options import SessionOptions
-from pycupel.session.window import CoreWindow, SessionWindow
+from pycupel.session.chat import BreakpointSession, ListSession
 from pycupel.tokens import TokenCounter
 from pycupel.tokens.asynchronous import AsyncTokenCounter
 
@@ -114,7 +105,6 @@ _PLAIN_ROLES = frozenset({"system", "developer", "user"})
 _DOCS: Mapping[str, str] = MappingProxyType(
     {"messages": "the Chat Completions ``messages`` (never modified)."}
 )
-_SESSION_DOCS: Mapping[str, str] = MappingProxyType({**SESSION_DOCS, **BREAKPOINT_DOCS})
 
 
 class OpenAICodec(Codec[OpenAIMessage]):
@@ -159,7 +149,7 @@ class OpenAICodec(Codec[OpenAIMessage]):
             refs = [call for call, _ in calls]
             return ParsedMessage.tool_calls(index, role, "\n".join(pieces), fixed, refs, name=name)
 
-        text, media = _content(content, f"{where}.content", overhead, optional=False)
+        text, media = _content(content, f"{where}.content", overhead)
         if role == "tool":
             call_id = SHAPES.call_id(f"{where}.tool_call_id", message.get("tool_call_id"))
             tool = tool_names.get(call_id)
@@ -195,26 +185,21 @@ class OpenAICodec(Codec[OpenAIMessage]):
             for call in message.get("tool_calls") or ():
                 body = call.get("function") or call.get("custom") or {}
                 names[call["id"]] = body.get("name", "")
-        rewritten: list[OpenAIMessage] = []
-        changed = False
-        for position, message in enumerate(messages):
+
+        def rewrite(position: int, message: OpenAIMessage) -> OpenAIMessage | None:
             role = message["role"]
             content = message.get("content")
-            new_text: str | None = None
             if role in ("tool", "function"):
-                text, _ = _content(
-                    content, f"messages[{position}].content", overhead, optional=False
-                )
+                text, _ = _content(content, f"messages[{position}].content", overhead)
                 tool = names.get(message.get("tool_call_id", ""), "") if role == "tool" else None
                 new_text = replace(tool if tool is not None else message.get("name", ""), text)
             elif role in ("user", "assistant") and isinstance(content, str) and content:
                 new_text = replace(None, content)
-            if new_text is None:
-                rewritten.append(message)
             else:
-                rewritten.append({**message, "content": new_text})
-                changed = True
-        return rewritten if changed else None
+                return None
+            return None if new_text is None else {**message, "content": new_text}
+
+        return rewritten(messages, rewrite)
 
     def summary_message(self, text: str) -> OpenAIMessage:
         return {"role": "user", "content": text}
@@ -236,21 +221,7 @@ class OpenAICodec(Codec[OpenAIMessage]):
         a type OpenAI does not mark)."""
         if message.get("role") not in _MARKABLE_ROLES:
             return message
-        mark = dict(cast("Mapping[str, Any]", control))  # each mark a dict of its own
-        content = message.get("content")
-        if isinstance(content, str):
-            if not content:
-                return message
-            part = {"type": "text", "text": content, "prompt_cache_breakpoint": mark}
-            return {**message, "content": [part]}
-        if not isinstance(content, list | tuple) or not content:
-            return message
-        last = content[-1]
-        if not isinstance(last, Mapping) or last.get("type") not in _MARKABLE_PARTS:
-            return message
-        parts = list(content)
-        parts[-1] = {**last, "prompt_cache_breakpoint": mark}
-        return {**message, "content": parts}
+        return mark_last_part(message, "content", control, _MARKABLE_PARTS, "text")
 
 
 _MARKABLE_ROLES = frozenset({"system", "developer", "user", "tool"})
@@ -263,6 +234,25 @@ BREAKPOINT: Mapping[str, str] = MappingProxyType({"mode": "explicit"})
 
 CODEC = OpenAICodec()
 """The codec of this module's functions."""
+
+
+def mark_last_part(
+    message: Mapping[str, Any], key: str, control: object, markable: frozenset[str], text: str
+) -> dict[str, Any] | Mapping[str, Any]:
+    """A copy of ``message`` whose last part under ``key`` carries the
+    ``prompt_cache_breakpoint`` ``control`` (a string becomes one part of type ``text``);
+    ``message`` itself when that value is empty or its last part's type is not ``markable``
+    (Chat Completions content, Responses content and tool outputs)."""
+    mark = dict(cast("Mapping[str, Any]", control))  # each mark a dict of its own
+    value = message.get(key)
+    if isinstance(value, str) and value:
+        return {**message, key: [{"type": text, "text": value, "prompt_cache_breakpoint": mark}]}
+    if not isinstance(value, list | tuple) or not value:
+        return message
+    last = value[-1]
+    if not isinstance(last, Mapping) or last.get("type") not in markable:
+        return message
+    return {**message, key: [*value[:-1], {**last, "prompt_cache_breakpoint": mark}]}
 
 
 @documented(UnitOptions, docs=_DOCS, raises=UNITS_RAISES)
@@ -308,24 +298,18 @@ def count_tokens(
     return api.count(CODEC, messages, None, counter=counter, tools=tools, overhead=overhead)
 
 
+@recalling.tool_documented
 def recall_tool(recall: Recall) -> dict[str, Any]:
-    """The recall tool's definition, for a request's ``tools``: the model calls it with a
-    ref from an excerpt's marker of a fit given ``recall=recall`` (see
-    :mod:`pycupel.conversation.recall_tool`)."""
+    """The recall tool's definition, for a request's ``tools``."""
     return cast(dict[str, Any], recalling.recall_tool(CODEC, recall))
 
 
+@recalling.answers_documented
 def answer_recall(
     recall: Recall, message: OpenAIMessage | Sequence[OpenAIMessage]
 ) -> list[OpenAIMessage]:
     """The ``tool`` messages answering the recall calls of an assistant message (or of a
-    list of messages), to append after it: the elided text, or an error the model reads
-    (a ref this conversation does not hold). Calls of other tools are yours to answer.
-
-    Raises:
-        MessageFormatError: a message is malformed.
-        PipelineConfigError: ``recall`` is not a :class:`~pycupel.conversation.Recall`.
-    """
+    list of messages), to append after it."""
     return cast(list[OpenAIMessage], recalling.answer_recall(CODEC, recall, message))
 
 
@@ -362,7 +346,7 @@ async def afit_messages(
 # --------------------------------------------------------------------------- sessions
 
 
-class Session(ListSession[OpenAIMessage]):
+class Session(ListSession[OpenAIMessage], BreakpointSession[OpenAIMessage]):
     """One conversation, fitted turn after turn into a cache-stable window.
 
     Call :meth:`fit` every turn with the whole history so far (the same list grown, or a new
@@ -388,32 +372,12 @@ class Session(ListSession[OpenAIMessage]):
     but interleaving two conversations in it makes every turn an edit.
     """
 
-    __slots__ = ("_breakpoint",)
+    __slots__ = ()
 
-    @documented(
-        SessionOptions, docs=_SESSION_DOCS, defaults=SESSION_DEFAULTS, raises=SESSION_RAISES
-    )
-    def __init__(
-        self,
-        *,
-        budget: int,
-        overhead: MessageOverhead | None = None,
-        cache_breakpoints: bool = False,
-        **options: Unpack[SessionOptions],
-    ) -> None:
-        check_bool(PipelineConfigError, "cache_breakpoints", cache_breakpoints)
-        self._breakpoint: Mapping[str, str] | None = BREAKPOINT if cache_breakpoints else None
-        self._start(budget, overhead, options)
+    explicit_breakpoint = BREAKPOINT
 
     def _codec(self) -> OpenAICodec:
         return CODEC
-
-    def _window(
-        self, messages: Sequence[OpenAIMessage], system: object, window: CoreWindow
-    ) -> SessionWindow[OpenAIMessage]:
-        sent = super()._window(messages, system, window)
-        control = self._breakpoint
-        return sent if control is None else mark_breakpoints(sent, window, CODEC, control)
 
 
 # --------------------------------------------------------------------------- parsing
@@ -496,48 +460,53 @@ def _tool_calls(
 
 
 def _content(
-    content: object, where: str, overhead: MessageOverhead, *, optional: bool
+    content: object, where: str, overhead: MessageOverhead, *, optional: bool = False
 ) -> tuple[str, int]:
     """The visible text of a content value and the fixed cost of its media parts."""
-    if isinstance(content, str):
-        return content, 0
     if content is None and optional:
         return "", 0
-    if not isinstance(content, list | tuple):
+    if not isinstance(content, str | list | tuple):
         SHAPES.fail(where, "must be a string or a list of content parts", content)
-    parts = SHAPES.sequence(where, content, limit=MAX_PARTS_PER_MESSAGE)
-    texts: list[str] = []
-    media = 0
-    for position, raw in enumerate(parts):
-        at = f"{where}[{position}]"
-        part = SHAPES.mapping(at, raw)
-        kind = SHAPES.text(f"{at}.type", part.get("type"), non_empty=True)
-        if kind in ("text", "refusal"):
-            texts.append(SHAPES.text(f"{at}.{kind}", part.get(kind)))
-        elif kind == "image_url":
-            image = SHAPES.mapping(f"{at}.image_url", part.get("image_url"))
-            texts.append("[image]")
-            media += image_cost(image, f"{at}.image_url", overhead)
-        elif kind == "input_audio":
-            audio = SHAPES.mapping(f"{at}.input_audio", part.get("input_audio"))
-            texts.append("[audio]")
-            media += audio_tokens("openai", audio.get("data"), overhead, at)
-        elif kind == "file":
-            file = SHAPES.mapping(f"{at}.file", part.get("file"))
-            texts.append("[file]")
-            media += document_tokens("openai", file.get("file_data"), overhead, at)
-        elif kind in _ANTHROPIC_BLOCKS:
-            # Accepted silently, a tool result would lose its pairing with its call.
-            SHAPES.fail(
-                f"{at}.type",
-                f"is an Anthropic content block; OpenAI messages carry {_ANTHROPIC_BLOCKS[kind]} "
-                "(use pycupel.adapters.anthropic for Anthropic histories)",
-                kind,
-            )
-        else:
-            # Unknown part types are counted as their JSON text: an over-estimate is safe.
-            texts.append(as_json_text(dict(part)))
-    return "\n".join(texts), media
+    return SHAPES.parts(where, content, partial(_part, overhead=overhead))
+
+
+def _part(
+    kind: str, part: Mapping[str, Any], at: str, overhead: MessageOverhead
+) -> tuple[str, int]:
+    """The visible text and the media tokens of one content part."""
+    if kind in ("text", "refusal"):
+        return SHAPES.text(f"{at}.{kind}", part.get(kind)), 0
+    if kind == "image_url":
+        image = SHAPES.mapping(f"{at}.image_url", part.get("image_url"))
+        return "[image]", image_cost(image, f"{at}.image_url", overhead)
+    if kind == "input_audio":
+        return "[audio]", audio_cost(part, at, overhead)
+    if kind == "file":
+        file = SHAPES.mapping(f"{at}.file", part.get("file"))
+        return "[file]", document_tokens("openai", file.get("file_data"), overhead, at)
+    if kind in _ANTHROPIC_BLOCKS:
+        # Accepted silently, a tool result would lose its pairing with its call.
+        SHAPES.fail(
+            f"{at}.type",
+            f"is an Anthropic content block; OpenAI messages carry {_ANTHROPIC_BLOCKS[kind]} "
+            "(use pycupel.adapters.anthropic for Anthropic histories)",
+            kind,
+        )
+    # Unknown part types are counted as their JSON text: an over-estimate is safe.
+    return as_json_text(dict(part)), 0
+
+
+def audio_cost(part: Mapping[str, Any], at: str, overhead: MessageOverhead) -> int:
+    """An ``input_audio`` part's tokens (Chat Completions and Responses)."""
+    audio = SHAPES.mapping(f"{at}.input_audio", part.get("input_audio"))
+    return audio_tokens("openai", audio.get("data"), overhead, at)
+
+
+def check_detail(detail: object, at: str, shapes: Shapes = SHAPES) -> str:
+    """An image's ``detail``, checked to be one OpenAI takes."""
+    if detail not in ("auto", "low", "high", "original"):
+        shapes.fail(at, "must be 'auto', 'low', 'high' or 'original'", detail)
+    return detail
 
 
 def image_cost(
@@ -555,9 +524,7 @@ def image_cost(
         image = {"url": image}
     image = shapes.mapping(at, image)
     url = shapes.text(f"{at}.url", image.get("url"))
-    detail = image.get("detail", "auto")
-    if detail not in ("auto", "low", "high", "original"):
-        shapes.fail(f"{at}.detail", "must be 'auto', 'low', 'high' or 'original'", detail)
+    detail = check_detail(image.get("detail", "auto"), f"{at}.detail", shapes)
     return image_tokens(
         pricing,
         data=data_url_bytes(url),

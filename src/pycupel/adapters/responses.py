@@ -40,16 +40,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from types import MappingProxyType
 from typing import Any, NamedTuple, Unpack, cast
 
-from pycupel._checks import check_bool
-from pycupel.adapters.openai import BREAKPOINT
+from pycupel.adapters.openai import BREAKPOINT, audio_cost, check_detail, mark_last_part
 from pycupel.conversation import api
 from pycupel.conversation import recall_tool as recalling
-from pycupel.conversation.codec import Codec
+from pycupel.conversation.codec import Codec, rewritten
 from pycupel.conversation.media import data_url_bytes, image_tokens
-from pycupel.conversation.media_length import audio_tokens, document_tokens
+from pycupel.conversation.media_length import document_tokens
 from pycupel.conversation.options import FIT_RAISES, UNITS_RAISES, UnitOptions, documented
 from pycupel.conversation.options import FitOptions as _FitOptions
 from pycupel.conversation.overhead import MessageOverhead
@@ -60,12 +60,9 @@ from pycupel.conversation.units import MessageUnits
 from pycupel.conversation.validate import MAX_MESSAGES, MAX_PARTS_PER_MESSAGE, Shapes, as_json_text
 from pycupel.conversation.versions import Replace
 from pycupel.diagnostics import SelectionReport
-from pycupel.errors import PipelineConfigError
 from pycupel.model import ContextItem
-from pycupel.session.breakpoints import BREAKPOINT_DOCS, mark_breakpoints
-from pycupel.session.chat import SESSION_DEFAULTS, SESSION_DOCS, SESSION_RAISES, ChatSession
-from pycupel.session.options import SessionOptions
-from pycupel.session.window import CoreWindow, SessionWindow
+from pycupel.session.chat import BreakpointSession
+from pycupel.session.window import SessionWindow
 from pycupel.tokens import TokenCounter
 from pycupel.tokens.asynchronous import AsyncTokenCounter
 
@@ -98,7 +95,6 @@ DEFAULT_OVERHEAD = MessageOverhead(per_message=4, per_tool_call=6, per_request=3
 _DOCS: Mapping[str, str] = MappingProxyType(
     {"instructions": "the request's ``instructions``; the budget covers them and the input."}
 )
-_SESSION_DOCS: Mapping[str, str] = MappingProxyType({**SESSION_DOCS, **BREAKPOINT_DOCS})
 
 
 class FitOptions(_FitOptions, total=False):
@@ -228,23 +224,22 @@ class ResponsesCodec(Codec[ResponseItem]):
             for item in messages
             if item.get("type") in _CALLS and "call_id" in item
         }
-        rewritten: list[ResponseItem] = []
-        changed = False
-        for position, item in enumerate(messages):
+
+        def rewrite(position: int, item: ResponseItem) -> ResponseItem | None:
             kind = item.get("type")
-            new_item = item
             if kind in _SHRINKABLE_OUTPUTS:
                 text, _ = _output_content(kind, item, f"input[{position}]", overhead)
-                new_text = replace(names.get(item["call_id"], ""), text)
-                if new_text is not None:
-                    new_item = {**item, "output": new_text}
+                key, new_text = "output", replace(names.get(item["call_id"], ""), text)
             elif kind in (None, "message") and isinstance(item.get("content"), str):
-                new_text = replace(None, item["content"]) if item["content"] else None
-                if new_text is not None:
-                    new_item = {**item, "content": new_text}
-            changed = changed or new_item is not item
-            rewritten.append(new_item)
-        return rewritten if changed else None
+                key, new_text = (
+                    "content",
+                    replace(None, item["content"]) if item["content"] else None,
+                )
+            else:
+                return None
+            return None if new_text is None else {**item, key: new_text}
+
+        return rewritten(messages, rewrite)
 
     def summary_message(self, text: str) -> ResponseItem:
         return {"role": "user", "content": text}
@@ -277,23 +272,7 @@ class ResponsesCodec(Codec[ResponseItem]):
             key = "output"
         else:
             return message
-        mark = dict(cast("Mapping[str, Any]", control))  # each mark a dict of its own
-        value = message.get(key)
-        if isinstance(value, str):
-            if not value:
-                return message
-            return {
-                **message,
-                key: [{"type": "input_text", "text": value, "prompt_cache_breakpoint": mark}],
-            }
-        if not isinstance(value, list | tuple) or not value:
-            return message
-        last = value[-1]
-        if not isinstance(last, Mapping) or last.get("type") not in _MARKABLE_PARTS:
-            return message
-        parts = list(value)
-        parts[-1] = {**last, "prompt_cache_breakpoint": mark}
-        return {**message, key: parts}
+        return mark_last_part(message, key, control, _MARKABLE_PARTS, "input_text")
 
 
 _MARKABLE_PARTS = frozenset({"input_text", "input_image", "input_file"})
@@ -341,25 +320,18 @@ def count_tokens(
     return api.count(CODEC, messages, instructions, counter=counter, tools=tools, overhead=overhead)
 
 
+@recalling.tool_documented
 def recall_tool(recall: Recall) -> dict[str, Any]:
-    """The recall tool's definition, for a request's ``tools``: the model calls it with a
-    ref from an excerpt's marker of a fit given ``recall=recall`` (see
-    :mod:`pycupel.conversation.recall_tool`)."""
+    """The recall tool's definition, for a request's ``tools``."""
     return cast(dict[str, Any], recalling.recall_tool(CODEC, recall))
 
 
+@recalling.answers_documented
 def answer_recall(
     recall: Recall, message: ResponseItem | Sequence[ResponseItem]
 ) -> list[ResponseItem]:
     """The ``function_call_output`` items answering the recall calls among a response's
-    output items (one item or a list), to add to the next input: the elided text, or an
-    error the model reads (a ref this conversation does not hold). Calls of other tools are
-    yours to answer.
-
-    Raises:
-        MessageFormatError: a message is malformed.
-        PipelineConfigError: ``recall`` is not a :class:`~pycupel.conversation.Recall`.
-    """
+    output items (one item or a list), to add to the next input."""
     return cast(list[ResponseItem], recalling.answer_recall(CODEC, recall, message))
 
 
@@ -422,7 +394,7 @@ def _history(units: MessageUnits[Any], kept: bool, items: list[ResponseItem]) ->
 # --------------------------------------------------------------------------- sessions
 
 
-class Session(ChatSession[ResponseItem]):
+class Session(BreakpointSession[ResponseItem]):
     """One conversation of Responses input items, fitted turn after turn into a cache-stable
     window.
 
@@ -436,32 +408,12 @@ class Session(ChatSession[ResponseItem]):
     plain-string input is one user message; the window then holds that message as an item.
     """
 
-    __slots__ = ("_breakpoint",)
+    __slots__ = ()
 
-    @documented(
-        SessionOptions, docs=_SESSION_DOCS, defaults=SESSION_DEFAULTS, raises=SESSION_RAISES
-    )
-    def __init__(
-        self,
-        *,
-        budget: int,
-        overhead: MessageOverhead | None = None,
-        cache_breakpoints: bool = False,
-        **options: Unpack[SessionOptions],
-    ) -> None:
-        check_bool(PipelineConfigError, "cache_breakpoints", cache_breakpoints)
-        self._breakpoint: Mapping[str, str] | None = BREAKPOINT if cache_breakpoints else None
-        self._start(budget, overhead, options)
+    explicit_breakpoint = BREAKPOINT
 
     def _codec(self) -> ResponsesCodec:
         return CODEC
-
-    def _window(
-        self, messages: Sequence[ResponseItem], system: object, window: CoreWindow
-    ) -> SessionWindow[ResponseItem]:
-        sent = super()._window(messages, system, window)
-        control = self._breakpoint
-        return sent if control is None else mark_breakpoints(sent, window, CODEC, control)
 
     def fit(
         self, messages: ResponsesInput, *, instructions: str | None = None
@@ -556,8 +508,7 @@ def _reasoning_text(item: Mapping[str, Any], where: str) -> str:
         parts = SHAPES.sequence(f"{where}.{key}", value, limit=MAX_PARTS_PER_MESSAGE)
         for position, raw in enumerate(parts):
             at = f"{where}.{key}[{position}]"
-            part = SHAPES.mapping(at, raw)
-            texts.append(SHAPES.text(f"{at}.text", part.get("text")))
+            texts.append(SHAPES.text(f"{at}.text", SHAPES.mapping(at, raw).get("text")))
     encrypted = item.get("encrypted_content")
     if encrypted is not None:
         SHAPES.text(f"{where}.encrypted_content", encrypted)
@@ -566,34 +517,26 @@ def _reasoning_text(item: Mapping[str, Any], where: str) -> str:
 
 def _content(content: object, where: str, overhead: MessageOverhead) -> tuple[str, int]:
     """The visible text of a message's content and the fixed cost of its media parts."""
-    if isinstance(content, str):
-        return content, 0
-    parts = SHAPES.sequence(where, content, limit=MAX_PARTS_PER_MESSAGE)
-    texts: list[str] = []
-    media = 0
-    for position, raw in enumerate(parts):
-        at = f"{where}[{position}]"
-        part = SHAPES.mapping(at, raw)
-        kind = SHAPES.text(f"{at}.type", part.get("type"), non_empty=True)
-        if kind in ("input_text", "output_text"):
-            texts.append(SHAPES.text(f"{at}.text", part.get("text")))
-        elif kind == "refusal":
-            texts.append(SHAPES.text(f"{at}.refusal", part.get("refusal")))
-        elif kind == "input_image":
-            _image_source(part, at)
-            texts.append("[image]")
-            media += _image_cost(part, overhead)
-        elif kind == "input_file":
-            texts.append(_file_label(part, at))
-            media += document_tokens("openai", part.get("file_data"), overhead, at)
-        elif kind == "input_audio":
-            audio = SHAPES.mapping(f"{at}.input_audio", part.get("input_audio"))
-            texts.append("[audio]")
-            media += audio_tokens("openai", audio.get("data"), overhead, at)
-        else:
-            # Unknown part types are counted as their JSON text: an over-estimate is safe.
-            texts.append(as_json_text(dict(part)))
-    return "\n".join(texts), media
+    return SHAPES.parts(where, content, partial(_part, overhead=overhead))
+
+
+def _part(
+    kind: str, part: Mapping[str, Any], at: str, overhead: MessageOverhead
+) -> tuple[str, int]:
+    """The visible text and the media tokens of one content part."""
+    if kind in ("input_text", "output_text"):
+        return SHAPES.text(f"{at}.text", part.get("text")), 0
+    if kind == "refusal":
+        return SHAPES.text(f"{at}.refusal", part.get("refusal")), 0
+    if kind == "input_image":
+        _image_source(part, at)
+        return "[image]", _image_cost(part, overhead)
+    if kind == "input_file":
+        return _file_label(part, at), document_tokens("openai", part.get("file_data"), overhead, at)
+    if kind == "input_audio":
+        return "[audio]", audio_cost(part, at, overhead)
+    # Unknown part types are counted as their JSON text: an over-estimate is safe.
+    return as_json_text(dict(part)), 0
 
 
 def _image_source(part: Mapping[str, Any], at: str) -> None:
@@ -603,9 +546,8 @@ def _image_source(part: Mapping[str, Any], at: str) -> None:
         SHAPES.fail(at, "an input_image needs an image_url or a file_id")
     SHAPES.optional_text(f"{at}.image_url", url)
     SHAPES.optional_text(f"{at}.file_id", file_id)
-    detail = part.get("detail")
-    if detail is not None and detail not in ("low", "high", "auto", "original"):
-        SHAPES.fail(f"{at}.detail", "must be 'low', 'high', 'auto' or 'original'", detail)
+    if part.get("detail") is not None:
+        check_detail(part.get("detail"), f"{at}.detail", SHAPES)
 
 
 def _image_cost(part: Mapping[str, Any], overhead: MessageOverhead) -> int:

@@ -15,7 +15,7 @@ A new format is one subclass: a parser, a rewriter and a few class attributes.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Generic, TypeVar
 
 from pycupel.conversation.overhead import MessageOverhead
@@ -26,7 +26,7 @@ from pycupel.conversation.validate import MAX_MESSAGES, expect_list, fail
 from pycupel.conversation.versions import Editor, Replace
 from pycupel.tokens import TokenCounter
 
-__all__ = ["Codec", "Kept", "snapshot_json"]
+__all__ = ["Codec", "Kept", "rewritten", "snapshot_json"]
 
 M = TypeVar("M")
 
@@ -195,6 +195,16 @@ class Codec(ABC, Generic[M]):
     def opens_wrongly(self, unit: MessageUnit) -> bool:
         """Whether ``unit`` starts with the role a request must not open with."""
         return unit.first_role == self.leading_role
+
+
+def rewritten(messages: Sequence[M], rewrite: Callable[[int, M], M | None]) -> list[M] | None:
+    """A codec's :meth:`~Codec.rewrite` over its messages one by one: each message as
+    ``rewrite(position, message)`` makes it anew (``None``: unchanged), or ``None`` when no
+    message changed."""
+    new = [rewrite(position, message) for position, message in enumerate(messages)]
+    if all(message is None for message in new):
+        return None
+    return [old if message is None else message for old, message in zip(messages, new, strict=True)]
 
 
 def snapshot_json(value: object) -> object:

@@ -16,8 +16,10 @@ any other.
 
 from __future__ import annotations
 
+import inspect
 import json
-from collections.abc import Mapping, Sequence
+import textwrap
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
 from pycupel.conversation.codec import Codec
@@ -29,12 +31,15 @@ __all__ = [
     "RECALL_DESCRIPTION",
     "answer_arguments",
     "answer_recall",
+    "answers_documented",
     "recall_parameters",
     "recall_spec",
     "recall_tool",
+    "tool_documented",
 ]
 
 M = TypeVar("M")
+F = TypeVar("F", bound=Callable[..., Any])
 
 RECALL_DESCRIPTION: Final = (
     "Get back text that was elided from an earlier tool output or message to fit the context "
@@ -125,3 +130,30 @@ def _as_list(messages: object) -> list[object]:
     if isinstance(messages, Sequence) and not isinstance(messages, (str, bytes, Mapping)):
         return list(messages)
     return [messages]
+
+
+def tool_documented(function: F) -> F:
+    """Add to a format's ``recall_tool`` docstring (what it returns) how the model uses it."""
+    return _append(
+        function,
+        "The model calls it with a ref from an excerpt's marker of a fit given "
+        "``recall=recall`` (see :mod:`pycupel.conversation.recall_tool`).",
+    )
+
+
+def answers_documented(function: F) -> F:
+    """Add to a format's ``answer_recall`` docstring (what it returns for which message, and
+    where the answers go) what an answer says and what it raises."""
+    return _append(
+        function,
+        "Each answer is the elided text, or an error the model reads (a ref this conversation "
+        "does not hold). Calls of other tools are yours to answer.",
+        "Raises:\n    MessageFormatError: a message is malformed.\n    PipelineConfigError: "
+        "``recall`` is not a :class:`~pycupel.conversation.Recall`.",
+    )
+
+
+def _append(function: F, *sections: str) -> F:
+    summary = inspect.cleandoc(function.__doc__ or "")
+    function.__doc__ = "\n\n".join((summary, textwrap.fill(sections[0], width=92), *sections[1:]))
+    return function

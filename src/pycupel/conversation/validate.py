@@ -8,7 +8,7 @@ is reported where it is wrong instead of failing somewhere downstream (or at the
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
@@ -19,6 +19,7 @@ __all__ = [
     "MAX_MESSAGES",
     "MAX_PARTS_PER_MESSAGE",
     "MAX_TOOL_CALLS_PER_MESSAGE",
+    "PartReader",
     "Shapes",
     "as_json_text",
     "expect_id",
@@ -103,6 +104,11 @@ def as_json_text(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, default=repr)
 
 
+PartReader = Callable[[str, Mapping[str, Any], str], "tuple[str, int] | None"]
+"""Reads one content part: ``(type, part, location) -> (visible text, media tokens)``, or
+``None`` for a part that adds nothing."""
+
+
 @dataclass(frozen=True, slots=True)
 class Shapes:
     """The shape checks above, bound to the name of one input (``"openai messages"``): what
@@ -133,3 +139,28 @@ class Shapes:
     def call_id(self, location: str, value: object) -> str:
         """See :func:`expect_id`."""
         return expect_id(self.source, location, value)
+
+    def parts(
+        self, location: str, content: object, read: PartReader, *, strings: bool = False
+    ) -> tuple[str, int]:
+        """The visible text and the media tokens of a content value: a string as it is, else
+        a list of at most :data:`MAX_PARTS_PER_MESSAGE` typed parts (mappings with a
+        non-empty ``type``), each read by ``read``, their texts joined by newlines. With
+        ``strings``, bare strings in the list are text parts (LangChain's content)."""
+        if isinstance(content, str):
+            return content, 0
+        texts: list[str] = []
+        media = 0
+        for position, raw in enumerate(
+            self.sequence(location, content, limit=MAX_PARTS_PER_MESSAGE)
+        ):
+            at = f"{location}[{position}]"
+            if strings and isinstance(raw, str):
+                texts.append(raw)
+                continue
+            part = self.mapping(at, raw)
+            read_part = read(self.text(f"{at}.type", part.get("type"), non_empty=True), part, at)
+            if read_part is not None:
+                texts.append(read_part[0])
+                media += read_part[1]
+        return "\n".join(texts), media

@@ -2,8 +2,11 @@
 
 Each format module (:mod:`pycupel.adapters.openai` and the others) defines ``Session`` as a
 subclass of :class:`ChatSession` that names its codec and types ``fit`` and ``afit`` with its
-own message type and system parameter; anything it adds to the window (Anthropic's cache
-breakpoints, say) is an override of :meth:`ChatSession._window`.
+own message type and system parameter. What a format adds to the window is a setting of
+:meth:`ChatSession._start`: cache breakpoints (``cache_control``, placed by
+:mod:`pycupel.session.breakpoints`) and merged runs of same-role messages (``merge``). The
+formats whose cache takes explicit breakpoints on request (OpenAI's Chat Completions and
+Responses) share :class:`BreakpointSession`.
 """
 
 from __future__ import annotations
@@ -13,12 +16,14 @@ import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import Generic, TypeVar, Unpack, cast
+from typing import ClassVar, Generic, TypeVar, Unpack, cast
 
+from pycupel._checks import check_bool
 from pycupel.conversation.codec import Codec
 from pycupel.conversation.options import documented
 from pycupel.conversation.overhead import MessageOverhead
-from pycupel.errors import SessionConfigError, UnknownOptionError
+from pycupel.errors import PipelineConfigError, SessionConfigError, UnknownOptionError
+from pycupel.session.breakpoints import BREAKPOINT_DOCS, mark_breakpoints
 from pycupel.session.core import SessionCore
 from pycupel.session.durable import StoredCore, check_store_options
 from pycupel.session.format import NO_SYSTEM, MessageFormat
@@ -27,7 +32,14 @@ from pycupel.session.usage import ProviderUsage
 from pycupel.session.window import CoreWindow, SessionWindow
 from pycupel.tokens.asynchronous import AsyncTokenCounter
 
-__all__ = ["SESSION_DEFAULTS", "SESSION_DOCS", "SESSION_RAISES", "ChatSession", "ListSession"]
+__all__ = [
+    "SESSION_DEFAULTS",
+    "SESSION_DOCS",
+    "SESSION_RAISES",
+    "BreakpointSession",
+    "ChatSession",
+    "ListSession",
+]
 
 M = TypeVar("M")
 
@@ -131,7 +143,7 @@ class ChatSession(ABC, Generic[M]):
     :class:`~pycupel.errors.SessionStoreError` (the store failed).
     """
 
-    __slots__ = ("_core",)
+    __slots__ = ("_cache_control", "_core", "_merge")
 
     @documented(SessionOptions, docs=SESSION_DOCS, defaults=SESSION_DEFAULTS, raises=SESSION_RAISES)
     def __init__(
@@ -151,9 +163,12 @@ class ChatSession(ABC, Generic[M]):
         options: SessionOptions,
         *,
         start_with_user: bool = False,
+        cache_control: object = None,
+        merge: bool = False,
     ) -> None:
         """Build the engine (a format whose ``__init__`` takes options of its own calls this
-        after checking them)."""
+        after checking them). ``cache_control`` is the breakpoint the windows are marked
+        with (``None``: no marks); ``merge`` merges runs of same-role messages in them."""
         known = SessionOptions.__optional_keys__ | SessionOptions.__required_keys__
         for name, value in options.items():
             if name not in known:
@@ -167,6 +182,8 @@ class ChatSession(ABC, Generic[M]):
             raise SessionConfigError(
                 "overhead", overhead, "must be a pycupel.adapters.MessageOverhead or None"
             )
+        self._cache_control = cache_control
+        self._merge = merge
         codec = self._codec()
         chosen = overhead if overhead is not None else codec.default_overhead
         fmt = MessageFormat.of(codec, chosen, start_with_user=start_with_user)
@@ -220,12 +237,16 @@ class ChatSession(ABC, Generic[M]):
     def _window(
         self, messages: Sequence[M], system: object, window: CoreWindow
     ) -> SessionWindow[M]:
-        """The window to send (a format adds its own marks by overriding this)."""
+        """The window to send: the system prompt when kept, runs merged and breakpoints
+        marked as the format's settings say."""
         sent = window.window(messages)
-        if system is NO_SYSTEM:
-            return sent
-        kept = any(unit.system_parameter for unit in window.units)
-        return dataclasses.replace(sent, system=system if kept else None)
+        if system is not NO_SYSTEM:
+            kept = any(unit.system_parameter for unit in window.units)
+            sent = dataclasses.replace(sent, system=system if kept else None)
+        if self._merge:
+            sent = dataclasses.replace(sent, messages=self._codec().merge(window.entries(messages)))
+        control = self._cache_control
+        return sent if control is None else mark_breakpoints(sent, window, self._codec(), control)
 
 
 class ListSession(ChatSession[M]):
@@ -249,3 +270,33 @@ class ListSession(ChatSession[M]):
         wrapped count-tokens endpoint, say): one awaited ``count_batch`` call per turn for
         the texts this turn adds. Raises what :meth:`fit` raises."""
         return await self._afit(messages, counter)
+
+
+class BreakpointSession(ChatSession[M]):
+    """The session of a format whose cache takes explicit breakpoints when asked
+    (``cache_breakpoints=True``): OpenAI's ``prompt_cache_breakpoint`` on GPT-5.6 and later,
+    for Chat Completions and Responses. The format names its mark in
+    :attr:`explicit_breakpoint`."""
+
+    __slots__ = ()
+
+    explicit_breakpoint: ClassVar[Mapping[str, str]]
+    """The mark a window carries at each breakpoint."""
+
+    @documented(
+        SessionOptions,
+        docs={**SESSION_DOCS, **BREAKPOINT_DOCS},
+        defaults=SESSION_DEFAULTS,
+        raises=SESSION_RAISES,
+    )
+    def __init__(
+        self,
+        *,
+        budget: int,
+        overhead: MessageOverhead | None = None,
+        cache_breakpoints: bool = False,
+        **options: Unpack[SessionOptions],
+    ) -> None:
+        check_bool(PipelineConfigError, "cache_breakpoints", cache_breakpoints)
+        control = self.explicit_breakpoint if cache_breakpoints else None
+        self._start(budget, overhead, options, cache_control=control)
