@@ -70,6 +70,7 @@ from pycupel.conversation.options import (
     FIT_RAISES,
     UNITS_RAISES,
     AlternatingFitOptions,
+    CountOptions,
     UnitOptions,
     documented,
 )
@@ -365,16 +366,15 @@ def to_messages(
     return AnthropicHistory(cast("SystemPrompt", units.system) if kept else None, messages)
 
 
+@documented(CountOptions, docs=_DOCS)
 def count_tokens(
     messages: Sequence[AnthropicMessage],
     *,
     system: SystemPrompt | None = None,
-    counter: TokenCounter | None = None,
-    tools: Sequence[Mapping[str, Any]] | None = None,
-    overhead: MessageOverhead | None = None,
+    **options: Unpack[CountOptions],
 ) -> int:
     """Tokens of a request's system prompt and messages, counted as :func:`fit_messages` does."""
-    return api.count(CODEC, messages, system, counter=counter, tools=tools, overhead=overhead)
+    return api.count(CODEC, messages, system, options)
 
 
 @recalling.tool_documented

@@ -61,6 +61,7 @@ from pycupel.conversation.options import (
     FIT_RAISES,
     UNITS_RAISES,
     AlternatingFitOptions,
+    CountOptions,
     UnitOptions,
     documented,
 )
@@ -303,18 +304,15 @@ def to_messages(
     return GeminiHistory(cast("SystemInstruction", units.system) if kept else None, contents)
 
 
+@documented(CountOptions, docs=_DOCS)
 def count_tokens(
     messages: Sequence[GeminiContent],
     *,
     system_instruction: SystemInstruction | None = None,
-    counter: TokenCounter | None = None,
-    tools: Sequence[Mapping[str, Any]] | None = None,
-    overhead: MessageOverhead | None = None,
+    **options: Unpack[CountOptions],
 ) -> int:
     """Tokens of a request's system instruction and contents, as :func:`fit_messages` counts."""
-    return api.count(
-        CODEC, messages, system_instruction, counter=counter, tools=tools, overhead=overhead
-    )
+    return api.count(CODEC, messages, system_instruction, options)
 
 
 @recalling.tool_documented

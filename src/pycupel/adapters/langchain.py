@@ -328,8 +328,8 @@ def count_tokens(
     image_pricing: ImageProvider = "openai",
 ) -> int:
     """Tokens of a request's messages (and tools), counted as :func:`fit_messages` does."""
-    codec = LangChainCodec(image_pricing)
-    return api.count(codec, messages, None, counter=counter, tools=tools, overhead=overhead)
+    options = {"counter": counter, "tools": tools, "overhead": overhead}
+    return api.count(LangChainCodec(image_pricing), messages, None, options)
 
 
 def recall_tool(recall: Recall) -> BaseTool:

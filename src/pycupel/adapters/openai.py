@@ -38,6 +38,7 @@ from pycupel.conversation.media_length import audio_tokens, document_tokens
 from pycupel.conversation.options import (
     FIT_RAISES,
     UNITS_RAISES,
+    CountOptions,
     FitOptions,
     UnitOptions,
     documented,
@@ -283,19 +284,17 @@ def to_messages(
     return api.selected(CODEC, selection, units)[1]
 
 
+@documented(CountOptions, docs=_DOCS)
 def count_tokens(
     messages: Sequence[OpenAIMessage],
-    *,
-    counter: TokenCounter | None = None,
-    tools: Sequence[Mapping[str, Any]] | None = None,
-    overhead: MessageOverhead | None = None,
+    **options: Unpack[CountOptions],
 ) -> int:
     """Tokens of a whole request's messages, counted exactly as :func:`fit_messages` does.
 
     The per-request overhead is included, so ``count_tokens(fitted) <= budget`` holds for the
     output of :func:`fit_messages` with the same counter and overhead.
     """
-    return api.count(CODEC, messages, None, counter=counter, tools=tools, overhead=overhead)
+    return api.count(CODEC, messages, None, options)
 
 
 @recalling.tool_documented

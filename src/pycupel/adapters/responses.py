@@ -50,7 +50,13 @@ from pycupel.conversation import recall_tool as recalling
 from pycupel.conversation.codec import Codec, rewritten
 from pycupel.conversation.media import data_url_bytes, image_tokens
 from pycupel.conversation.media_length import document_tokens
-from pycupel.conversation.options import FIT_RAISES, UNITS_RAISES, UnitOptions, documented
+from pycupel.conversation.options import (
+    FIT_RAISES,
+    UNITS_RAISES,
+    CountOptions,
+    UnitOptions,
+    documented,
+)
 from pycupel.conversation.options import FitOptions as _FitOptions
 from pycupel.conversation.overhead import MessageOverhead
 from pycupel.conversation.parsed import AnswerRef, CallRef, Category, ParsedMessage, ParseState
@@ -308,16 +314,15 @@ def to_messages(selection: Iterable[ContextItem], units: MessageUnits[Any]) -> R
     return _history(units, kept, items)
 
 
+@documented(CountOptions, docs=_DOCS)
 def count_tokens(
     messages: ResponsesInput,
     *,
     instructions: str | None = None,
-    counter: TokenCounter | None = None,
-    tools: Sequence[Mapping[str, Any]] | None = None,
-    overhead: MessageOverhead | None = None,
+    **options: Unpack[CountOptions],
 ) -> int:
     """Tokens of a request's instructions and input, counted as :func:`fit_messages` does."""
-    return api.count(CODEC, messages, instructions, counter=counter, tools=tools, overhead=overhead)
+    return api.count(CODEC, messages, instructions, options)
 
 
 @recalling.tool_documented

@@ -16,7 +16,7 @@ passed beside them was kept, and the report; the format wraps it in its own resu
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -33,11 +33,11 @@ from pycupel.conversation.fit import (
 )
 from pycupel.conversation.options import (
     AlternatingFitOptions,
+    CountOptions,
     FitOptions,
     UnitOptions,
     read_options,
 )
-from pycupel.conversation.overhead import MessageOverhead
 from pycupel.conversation.parsed import count_parsed
 from pycupel.conversation.recall import checked_recall
 from pycupel.conversation.repair import group_units
@@ -134,19 +134,13 @@ def selected(
     return any(unit.system_parameter for unit in chosen), messages
 
 
-def count(
-    codec: Codec[M],
-    messages: object,
-    system: object,
-    *,
-    counter: TokenCounter | None,
-    tools: Sequence[Any] | None,
-    overhead: MessageOverhead | None,
-) -> int:
+def count(codec: Codec[M], messages: object, system: object, options: Mapping[str, object]) -> int:
     """``count_tokens``' body: the request's tokens as a fit counts them, the per-request
-    overhead (and the tool definitions) included."""
-    resolved = resolve_counter(counter)
-    chosen = codec.with_tools(overhead or codec.default_overhead, tools, resolved)
+    overhead (and the tool definitions) included. ``options`` are
+    :class:`~pycupel.conversation.options.CountOptions`, checked here."""
+    read = read_options(options, CountOptions, call="count_tokens")
+    resolved = resolve_counter(read["counter"])
+    chosen = codec.with_tools(read["overhead"] or codec.default_overhead, read["tools"], resolved)
     return count_parsed(codec.parse_all(messages, system, chosen), resolved) + chosen.per_request
 
 
