@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from pycupel import presets
 from pycupel.adapters import Structure, anthropic, langchain, openai, select_structured
-from pycupel.conversation.fit import resolve_budget
+from pycupel.conversation.arguments import resolve_budget
 from pycupel.diagnostics import Deduplicated
 from pycupel.errors import PipelineConfigError
 from pycupel.histories import agent_history

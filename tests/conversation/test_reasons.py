@@ -18,7 +18,8 @@ import pytest
 
 from pycupel import ContextBudget, presets
 from pycupel.adapters import anthropic, gemini, langchain, openai, responses
-from pycupel.conversation.fit import fit_units, resolve_structure
+from pycupel.conversation.arguments import resolve_structure
+from pycupel.conversation.fit import fit_units
 from pycupel.conversation.recall import Recall
 from pycupel.conversation.versions import Shrink
 from pycupel.diagnostics import (

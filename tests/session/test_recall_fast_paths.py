@@ -321,5 +321,5 @@ def test_guarded_sums_add_one_by_one_in_either_path(
             expected += learned.get(unit, history.units[unit].item.tokens * ratio)
     assert history.guarded_sum(zones, ratio, learned) == expected
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("pycupel.session.history._FEW", 0)  # the array path
+        patch.setattr("pycupel.session.columns._FEW", 0)  # the array path
         assert history.guarded_sum(zones, ratio, learned) == expected

@@ -393,7 +393,7 @@ def render_request(
     markers on the system prompt or the messages, and OpenAI ``prompt_cache_breakpoint``
     marks on content parts, become :attr:`RenderedRequest.breakpoints`.
     """
-    from pycupel.conversation.fit import resolve_counter  # noqa: PLC0415
+    from pycupel.conversation.arguments import resolve_counter  # noqa: PLC0415
     from pycupel.conversation.parsed import message_tokens  # noqa: PLC0415
 
     chosen_counter = resolve_counter(counter)

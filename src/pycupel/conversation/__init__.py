@@ -17,7 +17,8 @@ renders a selection back; everything between is here, written once:
   (:attr:`SelectionReport.why <pycupel.diagnostics.SelectionReport.why>`);
 * :mod:`~pycupel.conversation.summary`: a summary of what the fit dropped;
 * :mod:`~pycupel.conversation.fit`, :mod:`~pycupel.conversation.afit`: the fit driver, and the
-  fit with an asynchronous token counter;
+  fit with an asynchronous token counter; :mod:`~pycupel.conversation.arguments`: the fit's
+  arguments (budget, counter, policy, structure) checked and resolved;
 * :mod:`~pycupel.conversation.validate`, :mod:`~pycupel.conversation.media`,
   :mod:`~pycupel.conversation.media_length`, :mod:`~pycupel.conversation.tools`: the shared
   checks of message input, media pricing and tool-definition framing.

@@ -22,15 +22,9 @@ from typing import Any, Generic, TypeVar
 
 from pycupel._checks import check_bool
 from pycupel.conversation.afit import afit as _afit
+from pycupel.conversation.arguments import allows_unanswered, resolve_counter, resolve_structure
 from pycupel.conversation.codec import Codec
-from pycupel.conversation.fit import (
-    LeadingFilter,
-    allows_unanswered,
-    fit_units,
-    fitted_entries,
-    resolve_counter,
-    resolve_structure,
-)
+from pycupel.conversation.fit import LeadingFilter, fit_units, fitted_entries
 from pycupel.conversation.options import (
     AlternatingFitOptions,
     CountOptions,

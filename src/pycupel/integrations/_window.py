@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from pycupel.conversation.fit import allows_unanswered, resolve_budget, resolve_counter
+from pycupel.conversation.arguments import allows_unanswered, resolve_budget, resolve_counter
 from pycupel.conversation.overhead import MessageOverhead
 from pycupel.conversation.recall import Recall, checked_recall
 from pycupel.errors import PipelineConfigError

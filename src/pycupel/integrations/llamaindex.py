@@ -48,7 +48,7 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra ins
     raise IntegrationUnavailableError("LlamaIndex", "llama-index-core", "llamaindex") from exc
 
 from pycupel.adapters import openai as chat
-from pycupel.conversation.fit import resolve_budget, resolve_counter
+from pycupel.conversation.arguments import resolve_budget, resolve_counter
 from pycupel.conversation.overhead import MessageOverhead
 from pycupel.conversation.validate import as_json_text
 from pycupel.diagnostics import SelectionReport

@@ -36,7 +36,7 @@ from typing import Any, Literal
 from pycupel._checks import check_int
 from pycupel.adapters import MessageUnits
 from pycupel.analytics.cost import DEFAULT_PRICES, ModelPrice
-from pycupel.conversation.fit import resolve_budget
+from pycupel.conversation.arguments import resolve_budget
 from pycupel.errors import CupelError, InputFormatError, PipelineConfigError, ReplayLogError
 from pycupel.model import ContextKind
 from pycupel.pipeline import Pipeline

@@ -10,7 +10,8 @@ imports a format:
 
 * :mod:`~pycupel.session.core`: the window (stable prefix, recall zone, latest turn), the
   watermark compaction with grid-rounded cut points, edit detection;
-* :mod:`~pycupel.session.history`: the history parsed, counted and grouped once;
+* :mod:`~pycupel.session.history`: the history parsed, counted and grouped once, and
+  :mod:`~pycupel.session.columns` the per-unit facts its window's zones read;
 * :mod:`~pycupel.session.shrink` and :mod:`~pycupel.session.summary`: the shorter versions a
   compaction keeps, and the running summary of what compactions dropped;
 * :mod:`~pycupel.session.calibration` and :mod:`~pycupel.session.usage`: the provider's

@@ -70,7 +70,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pycupel._checks import MAX_BUDGET, check_bool, check_float, check_int
-from pycupel.conversation.fit import resolve_counter
+from pycupel.conversation.arguments import resolve_counter
 from pycupel.conversation.recall import Recall as ConversationRecall
 from pycupel.conversation.units import MessageUnit
 from pycupel.diagnostics import SelectionReport

@@ -47,7 +47,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from pycupel.conversation.fit import Fitted, LeadingFilter, fit_units, resolve_structure
+from pycupel.conversation.arguments import resolve_structure
+from pycupel.conversation.fit import Fitted, LeadingFilter, fit_units
 from pycupel.conversation.units import MessageUnits
 from pycupel.errors import PinnedBudgetError
 from pycupel.model import ContextKind

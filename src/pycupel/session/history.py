@@ -19,14 +19,10 @@ from __future__ import annotations
 
 import bisect
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from itertools import repeat
 from typing import Generic, TypeVar
-
-import numpy as np
-import numpy.typing as npt
 
 from pycupel.conversation.codec import snapshot_json
 from pycupel.conversation.grouping import make_unit
@@ -34,19 +30,16 @@ from pycupel.conversation.parsed import CallRef, ParsedMessage, ParseState, mess
 from pycupel.conversation.units import SYNTHETIC_EPOCH, MessageUnit
 from pycupel.conversation.validate import MAX_MESSAGES, expect_list, fail
 from pycupel.scorers._bm25_index import Bm25Index
-from pycupel.scorers._lexical import FloatArray, TermVocabulary, words_of
+from pycupel.scorers._lexical import TermVocabulary, words_of
+from pycupel.session.columns import UnitColumns
 from pycupel.session.format import NO_SYSTEM, MessageFormat
 from pycupel.tokens import TokenCounter
 
 __all__ = ["History", "Sync"]
 
 M = TypeVar("M")
-_Scalar = TypeVar("_Scalar", bound=np.generic)
-BoolArray = npt.NDArray[np.bool_]
 
 _STEP = timedelta(seconds=1)
-_FEW = 512
-"""Up to this many units are summed in plain Python (an array round trip costs more)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,8 +68,9 @@ class _Pairing:
     answered: dict[str, str] = field(default_factory=dict)
 
 
-class History(Generic[M]):
-    """The parsed, counted and grouped history of one conversation (see the module docs).
+class History(UnitColumns, Generic[M]):
+    """The parsed, counted and grouped history of one conversation (see the module docs),
+    with the per-unit columns the window's zones read (:class:`UnitColumns`).
 
     Not thread-safe on its own: a session guards it with its lock.
     """
@@ -110,18 +104,7 @@ class History(Generic[M]):
         # kept as units arrive so that a turn reads only what its query needs.
         self.recall_units: list[int] = []
         self.recall_index = Bm25Index()
-        # Each unit's tokens by the session's counter (the whole unit), and whether it is a
-        # tool round (the recall zone takes those alone), kept as units arrive.
-        self._unit_tokens = np.zeros(64, dtype=np.int64)
-        self.unit_alone: list[bool] = []
-        # The same flags and the recall corpus as boolean arrays by unit position, for the
-        # recall zone's array passes (grown with _unit_tokens).
-        self._alone_flags = np.zeros(64, dtype=np.bool_)
-        self._in_corpus = np.zeros(64, dtype=np.bool_)
-        # Whether each unit and the next share context (neither is a tool round), and each
-        # unit's tokens as a list (plain sums of a zone cost less than an array round trip).
-        self._linked = np.zeros(64, dtype=np.bool_)
-        self._token_list: list[int] = []
+        self._clear_columns()
         self.latest_user_unit = -1
         # The first unit the provider reads (after the system prompt beside the messages),
         # and the position of a message it reads from whose unit is still open.
@@ -426,25 +409,14 @@ class History(Generic[M]):
                 # it can be behind it in the list).
                 bisect.insort(self.recall_units, previous)
                 self.recall_index.add(previous, self.unit_terms[previous])
-                self._in_corpus[previous] = True
+                self._mark_corpus(previous, True)
         self.units.append(unit)
         self.unit_terms.append(terms)
-        if number >= len(self._unit_tokens):
-            self._unit_tokens = _grown(self._unit_tokens, number)
-            self._alone_flags = _grown(self._alone_flags, number)
-            self._in_corpus = _grown(self._in_corpus, number)
-            self._linked = _grown(self._linked, number)
+        self._add_row(unit.item.tokens, alone=bool(unit.call_ids))
         if not latest and _recallable(unit):
             self.recall_units.append(number)
             self.recall_index.add(number, terms)
-            self._in_corpus[number] = True
-        alone = bool(unit.call_ids)
-        self.unit_alone.append(alone)
-        self._alone_flags[number] = alone
-        if number:
-            self._linked[number - 1] = not (alone or self.unit_alone[number - 1])
-        self._unit_tokens[number] = unit.item.tokens
-        self._token_list.append(unit.item.tokens)
+            self._mark_corpus(number, True)
         if self._anchor is not None and self._anchor in unit.message_indices:
             self._anchor = None
             self._move_start(number)
@@ -456,75 +428,10 @@ class History(Generic[M]):
         for u in self.recall_units:
             if u < unit:
                 self.recall_index.remove(u)
-                self._in_corpus[u] = False
+                self._mark_corpus(u, False)
         self.recall_units = [u for u in self.recall_units if u >= unit]
         if self.latest_user_unit < unit:
             self.latest_user_unit = -1
-
-    def alone_flags(self) -> BoolArray:
-        """:attr:`unit_alone` as a boolean array (a read-only view: valid until the next
-        unit arrives)."""
-        return _read_only(self._alone_flags[: len(self.units)])
-
-    def linked_flags(self) -> BoolArray:
-        """Whether each unit and the next share context: ``~(flags[:-1] | flags[1:])`` of
-        :meth:`alone_flags` (a read-only view: valid until the next unit arrives)."""
-        return _read_only(self._linked[: max(len(self.units) - 1, 0)])
-
-    def recall_corpus(self) -> BoolArray:
-        """Whether each unit is in the recall corpus (:attr:`recall_units` as a boolean
-        array; a read-only view valid until the next unit arrives)."""
-        return _read_only(self._in_corpus[: len(self.units)])
-
-    def tokens_of(self, units: Sequence[int]) -> int:
-        """The units' tokens by the session's counter, summed."""
-        if len(units) <= _FEW:  # a window's zones: plain integers cost less than arrays
-            return sum(map(self._token_list.__getitem__, units))
-        return int(self._unit_tokens[np.asarray(units, dtype=np.intp)].sum())
-
-    def guarded_sum(
-        self, zones: Sequence[Sequence[int]], ratio: float, learned: Mapping[int, float]
-    ) -> float:
-        """The zones' ``learned`` tokens, or tokens by the session's counter times ``ratio``
-        where none was learned, summed: the same float as adding them one by one, zone
-        after zone (without anything learned: each zone's count times ``ratio``)."""
-        total = 0.0
-        if not learned:
-            for zone in zones:
-                total += self.tokens_of(zone) * ratio
-            return total
-        if sum(map(len, zones)) <= _FEW:  # a window's zones: the loop itself, in plain floats
-            get = learned.get
-            counts = self._token_list
-            for zone in zones:
-                for unit in zone:
-                    value = get(unit)
-                    total += counts[unit] * ratio if value is None else value
-            return total
-        parts = [np.zeros(1, dtype=np.float64)]
-        for zone in zones:
-            size = len(zone)
-            known = np.fromiter(map(learned.__contains__, zone), dtype=np.bool_, count=size)
-            values = np.fromiter(map(learned.get, zone, repeat(0.0)), dtype=np.float64, count=size)
-            estimates = self._unit_tokens[np.asarray(zone, dtype=np.intp)] * ratio
-            parts.append(np.where(known, values, estimates))
-        # A running sum adds left to right, as the loop it replaces did.
-        return float(np.cumsum(np.concatenate(parts))[-1])
-
-    def guarded_tokens(self, ratio: float, learned: Mapping[int, float]) -> list[float]:
-        """Every unit's ``learned`` tokens, or its tokens by the session's counter times
-        ``ratio`` when none was learned (the same floats as ``learned.get(u, tokens * ratio)``
-        unit by unit, computed in array passes)."""
-        values: list[float] = self.guarded_token_array(ratio, learned).tolist()
-        return values
-
-    def guarded_token_array(self, ratio: float, learned: Mapping[int, float]) -> FloatArray:
-        """:meth:`guarded_tokens` as an array (a new one)."""
-        guards = self._unit_tokens[: len(self.units)].astype(np.float64) * ratio
-        if learned:
-            known = np.fromiter(learned, dtype=np.intp, count=len(learned))
-            guards[known] = np.fromiter(learned.values(), dtype=np.float64, count=len(learned))
-        return guards
 
     def check_complete(self) -> None:
         """Raise MessageFormatError when a tool call of the history has no result yet.
@@ -556,19 +463,6 @@ class History(Generic[M]):
             for index in unit.message_indices
             if self.parsed[index].user_turn
         )
-
-
-def _grown(values: npt.NDArray[_Scalar], needed: int) -> npt.NDArray[_Scalar]:
-    """``values`` copied into an array twice as long (zeros after), for position ``needed``."""
-    grown = np.zeros(max(2 * len(values), needed + 1), dtype=values.dtype)
-    grown[: len(values)] = values
-    return grown
-
-
-def _read_only(values: BoolArray) -> BoolArray:
-    view = values.view()
-    view.flags.writeable = False
-    return view
 
 
 def _recallable(unit: MessageUnit) -> bool:
