@@ -63,7 +63,7 @@ from pycupel.conversation import api
 from pycupel.conversation import recall_tool as recalling
 from pycupel.conversation.api import START_WITH_USER_FILTER
 from pycupel.conversation.codec import Codec, Kept, rewritten
-from pycupel.conversation.media import ImageProvider, base64_prefix, image_tokens
+from pycupel.conversation.media import ImageProvider, base64_prefix
 from pycupel.conversation.media_length import document_tokens
 from pycupel.conversation.merge import merge_runs
 from pycupel.conversation.options import (
@@ -140,6 +140,8 @@ class FitOptions(AlternatingFitOptions, total=False):
     system: SystemPrompt | None
 
 
+_ROLES = ("user", "assistant")
+
 _NOT_CACHEABLE = frozenset({"thinking", "redacted_thinking"})
 """Blocks that cannot carry a cache breakpoint."""
 
@@ -159,11 +161,8 @@ class AnthropicCodec(Codec[AnthropicMessage]):
         tool_names = state.tool_names
         where = f"messages[{index}]"
         message = SHAPES.mapping(where, message)
-        role = message.get("role")
-        if role not in ("user", "assistant"):
-            hint = " (pass the system prompt as system=...)" if role == "system" else ""
-            SHAPES.fail(f"{where}.role", f"must be 'user' or 'assistant'{hint}", role)
-        assert isinstance(role, str)
+        hint = "pass the system prompt as system=..."
+        role = SHAPES.role(f"{where}.role", message.get("role"), _ROLES, system_hint=hint)
         content = message.get("content")
         if isinstance(content, str):
             category: Category = "user" if role == "user" else "assistant"
@@ -614,6 +613,4 @@ def image_cost(
         key = "url" if kind == "url" else "file_id"
         value = source.get(key)
         reference = shapes.text(f"{at}.{key}", value) if value is not None else None
-    return image_tokens(
-        pricing, data=data, reference=reference, sizes=overhead.image_sizes, fallback=overhead.image
-    )
+    return overhead.image_cost(pricing, data=data, reference=reference)

@@ -54,7 +54,7 @@ from pycupel.conversation import api
 from pycupel.conversation import recall_tool as recalling
 from pycupel.conversation.api import START_WITH_USER_FILTER
 from pycupel.conversation.codec import Codec, Kept, rewritten
-from pycupel.conversation.media import base64_prefix, image_tokens
+from pycupel.conversation.media import base64_prefix
 from pycupel.conversation.media_length import audio_tokens, document_tokens
 from pycupel.conversation.merge import merge_runs
 from pycupel.conversation.options import (
@@ -123,6 +123,8 @@ class FitOptions(AlternatingFitOptions, total=False):
     system_instruction: SystemInstruction | None
 
 
+_ROLES = ("user", "model")
+
 # The API accepts both the REST (camelCase) and the Python SDK (snake_case) spellings.
 _SPELLINGS: Mapping[str, str] = MappingProxyType(
     {
@@ -157,11 +159,8 @@ class GeminiCodec(Codec[GeminiContent]):
         assert isinstance(open_calls, _OpenCalls)  # only this parser sets it
         where = f"contents[{index}]"
         content = SHAPES.mapping(where, message)
-        role = content.get("role")
-        if role not in ("user", "model"):
-            hint = " (pass it as system_instruction=...)" if role == "system" else ""
-            SHAPES.fail(f"{where}.role", f"must be 'user' or 'model'{hint}", role)
-        assert isinstance(role, str)
+        hint = "pass it as system_instruction=..."
+        role = SHAPES.role(f"{where}.role", content.get("role"), _ROLES, system_hint=hint)
         parts = SHAPES.sequence(f"{where}.parts", content.get("parts"), limit=MAX_PARTS_PER_MESSAGE)
         turn = Turn(index, role, overhead.per_message)
         for position, raw_part in enumerate(parts):
@@ -209,15 +208,7 @@ class GeminiCodec(Codec[GeminiContent]):
             text = system
         else:
             content = SHAPES.mapping("system_instruction", system)
-            parts = SHAPES.sequence(
-                "system_instruction.parts", content.get("parts"), limit=MAX_PARTS_PER_MESSAGE
-            )
-            texts = []
-            for position, raw in enumerate(parts):
-                at = f"system_instruction.parts[{position}]"
-                part = SHAPES.mapping(at, raw)
-                texts.append(SHAPES.text(f"{at}.text", part.get("text")))
-            text = "\n".join(texts)
+            text = "\n".join(SHAPES.texts("system_instruction.parts", content.get("parts")))
         return ParsedMessage.of_text(
             None, "system_instruction", "system", text, overhead.per_message
         )
@@ -532,14 +523,7 @@ def _media(
     payload: str | bytes | None = None,
 ) -> tuple[str, int]:
     if mime.startswith("image/"):
-        cost = image_tokens(
-            "gemini",
-            data=data,
-            reference=reference,
-            sizes=overhead.image_sizes,
-            fallback=overhead.image,
-        )
-        return "[image]", cost
+        return "[image]", overhead.image_cost("gemini", data=data, reference=reference)
     if mime.startswith("audio/"):
         return "[audio]", audio_tokens("gemini", payload, overhead, at)
     if mime.startswith("video/"):  # 263 tokens per second, but no video length is read here

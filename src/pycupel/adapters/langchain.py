@@ -42,7 +42,7 @@ from pycupel.conversation import api
 from pycupel.conversation import recall_tool as recalling
 from pycupel.conversation.codec import Codec, rewritten, snapshot_json
 from pycupel.conversation.fit import FitResult
-from pycupel.conversation.media import ImageProvider, base64_prefix, data_url_bytes, image_tokens
+from pycupel.conversation.media import ImageProvider, base64_prefix, data_url_bytes
 from pycupel.conversation.media_length import audio_tokens, document_tokens
 from pycupel.conversation.options import FIT_RAISES, UNITS_RAISES, documented
 from pycupel.conversation.options import FitOptions as _FitOptions
@@ -501,14 +501,7 @@ def _image_cost(
     if data is None and reference is not None:
         data = data_url_bytes(reference)
     detail = openai.check_detail(block.get("detail", "auto"), f"{at}.detail", SHAPES)
-    return image_tokens(
-        pricing,
-        data=data,
-        reference=reference,
-        sizes=overhead.image_sizes,
-        fallback=overhead.image,
-        detail=detail,
-    )
+    return overhead.image_cost(pricing, data=data, reference=reference, detail=detail)
 
 
 def _inline_payload(block: Mapping[str, Any]) -> object:

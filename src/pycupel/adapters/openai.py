@@ -33,7 +33,7 @@ from pycupel.conversation import api
 from pycupel.conversation import recall_tool as recalling
 from pycupel.conversation.codec import Codec, rewritten
 from pycupel.conversation.fit import FitResult
-from pycupel.conversation.media import ImageProvider, data_url_bytes, image_tokens
+from pycupel.conversation.media import ImageProvider, data_url_bytes
 from pycupel.conversation.media_length import audio_tokens, document_tokens
 from pycupel.conversation.options import (
     FIT_RAISES,
@@ -126,11 +126,7 @@ class OpenAICodec(Codec[OpenAIMessage]):
         tool_names, legacy_pending = state.tool_names, state.pending
         where = f"messages[{index}]"
         message = SHAPES.mapping(where, message)
-        role = message.get("role")
-        # A non-string role (a JSON object or array) is unhashable: test the type first.
-        if not isinstance(role, str) or role not in _CATEGORIES:
-            SHAPES.fail(f"{where}.role", f"must be one of {', '.join(_CATEGORIES)}", role)
-        assert isinstance(role, str)
+        role = SHAPES.role(f"{where}.role", message.get("role"), _CATEGORIES)
         name = SHAPES.optional_text(f"{where}.name", message.get("name"))
         fixed = overhead.per_message + (overhead.per_name if name else 0)
 
@@ -524,11 +520,4 @@ def image_cost(
     image = shapes.mapping(at, image)
     url = shapes.text(f"{at}.url", image.get("url"))
     detail = check_detail(image.get("detail", "auto"), f"{at}.detail", shapes)
-    return image_tokens(
-        pricing,
-        data=data_url_bytes(url),
-        reference=url,
-        sizes=overhead.image_sizes,
-        fallback=overhead.image,
-        detail=detail,
-    )
+    return overhead.image_cost(pricing, data=data_url_bytes(url), reference=url, detail=detail)

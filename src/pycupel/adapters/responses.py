@@ -48,7 +48,7 @@ from pycupel.adapters.openai import BREAKPOINT, audio_cost, check_detail, mark_l
 from pycupel.conversation import api
 from pycupel.conversation import recall_tool as recalling
 from pycupel.conversation.codec import Codec, rewritten
-from pycupel.conversation.media import data_url_bytes, image_tokens
+from pycupel.conversation.media import data_url_bytes
 from pycupel.conversation.media_length import document_tokens
 from pycupel.conversation.options import (
     FIT_RAISES,
@@ -63,7 +63,7 @@ from pycupel.conversation.parsed import AnswerRef, CallRef, Category, ParsedMess
 from pycupel.conversation.recall import Recall
 from pycupel.conversation.tools import OPENAI_TOOLS, ToolSpec
 from pycupel.conversation.units import MessageUnits
-from pycupel.conversation.validate import MAX_MESSAGES, MAX_PARTS_PER_MESSAGE, Shapes, as_json_text
+from pycupel.conversation.validate import MAX_MESSAGES, Shapes, as_json_text
 from pycupel.conversation.versions import Replace
 from pycupel.diagnostics import SelectionReport
 from pycupel.model import ContextItem
@@ -458,9 +458,7 @@ _SHRINKABLE_OUTPUTS = frozenset(
 def _parse_message(
     index: int, where: str, item: Mapping[str, Any], overhead: MessageOverhead
 ) -> ParsedMessage:
-    role = item.get("role")
-    if not isinstance(role, str) or role not in _ROLES:
-        SHAPES.fail(f"{where}.role", f"must be one of {', '.join(_ROLES)}", role)
+    role = SHAPES.role(f"{where}.role", item.get("role"), _ROLES)
     text, media = _content(item.get("content"), f"{where}.content", overhead)
     fixed = overhead.per_message + media
     return ParsedMessage.of_text(index, role, _ROLES[role], text, fixed, user_turn=role == "user")
@@ -505,15 +503,12 @@ def _output_content(
 
 
 def _reasoning_text(item: Mapping[str, Any], where: str) -> str:
-    texts: list[str] = []
-    for key in ("summary", "content"):
-        value = item.get(key)
-        if value is None:
-            continue
-        parts = SHAPES.sequence(f"{where}.{key}", value, limit=MAX_PARTS_PER_MESSAGE)
-        for position, raw in enumerate(parts):
-            at = f"{where}.{key}[{position}]"
-            texts.append(SHAPES.text(f"{at}.text", SHAPES.mapping(at, raw).get("text")))
+    texts = [
+        text
+        for key in ("summary", "content")
+        if item.get(key) is not None
+        for text in SHAPES.texts(f"{where}.{key}", item[key])
+    ]
     encrypted = item.get("encrypted_content")
     if encrypted is not None:
         SHAPES.text(f"{where}.encrypted_content", encrypted)
@@ -561,12 +556,10 @@ def _image_cost(part: Mapping[str, Any], overhead: MessageOverhead) -> int:
     url = part.get("image_url")
     reference = url if isinstance(url, str) else part.get("file_id")
     detail = part.get("detail")
-    return image_tokens(
+    return overhead.image_cost(
         "openai",
         data=data_url_bytes(url) if isinstance(url, str) else None,
         reference=reference if isinstance(reference, str) else None,
-        sizes=overhead.image_sizes,
-        fallback=overhead.image,
         detail=detail if isinstance(detail, str) else "auto",
     )
 

@@ -8,6 +8,7 @@ from types import MappingProxyType
 from typing import Literal
 
 from pycupel._checks import check_int
+from pycupel.conversation.media import ImageProvider, image_tokens
 from pycupel.errors import PipelineConfigError
 
 __all__ = ["MessageOverhead"]
@@ -84,3 +85,22 @@ class MessageOverhead:
                 f"(its token cost cannot be estimated from the message)",
             )
         return cost
+
+    def image_cost(
+        self,
+        pricing: ImageProvider,
+        *,
+        data: bytes | None = None,
+        reference: str | None = None,
+        detail: str = "auto",
+    ) -> int:
+        """One image's tokens by ``pricing``'s formula: sized from its bytes (``data``), else
+        from :attr:`image_sizes` by its URL or file id (``reference``), else :attr:`image`."""
+        return image_tokens(
+            pricing,
+            data=data,
+            reference=reference,
+            sizes=self.image_sizes,
+            fallback=self.image,
+            detail=detail,
+        )

@@ -8,7 +8,7 @@ is reported where it is wrong instead of failing somewhere downstream (or at the
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
@@ -164,3 +164,28 @@ class Shapes:
                 texts.append(read_part[0])
                 media += read_part[1]
         return "\n".join(texts), media
+
+    def role(
+        self, location: str, value: object, roles: Collection[str], *, system_hint: str = ""
+    ) -> str:
+        """Return ``value`` if it is one of ``roles``; for a ``system`` role the error adds
+        ``system_hint`` (a format whose system prompt is passed beside the messages)."""
+        # A non-string role (a JSON object or array) is unhashable: test the type first.
+        if not isinstance(value, str) or value not in roles:
+            named = list(roles)
+            rule = (
+                f"must be {named[0]!r} or {named[1]!r}"
+                if len(named) == 2
+                else f"must be one of {', '.join(named)}"
+            )
+            hint = f" ({system_hint})" if system_hint and value == "system" else ""
+            self.fail(location, rule + hint, value)
+        return value
+
+    def texts(self, location: str, value: object) -> list[str]:
+        """The ``text`` of each part in the list ``value`` (mappings)."""
+        texts: list[str] = []
+        for position, raw in enumerate(self.sequence(location, value, limit=MAX_PARTS_PER_MESSAGE)):
+            at = f"{location}[{position}]"
+            texts.append(self.text(f"{at}.text", self.mapping(at, raw).get("text")))
+        return texts
