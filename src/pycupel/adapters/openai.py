@@ -235,7 +235,7 @@ CODEC = OpenAICodec()
 
 def mark_last_part(
     message: Mapping[str, Any], key: str, control: object, markable: frozenset[str], text: str
-) -> dict[str, Any] | Mapping[str, Any]:
+) -> Mapping[str, Any]:
     """A copy of ``message`` whose last part under ``key`` carries the
     ``prompt_cache_breakpoint`` ``control`` (a string becomes one part of type ``text``);
     ``message`` itself when that value is empty or its last part's type is not ``markable``
