@@ -180,6 +180,36 @@ def test_a_text_whose_call_names_the_question_counts_more() -> None:
     assert max(values[1]) > max(values[0])
 
 
+def test_a_table_row_matches_the_column_names_of_its_header() -> None:
+    # The question names the column (timeout_ms) and the row (ledger cache); a prose line
+    # in another text names the row and one more of the question's words.
+    table = ["| name | timeout_ms | owner |", "|---|---|---|"]
+    table += [f"| svc-{n}-api | {1000 + n} | team-{n} |" for n in range(40)]
+    table[25] = "| ledger-cache | 50750 | team-checkout |"
+    prose = [f"Deploys of service {n} need a review by the on-call team." for n in range(40)]
+    prose[12] = "The ledger cache applies to every tenant of the region."
+    values = segment_values(
+        [segment("\n".join(table)), segment("\n".join(prose))],
+        "what timeout in ms applies to the ledger cache?",
+    )
+    assert max(values[0]) == values[0][25] > max(values[1])
+
+
+def test_a_long_output_whose_call_names_the_question_is_weighed_in_full() -> None:
+    # The long output's many other words dilute its call's match ("the services query")
+    # when the two are read as one text; the call alone still names it best.
+    noise = [f"item {n}: batch {n * 3} processed by worker {n % 7}" for n in range(600)]
+    short = [*noise[:20], "ledger-cache | 50750", *(f"services {n} up" for n in range(5))]
+    long = [*noise[:300], "ledger-cache | 50750", *noise[300:]]
+    labels = ['read_file({"path": "notes.txt"})', 'query_db({"sql": "SELECT * FROM services"})']
+    values = segment_values(
+        [segment("\n".join(short)), segment("\n".join(long))],
+        "the ledger cache, according to the services query",
+        labels,
+    )
+    assert values[1][300] == pytest.approx(1.0)  # its best line, at the full weight
+
+
 def test_errors_and_the_first_lines_stand_out_without_a_query_match() -> None:
     log = [f"10:{n:02d} INFO worker heartbeat {n}" for n in range(60)]
     log[30] = "10:30 ERROR worker crashed: segfault in codec"

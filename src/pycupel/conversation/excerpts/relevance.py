@@ -8,10 +8,10 @@ compare across texts:
   as their words, ``auditIndexerPort`` as ``audit indexer port``), each pair of adjacent
   query terms counted once more where the segment holds it whole (a name of several words
   matches where it stands, not where its words are scattered), scaled so that the best
-  segment scores 1, and weighed by how well the whole text matches, the unit's call (the
-  tool's name and arguments: what a question names an output by) included (a line that
-  shares a word with the question counts for less in a text about something else:
-  :data:`TEXT_FLOOR`).
+  segment scores 1, and weighed by how well the whole text matches (a line that shares a
+  word with the question counts for less in a text about something else:
+  :data:`TEXT_FLOOR`): the text with its unit's call (the tool's name and arguments, what a
+  question names an output by), or the call alone, whichever matches better.
 * **Trouble**: log lines that report errors, failures, tracebacks and warnings
   (:data:`TROUBLE_BONUS`, :data:`WARNING_BONUS`). Query expansion is not used: the best
   matching lines of a long output are often many lines of one template, whose words would
@@ -26,8 +26,10 @@ compare across texts:
   term a segment lacks counts a share of its match in the segment's whole
   (:data:`GROUP_CONTEXT`): a JSON record's member matches the words of its record (the
   question names the record, the member holds the answer), a code line its block's
-  signature, a line its section's heading. A term counts once, where it matches best, so a
-  member that repeats its record's name gains nothing over one that holds the value.
+  signature, a line its section's heading, a table row its header (the column names say
+  what its cells hold; the other rows say nothing about it). A term counts once, where it
+  matches best, so a member that repeats its record's name gains nothing over one that
+  holds the value.
 """
 
 from __future__ import annotations
@@ -94,6 +96,14 @@ def segment_values(
             list(pairwise(offsets)), [len(flat) + n for n in range(len(named))] or None
         )
         whole_relevance = _scaled(whole.scores(terms) + whole.pair_scores(sequence))
+        if named:
+            # The call alone too: a short call that matches well ("the services query")
+            # names its output even when the output's many other words dilute the match.
+            calls = corpus.of_ranges(
+                [(len(flat) + n, len(flat) + n + 1) for n in range(len(named))]
+            )
+            by_call = _scaled(calls.scores(terms) + calls.pair_scores(sequence))
+            whole_relevance = np.maximum(whole_relevance, by_call)
         idf, matched = corpus.matches(terms, sequence)
         ranges = [
             (offsets[number] + start, offsets[number] + end)
@@ -194,7 +204,14 @@ def _groups(segments: Segments) -> tuple[list[tuple[int, int]], list[tuple[int, 
             belongs.append((position, number))
         return ranges, belongs
     if segments.shape == "table":
-        return ranges, belongs  # a row's header says nothing about which row matters
+        # A row's whole is its header alone: the column names say what its cells hold (the
+        # question names the column, the row holds the value); the other rows say nothing.
+        rows = [position for position, above in enumerate(segments.anchors) if above >= 0]
+        if rows:
+            header = segments.anchors[rows[0]]
+            ranges.append((header, header + 1))
+            belongs.extend((row, 0) for row in rows)
+        return ranges, belongs
     opened: dict[int, int] = {}
     anchors = segments.anchors
     for position in np.flatnonzero(np.asarray(anchors, dtype=np.intp) >= 0).tolist():
