@@ -33,6 +33,7 @@ compare across texts:
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -65,9 +66,32 @@ _TROUBLE: Final = re.compile(
 )
 _WARNING: Final = re.compile(r"\b(?:warn|warning|deprecated|retry(?:ing)?)\b", re.IGNORECASE)
 _WORDLESS: Final = re.compile(r"[\W_]*")
-_VARIABLE: Final = re.compile(
-    r"\"[^\"\n]*\"|'[^'\n]*'|\b[0-9a-f]{8,}\b|\b\d[\w.:/-]*|\b[\w.-]+@[\w.-]+"
+# The variable parts of a line, as alternatives, each with a character it cannot match
+# without (None: any text): a text lacking that character is matched without it, the same
+# matches found sooner (the e-mail alternative tries every word of a long log).
+_VARIABLE_PARTS: Final = (
+    (r"\"[^\"\n]*\"", '"'),
+    (r"'[^'\n]*'", "'"),
+    (r"\b[0-9a-f]{8,}\b", None),
+    (r"\b\d[\w.:/-]*", None),
+    (r"\b[\w.-]+@[\w.-]+", "@"),
 )
+_NEEDED: Final = tuple(needs for _, needs in _VARIABLE_PARTS if needs is not None)
+_VARIABLES: Final = {
+    present: re.compile(
+        "|".join(part for part, needs in _VARIABLE_PARTS if needs is None or needs in present)
+    )
+    for present in itertools.product(*[("", needs) for needs in _NEEDED])
+}
+"""_VARIABLE without the alternatives whose character a text lacks, by the characters it
+holds (each of _NEEDED, or "")."""
+# An ASCII text is matched lower-cased by the case-sensitive forms of the (lower-case)
+# report patterns: the same matches at the same positions, about twice as fast as ignoring
+# case; a pattern with a capital (an escape such as \W) is matched as written.
+_LOWERED: Final = {
+    pattern: re.compile(pattern.pattern) if pattern.pattern == pattern.pattern.lower() else None
+    for pattern in (_TROUBLE, _WARNING)
+}
 
 
 def segment_values(
@@ -218,21 +242,29 @@ def _signals(segments: Segments, texts: list[str]) -> np.ndarray:
         starts = [start for start, _ in segments.spans]
         text = segments.text
         warned: set[int] = set()
+        lowered = text.lower() if text.isascii() else None
         for pattern, amount, seen in (
             (_TROUBLE, TROUBLE_BONUS, set()),
             (_WARNING, WARNING_BONUS, warned),
         ):
-            for match in pattern.finditer(text):
+            fast = _LOWERED[pattern]
+            found = (
+                fast.finditer(lowered)
+                if fast is not None and lowered is not None
+                else pattern.finditer(text)
+            )
+            for match in found:
                 position = bisect.bisect_right(starts, match.start()) - 1
                 if position not in seen:
                     seen.add(position)
                     bonus[position] += amount if pattern is _TROUBLE or bonus[position] == 0 else 0
         if count >= 20:
-            lines = _VARIABLE.sub("#", text).splitlines()
+            variable = _VARIABLES[tuple(c if c in text else "" for c in _NEEDED)]
+            lines = variable.sub("#", text).splitlines()
             if len(lines) >= segments.lines[-1]:  # a value holding a line break: line by line
                 shapes = [lines[number - 1].strip() for number in segments.lines]
             else:
-                shapes = [_VARIABLE.sub("#", piece).strip() for piece in texts]
+                shapes = [variable.sub("#", piece).strip() for piece in texts]
             seen_shapes = Counter(shapes)
             for position, shape in enumerate(shapes):
                 if shape and seen_shapes[shape] == 1:
