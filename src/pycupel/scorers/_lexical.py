@@ -119,7 +119,13 @@ def _stems(words: Sequence[Iterable[str]]) -> dict[str, str]:
     kept = [word for word in sorted(vocabulary) if len(word) > 1]
     if not kept:
         return {}
-    return dict(zip(kept, _stemmer().stemWords(kept), strict=True))
+    # A word ending in a digit is its own stem (every rule of the English stemmer removes or
+    # replaces a suffix of letters): the numbers and ids of logs and JSON, most of a long
+    # output's distinct words, skip the stemmer. The keys stay in sorted order.
+    stems = dict(zip(kept, kept, strict=True))
+    lettered = [word for word in kept if not "0" <= word[-1] <= "9"]
+    stems.update(zip(lettered, _stemmer().stemWords(lettered), strict=True))
+    return stems
 
 
 FloatArray = npt.NDArray[np.float64]
