@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Generic, TypeVar
 
+import numpy as np
+
 from pycupel.conversation.excerpts import segments as cutting
 from pycupel.conversation.excerpts.allocation import ExcerptPlan, UnitOffer, allocate
 from pycupel.conversation.excerpts.excerpt import Excerpt, render, typical_marker
@@ -238,8 +240,12 @@ class ExcerptSource(Generic[M]):
 def _shares(segments: Segments, tokens: int) -> list[int]:
     """Each segment's share of its text's ``tokens``, by its characters (at least 1; the
     text between JSON elements, their indentation, is shared among them)."""
-    per_char = tokens / max(sum(end - start for start, end in segments.spans), 1)
-    return [max(1, round((end - start) * per_char)) for start, end in segments.spans]
+    bounds = segments.bounds()
+    lengths = bounds[:, 1] - bounds[:, 0]
+    per_char = tokens / max(int(lengths.sum()), 1)
+    # np.rint rounds halves to even, as round() does.
+    shares: list[int] = np.maximum(np.rint(lengths * per_char), 1).astype(np.intp).tolist()
+    return shares
 
 
 def kept_segments(variant: Variant[Any]) -> list[list[list[int]]] | None:
