@@ -111,20 +111,50 @@ def allocate(
     # A plan's unit may be taken whole too (in one step, when room is plenty).
     planned = {plan.position: number for number, plan in enumerate(plans)}
     rankings: list[_Ranking | None] = [None] * len(plans)
+    # A plan none of whose segments left can fit waits here, off the heap (a segment costs
+    # at least its tokens): its offers would only be turned down one by one. The room grows
+    # only when a unit is taken whole for less than its excerpt was charged; the waiting
+    # plans then come back where they would stand (past the offers turned down meanwhile).
+    waiting: list[tuple[int, int]] = []  # (plan number, cursor)
+
+    def propose(number: int, ranking: _Ranking, cursor: int | None) -> None:
+        if cursor is None:
+            return
+        if ranking.least[cursor] > room:
+            waiting.append((number, cursor))
+            return
+        key = (-ranking.worth[cursor], plans[number].position, _SEGMENT, number, cursor)
+        heapq.heappush(heap, key)
+
+    def resume(after: _Offer) -> None:
+        resumed = waiting[:]
+        waiting.clear()
+        for number, cursor in resumed:
+            ranking = rankings[number]
+            assert ranking is not None  # a plan waits once started
+            plan = plans[number]
+            at = ranking.next_open(cursor, plan)
+            while at is not None and (
+                (-ranking.worth[at], plan.position, _SEGMENT, number, at) < after
+            ):
+                at = ranking.next_open(at + 1, plan)
+            propose(number, ranking, at)
+
+    entries: list[_Offer] = []
     for number, plan in enumerate(plans):
         if plan.started:
             rankings[number] = ranking = _Ranking(plan, density)
-            first = ranking.next_open(0, plan)
-            if first is not None:
-                heap.append((-ranking.worth[first], plan.position, _SEGMENT, number, first))
+            propose(number, ranking, ranking.next_open(0, plan))
         else:
             entry = _entry_worth(plan, current, density)
             if entry is not None:
-                heap.append((-entry, plan.position, _ENTRY, number, 0))
+                entries.append((-entry, plan.position, _ENTRY, number, 0))
+    heap.extend(entries)
     heapq.heapify(heap)
     taken: list[int] = []
     while heap and room > 0:
-        _, position, kind, first, cursor = heapq.heappop(heap)
+        popped = heapq.heappop(heap)
+        _, position, kind, first, cursor = popped
         if kind == _UNIT:
             plan_number = planned.get(position)
             if plan_number is None:
@@ -135,11 +165,14 @@ def allocate(
             whole = plans[plan_number]
             if not whole.complete() and first - whole.spent <= room:
                 room -= first - whole.spent
+                grew = first < whole.spent
                 whole.spent = first
                 whole.started = True
                 for text, segments in enumerate(whole.texts):
                     whole.chosen[text].update(range(len(segments)))
                 whole.version += 1
+                if grew and waiting:
+                    resume(popped)
             continue
         plan = plans[first]
         if kind == _ENTRY:
@@ -164,18 +197,15 @@ def allocate(
                     room -= cost
                     plan.spent += cost
                     _take(plan, text, segment)
-        following = ranking.next_open(cursor + 1, plan)
-        if following is not None:
-            heapq.heappush(
-                heap, (-ranking.worth[following], plan.position, _SEGMENT, first, following)
-            )
+        propose(first, ranking, ranking.next_open(cursor + 1, plan))
     return room, taken
 
 
 class _Ranking:
-    """A plan's segments, best value per token first (ties in text order)."""
+    """A plan's segments, best value per token first (ties in text order), and the fewest
+    tokens of a segment from each position of the ranking on."""
 
-    __slots__ = ("segments", "texts", "worth")
+    __slots__ = ("least", "segments", "texts", "worth")
 
     def __init__(self, plan: ExcerptPlan, density: float) -> None:
         values = np.concatenate([np.asarray(v, dtype=np.float64) for v in plan.values])
@@ -189,6 +219,9 @@ class _Ranking:
         self.worth: list[float] = worth[order].tolist()
         self.texts: list[int] = texts[order].tolist()
         self.segments: list[int] = segments[order].tolist()
+        self.least: list[int] = (
+            np.minimum.accumulate(tokens[order][::-1])[::-1].astype(np.intp).tolist()
+        )
 
     def next_open(self, cursor: int, plan: ExcerptPlan) -> int | None:
         """The first position from ``cursor`` on whose segment is not chosen yet."""
@@ -204,9 +237,10 @@ def _best(plan: ExcerptPlan) -> tuple[int, int]:
     """The (text, segment) of a plan's most valuable segment (the first of equals)."""
     best: tuple[float, int, int] = (-1.0, 0, 0)
     for text, values in enumerate(plan.values):
-        for segment, value in enumerate(values):
-            if value > best[0]:
-                best = (value, text, segment)
+        # Each text's best found in C: the first of its equals, kept only when better.
+        value = max(values, default=-1.0)
+        if value > best[0]:
+            best = (value, text, values.index(value))
     return best[1], best[2]
 
 
