@@ -269,8 +269,11 @@ def _json_segments(text: str) -> Segments | None:
     begin = len(text) - len(text.lstrip())
     # The main container's elements, each read by the decoder and their separators checked:
     # the document read once, as ``decoder.raw_decode`` would (the same documents refused).
+    # The containers among its elements are read the same way, one level down (keyed by
+    # their start): the descent below finds their elements read already.
+    read: dict[int, list[tuple[int, int, int, int]]] = {}
     try:
-        elements, end = _checked_elements(text, begin, decoder)
+        elements, end = _checked_elements(text, begin, decoder, read)
     except ValueError:
         return None
     if text[end:].strip():
@@ -283,7 +286,9 @@ def _json_segments(text: str) -> Segments | None:
         )
         if (value_end - value_start) < 0.6 * (stop - start) or text[value_start] not in "[{":
             break
-        inner = _elements(text, value_start, value_end, decoder)
+        inner = read.pop(value_start, None)
+        if inner is None:
+            inner = _elements(text, value_start, value_end, decoder)
         if not inner or len(inner) < 2:
             break
         start, stop, elements = value_start, value_end, inner
@@ -318,10 +323,10 @@ def _json_segments(text: str) -> Segments | None:
             )
         )
         first = len(spans)
-        for part in parts:
-            spans.append(part)
-            anchors.append(-1 if len(spans) - 1 == first else first)
-            groups.append(number)
+        spans.extend(parts)
+        anchors.append(-1)
+        anchors.extend([first] * (len(parts) - 1))
+        groups.extend([number] * len(parts))
     lines = _line_numbers(text, [start for start, _ in spans])
     return Segments(
         "json",
@@ -338,14 +343,14 @@ def _json_segments(text: str) -> Segments | None:
 
 
 def _line_numbers(text: str, starts: list[int]) -> tuple[int, ...]:
-    """The 1-based line of each of the ascending positions ``starts`` (one pass)."""
-    numbers: list[int] = []
-    line = 1
-    previous = 0
-    for start in starts:
-        line += text.count("\n", previous, start)
-        previous = start
-        numbers.append(line)
+    """The 1-based line of each of the ascending positions ``starts``."""
+    # The line breaks before each position, counted over the text's code points at once.
+    if text.isascii():
+        codes = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+    else:
+        codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    breaks = np.flatnonzero(codes == 10)
+    numbers: list[int] = (np.searchsorted(breaks, starts) + 1).tolist()
     return tuple(numbers)
 
 
@@ -382,11 +387,16 @@ def _elements(
 
 
 def _checked_elements(
-    text: str, start: int, decoder: json.JSONDecoder
+    text: str,
+    start: int,
+    decoder: json.JSONDecoder,
+    read: dict[int, list[tuple[int, int, int, int]]] | None = None,
 ) -> tuple[list[tuple[int, int, int, int]], int]:
     """:func:`_elements` of the container starting at ``start``, its end after it; raises
     ``ValueError`` where ``decoder.raw_decode`` would (what :func:`_elements` may assume is
-    checked here: the keys, the colons, the separators, the closing bracket)."""
+    checked here: the keys, the colons, the separators, the closing bracket). With ``read``,
+    an element that is a container is read the same way, its elements kept in ``read``
+    under its start, rather than decoded whole."""
     opening = text[start]
     closing = "]" if opening == "[" else "}"
     elements: list[tuple[int, int, int, int]] = []
@@ -405,7 +415,10 @@ def _checked_elements(
             if text[position : position + 1] != ":":
                 raise ValueError("a colon after a key")
             position = _skip(text, position + 1)
-        _, value_end = scan(text, position)
+        if read is not None and text[position : position + 1] in ("[", "{"):
+            read[position], value_end = _checked_elements(text, position, decoder)
+        else:
+            _, value_end = scan(text, position)
         elements.append((element_start, key_end, position, value_end))
         position = _skip(text, value_end)
         following = text[position : position + 1]
