@@ -77,13 +77,18 @@ _VARIABLE_NO_AT: Final = re.compile(
     r"[0-9a-f\"'\d](?:(?<=\")[^\"\n]*\"|(?<=')[^'\n]*'"
     r"|(?<=[0-9a-f])(?<!\w[0-9a-f])[0-9a-f]{7,}\b|(?<=\d)(?<!\w\d)[\w.:/-]*)"
 )
+
+
+def _lowered(pattern: re.Pattern[str]) -> re.Pattern[str] | None:
+    """``pattern`` without its flags, when it is lower case (else None)."""
+    return re.compile(pattern.pattern) if pattern.pattern == pattern.pattern.lower() else None
+
+
 # An ASCII text is matched lower-cased by the case-sensitive forms of the (lower-case)
 # report patterns: the same matches at the same positions, about twice as fast as ignoring
 # case; a pattern with a capital (an escape such as \W) is matched as written.
-_LOWERED: Final = {
-    pattern: re.compile(pattern.pattern) if pattern.pattern == pattern.pattern.lower() else None
-    for pattern in (_TROUBLE, _WARNING)
-}
+_TROUBLE_LOWERED: Final = _lowered(_TROUBLE)
+_WARNING_LOWERED: Final = _lowered(_WARNING)
 
 
 def segment_values(
@@ -261,11 +266,10 @@ def _signals(segments: Segments, texts: list[str]) -> np.ndarray:
         text = segments.text
         warned: set[int] = set()
         lowered = text.lower() if text.isascii() else None
-        for pattern, amount, seen in (
-            (_TROUBLE, TROUBLE_BONUS, set()),
-            (_WARNING, WARNING_BONUS, warned),
+        for pattern, fast, amount, seen in (
+            (_TROUBLE, _TROUBLE_LOWERED, TROUBLE_BONUS, set()),
+            (_WARNING, _WARNING_LOWERED, WARNING_BONUS, warned),
         ):
-            fast = _LOWERED[pattern]
             found = (
                 fast.finditer(lowered)
                 if fast is not None and lowered is not None
