@@ -273,9 +273,12 @@ def _json_segments(text: str) -> Segments | None:
     # their start): the descent below finds their elements read already.
     read: dict[int, list[tuple[int, int, int, int]]] = {}
     try:
-        elements, end = _checked_elements(text, begin, decoder, read)
-    except ValueError:
+        checked = _checked_elements(text, begin, decoder, read)
+    except ValueError:  # the decoder's refusal of a value
         return None
+    if checked is None:
+        return None
+    elements, end = checked
     if text[end:].strip():
         return None  # several documents (JSON Lines): lines are the better cut
     start, stop = begin, end
@@ -391,10 +394,11 @@ def _checked_elements(
     start: int,
     decoder: json.JSONDecoder,
     read: dict[int, list[tuple[int, int, int, int]]] | None = None,
-) -> tuple[list[tuple[int, int, int, int]], int]:
-    """:func:`_elements` of the container starting at ``start``, its end after it; raises
-    ``ValueError`` where ``decoder.raw_decode`` would (what :func:`_elements` may assume is
-    checked here: the keys, the colons, the separators, the closing bracket). With ``read``,
+) -> tuple[list[tuple[int, int, int, int]], int] | None:
+    """:func:`_elements` of the container starting at ``start``, its end after it; ``None``,
+    or the decoder's ``ValueError`` for a value, where ``decoder.raw_decode`` would refuse
+    the container (what :func:`_elements` may assume is checked here: the keys, the colons,
+    the separators, the closing bracket). With ``read``,
     an element that is a container is read the same way, its elements kept in ``read``
     under its start, rather than decoded whole."""
     opening = text[start]
@@ -409,14 +413,17 @@ def _checked_elements(
         key_end = position
         if opening == "{":
             if text[position : position + 1] != '"':
-                raise ValueError("a key is a string")
+                return None  # a key is a string
             _, key_end = scan(text, position)
             position = _skip(text, key_end)
             if text[position : position + 1] != ":":
-                raise ValueError("a colon after a key")
+                return None  # a colon follows a key
             position = _skip(text, position + 1)
         if read is not None and text[position : position + 1] in ("[", "{"):
-            read[position], value_end = _checked_elements(text, position, decoder)
+            inner = _checked_elements(text, position, decoder)
+            if inner is None:
+                return None
+            read[position], value_end = inner
         else:
             _, value_end = scan(text, position)
         elements.append((element_start, key_end, position, value_end))
@@ -425,7 +432,7 @@ def _checked_elements(
         if following == closing:
             return elements, position + 1
         if following != ",":
-            raise ValueError("a comma between elements")
+            return None  # a comma between elements
         position = _skip(text, position + 1)
 
 
