@@ -341,3 +341,53 @@ def test_an_excerpt_is_rebuilt_from_the_segments_its_metadata_records() -> None:
     assert again.messages[1]["content"] == fitted[3]["content"]
     assert source.rebuild(position, [[[0, 10_000]]]) is None  # segments the text lacks
     assert source.rebuild(position, []) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[{"a": 1}, {"b": 2},]',  # a trailing comma
+        '{"a": 1 "b": 2}',  # no comma between members
+        '{"a" 1, "b": 2}',  # no colon after a key
+        '{1: "a", 2: "b"}',  # a key that is not a string
+        '[{"a": 1}, {"b": 2}',  # no closing bracket
+        '[{"a": 1}, {"b": 2}] [3]',  # two documents
+        '{"x": [1, 2,], "y": 3}',  # a trailing comma one level down
+        '{"x": {"a" 1}, "y": 3}',  # no colon one level down
+    ],
+)
+def test_a_text_json_does_not_read_is_cut_into_lines(text: str) -> None:
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(text)
+    assert segment(text).shape != "json"
+
+
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner),
+        max_leaves=30,
+    ),
+    st.sampled_from([None, 0, 1, 2]),
+)
+def test_a_json_document_is_cut_into_verbatim_elements_in_order(value: Any, indent: Any) -> None:
+    text = json.dumps(value, indent=indent)
+    segments = segment(text)
+    if segments.shape != "json":
+        return
+    for (start, end), line in zip(segments.spans, segments.lines, strict=True):
+        assert _element_or_member(text[start:end])
+        assert line == text.count("\n", 0, start) + 1
+    starts = [start for start, _ in segments.spans]
+    assert starts == sorted(starts)
+
+
+def _element_or_member(text: str) -> bool:
+    """Whether ``text`` is a JSON value or an object's ``"key": value`` member."""
+    for candidate in (text, "{" + text + "}"):
+        try:
+            json.loads(candidate)
+        except ValueError:
+            continue
+        return True
+    return False

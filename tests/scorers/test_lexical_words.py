@@ -86,3 +86,30 @@ def test_one_split_corpus_equals_one_split_per_text(texts: list[str], separator:
     assert corpus._lengths.tolist() == lengths
     assert list(corpus._term_ids) == terms
     assert corpus.size == len(texts)
+
+
+# --------------------------------------------------------------------------- stems and cases
+
+
+@given(
+    st.lists(
+        st.text(alphabet="abcdefghijklmnopqrstuvwxyz'", max_size=12).map(lambda w: w.strip("'")),
+        max_size=20,
+    ),
+    st.lists(st.integers(min_value=0, max_value=10**6), max_size=20),
+)
+def test_a_word_ending_in_a_digit_is_its_own_stem(words: list[str], numbers: list[int]) -> None:
+    from pycupel.scorers._lexical import _stemmer
+
+    mixed = [f"{word}{number}" for word, number in zip(words, numbers, strict=False)]
+    mixed += [f"{word}ing{number}" for word, number in zip(words, numbers, strict=False)]
+    stems = _stems([mixed])
+    assert all(stems[word] == _stemmer().stemWord(word) for word in stems)
+
+
+@given(st.text(alphabet="aBzZéÉǅßİıΩω1 \n_x\ud800", max_size=300))
+def test_split_case_of_a_long_text_is_the_patterns(text: str) -> None:
+    from pycupel.scorers._lexical import _CAMEL, split_case
+
+    long = text + "aBc " * 1024 + text  # past the length where arrays take over
+    assert split_case(long) == _CAMEL.sub(" ", long)

@@ -5,13 +5,14 @@ See :mod:`pycupel.conversation.versions` for the versions themselves and the rul
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final, Generic, TypeVar
 
-from pycupel.conversation.excerpts.plan import ExcerptPlan, ExcerptSource, UnitOffer, allocate
+from pycupel.conversation.excerpts.allocation import ExcerptPlan, UnitOffer, allocate
+from pycupel.conversation.excerpts.plan import ExcerptSource
+from pycupel.conversation.excerpts.settle import settle_excerpts, shortfall, tokens_of
 from pycupel.conversation.explain import selection_report
 from pycupel.conversation.structure import Structure, StructuredChoice, choose_structured
 from pycupel.conversation.units import MessageUnit
@@ -46,8 +47,6 @@ M = TypeVar("M")
 CUT_SHARE: Final = 0.02
 """Units of at most this share of the room are not cut into excerpts: they are offered
 whole (cutting them gains little, and reading their segments costs time)."""
-SETTLE_ROUNDS: Final = 24
-"""The most times the rendered excerpts are trimmed toward the room before giving up."""
 WHOLE_SHARE: Final = 0.25
 """A strong match that could be cut is kept whole before the placeholders only when it takes
 at most this share of the room."""
@@ -261,118 +260,6 @@ def best_value_first(
     return ranked
 
 
-def _tokens(item: ContextItem, variant: Variant[M] | None) -> int:
-    return item.tokens if variant is None else variant.item.tokens
-
-
-def _settle(
-    plans: Sequence[ExcerptPlan],
-    excerpts: ExcerptSource[M],
-    items: Sequence[ContextItem],
-    chosen: dict[int, Variant[M] | None],
-    room: int,
-) -> int:
-    """Render the chosen excerpts into ``chosen`` (a unit all of whose segments were chosen
-    whole), counted exactly; while the window exceeds ``room`` (an excerpt's markers and
-    frames can cost more than estimated), the largest excerpt gives up its least valuable
-    segments, the excess scaled by how far its estimate fell short. Returns the room left."""
-    planned = {plan.position: plan for plan in plans}
-    fallback = {p: chosen.get(p) for p in planned}
-    dropped = {p for p in planned if p not in chosen}
-    rendered: dict[int, Variant[M] | None] = {}
-
-    def settle(plan: ExcerptPlan) -> None:
-        """The plan's version in ``rendered`` (``None``: whole), or none when it has none."""
-        rendered.pop(plan.position, None)
-        if plan.complete():
-            rendered[plan.position] = None
-        elif any(plan.chosen):
-            variant = excerpts.variant(plan)
-            if variant is not None:
-                rendered[plan.position] = variant
-
-    for plan in plans:
-        settle(plan)
-    # What the window holds beside the pinned units (the room excludes them).
-    base = sum(
-        _tokens(items[p], v) for p, v in chosen.items() if p not in rendered and not items[p].pinned
-    )
-    base += sum(_tokens(items[p], fallback[p]) for p in rendered if p not in dropped)
-    for _ in range(SETTLE_ROUNDS):
-        total = base + sum(
-            _tokens(items[p], v) - (0 if p in dropped else _tokens(items[p], fallback[p]))
-            for p, v in rendered.items()
-        )
-        if total <= room or not rendered:
-            break
-        position = max(rendered, key=lambda p: _tokens(items[p], rendered[p]))
-        plan = planned[position]
-        shortfall = _tokens(items[position], rendered[position]) / max(_estimate(plan), 1)
-        if _trim(plan, math.ceil((total - room) / max(shortfall, 1.0))):
-            settle(plan)
-        else:
-            del rendered[position]
-    else:
-        rendered = {}  # not settled within the budget: every unit as it was before
-    for position, variant in rendered.items():
-        chosen[position] = variant
-    for position in planned:
-        if position not in rendered:
-            if position in dropped:
-                chosen.pop(position, None)
-            else:
-                chosen[position] = fallback[position]
-    return room - sum(_tokens(items[p], v) for p, v in chosen.items() if not items[p].pinned)
-
-
-def _estimate(plan: ExcerptPlan) -> int:
-    """A plan's excerpt as estimated: its chosen segments and what its unit holds besides."""
-    pairs = zip(plan.tokens, plan.chosen, strict=True)
-    return plan.fixed + sum(tokens[s] for tokens, chosen in pairs for s in chosen)
-
-
-def _shortfall(
-    plans: Sequence[ExcerptPlan],
-    items: Sequence[ContextItem],
-    chosen: Mapping[int, Variant[M] | None],
-) -> float:
-    """How far the rendered excerpts exceed their estimates (at least 1): the refills below
-    scale their room by it."""
-    estimated = exact = 0
-    for plan in plans:
-        variant = chosen.get(plan.position)
-        if variant is not None and any(plan.chosen):
-            estimated += _estimate(plan)
-            exact += _tokens(items[plan.position], variant)
-    return max(exact / estimated, 1.0) if estimated else 1.0
-
-
-def _trim(plan: ExcerptPlan, excess: int) -> bool:
-    """Take the least valuable chosen segments out of ``plan``, about ``excess`` tokens'
-    worth (a little more), a segment with those anchored to it (an anchor counts as its most
-    valuable dependant, and goes after them); False when nothing is left to take."""
-    kept: list[tuple[float, int, int]] = []
-    for text, chosen in enumerate(plan.chosen):
-        values, anchors = plan.values[text], plan.texts[text].anchors
-        worth = {segment: values[segment] for segment in chosen}
-        for segment in sorted(chosen, reverse=True):  # an anchor comes before its dependants
-            anchor = anchors[segment]
-            if anchor in worth:
-                worth[anchor] = max(worth[anchor], worth[segment])
-        kept.extend((value, -segment, text) for segment, value in worth.items())
-    if not kept:
-        return False
-    kept.sort()
-    freed = 0
-    for _, negative, text in kept:
-        if freed > excess * 1.1:
-            break
-        plan.chosen[text].discard(-negative)
-        freed += plan.tokens[text][-negative]
-    plan.version += 1
-    return True
-
-
 def _complete(
     units: Sequence[MessageUnit],
     versions: Mapping[int, Versions[M]],
@@ -506,14 +393,14 @@ def _complete(
         density,
     )
     for position in open_positions:
-        current_tokens = _tokens(items[position], chosen[position]) if position in chosen else 0
+        current_tokens = tokens_of(items[position], chosen[position]) if position in chosen else 0
         options: list[Variant[M] | None] = [None]
         if position in versions:
             options.extend(
                 v for v in (versions[position].truncated, versions[position].placeholder) if v
             )
         for option in options:
-            option_tokens = _tokens(items[position], option)
+            option_tokens = tokens_of(items[position], option)
             if option_tokens <= current_tokens:
                 break
             if option_tokens - current_tokens <= slack:
@@ -522,18 +409,18 @@ def _complete(
                 break
     if plans:
         assert excerpts is not None  # plans come from it
-        left = _settle(plans, excerpts, items, chosen, room)
+        left = settle_excerpts(plans, excerpts, items, chosen, room)
         # The estimates err high (a marker per run, anchors): what they left unused goes to
         # the offers not taken yet, counted exactly again.
         for _ in range(2):
             if left <= max(room // 50, excerpts.marker):
                 break
-            current = {p: _tokens(items[p], chosen[p]) for p in chosen if p in planned}
-            scaled = int(left / _shortfall(plans, items, chosen))
+            current = {p: tokens_of(items[p], chosen[p]) for p in chosen if p in planned}
+            scaled = int(left / shortfall(plans, items, chosen))
             extra, _ = allocate(plans, room=scaled, current=current, density=density)
             if extra == scaled:
                 break
-            left = _settle(plans, excerpts, items, chosen, room)
+            left = settle_excerpts(plans, excerpts, items, chosen, room)
 
     causes: dict[int, Cause] = dict(choice.causes)
     if anchor is not None:

@@ -85,11 +85,17 @@ _CAMEL: Final = re.compile(r"(?<=[a-z])(?=[A-Z])")
 def split_case(text: str) -> str:
     """``text`` with the words of its camel-case identifiers apart (``notAfter`` becomes
     ``not After``)."""
-    if len(text) < 4096 or not text.isascii():
+    if len(text) < 4096:
         return _CAMEL.sub(" ", text)
-    # ASCII: the meeting points found over the bytes at once (a regex scan of a long tool
-    # output is about 30 MB/s; this is a few ms for a megabyte).
-    codes = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+    # The meeting points found over the code points at once (a regex scan of a long tool
+    # output is about 30 MB/s; this is a few ms for a megabyte). _CAMEL's classes are ASCII
+    # letters, so a text with other characters is read as UTF-32 the same way.
+    if text.isascii():
+        codes: npt.NDArray[np.uint8] | npt.NDArray[np.uint32] = np.frombuffer(
+            text.encode("ascii"), dtype=np.uint8
+        )
+    else:
+        codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     lower = (codes >= 97) & (codes <= 122)
     upper = (codes >= 65) & (codes <= 90)
     cuts = (np.flatnonzero(lower[:-1] & upper[1:]) + 1).tolist()
@@ -119,7 +125,13 @@ def _stems(words: Sequence[Iterable[str]]) -> dict[str, str]:
     kept = [word for word in sorted(vocabulary) if len(word) > 1]
     if not kept:
         return {}
-    return dict(zip(kept, _stemmer().stemWords(kept), strict=True))
+    # A word ending in a digit is its own stem (every rule of the English stemmer removes or
+    # replaces a suffix of letters): the numbers and ids of logs and JSON, most of a long
+    # output's distinct words, skip the stemmer. The keys stay in sorted order.
+    stems = dict(zip(kept, kept, strict=True))
+    lettered = [word for word in kept if not "0" <= word[-1] <= "9"]
+    stems.update(zip(lettered, _stemmer().stemWords(lettered), strict=True))
+    return stems
 
 
 FloatArray = npt.NDArray[np.float64]

@@ -9,6 +9,10 @@ matter to the question and marks every gap with a reference the recall tool can 
 * :mod:`~pycupel.conversation.excerpts.relevance`: each segment's value for the question;
 * :mod:`~pycupel.conversation.excerpts.excerpt`: a chosen set of segments rendered with its
   gap markers;
-* :mod:`~pycupel.conversation.excerpts.plan`: the room of one budget shared between whole
-  units and segments of the excerptable ones.
+* :mod:`~pycupel.conversation.excerpts.plan`: a fit's excerpt plans built and rendered as
+  versions of their units;
+* :mod:`~pycupel.conversation.excerpts.allocation`: the room of one budget shared between
+  whole units and segments of the excerptable ones;
+* :mod:`~pycupel.conversation.excerpts.settle`: the rendered excerpts counted exactly and
+  trimmed to the room.
 """

@@ -42,6 +42,7 @@ from itertools import pairwise
 from typing import Final
 
 import numpy as np
+import numpy.typing as npt
 
 from pycupel.conversation.excerpts.segments import Segments
 from pycupel.scorers._lexical import Bm25Corpus, split_case, terms_of
@@ -70,6 +71,26 @@ _WORDLESS: Final = re.compile(r"[\W_]*")
 _VARIABLE: Final = re.compile(
     r"\"[^\"\n]*\"|'[^'\n]*'|\b[0-9a-f]{8,}\b|\b\d[\w.:/-]*|\b[\w.-]+@[\w.-]+"
 )
+# _VARIABLE's matches in a text without "@" (its e-mail alternative cannot match there),
+# found sooner: each alternative's first character is read by one class (the \b before a
+# word character becomes a look-behind), so the regex engine skips the positions where no
+# match can start instead of trying every alternative at each.
+_VARIABLE_NO_AT: Final = re.compile(
+    r"[0-9a-f\"'\d](?:(?<=\")[^\"\n]*\"|(?<=')[^'\n]*'"
+    r"|(?<=[0-9a-f])(?<!\w[0-9a-f])[0-9a-f]{7,}\b|(?<=\d)(?<!\w\d)[\w.:/-]*)"
+)
+
+
+def _lowered(pattern: re.Pattern[str]) -> re.Pattern[str] | None:
+    """``pattern`` without its flags, when it is lower case (else None)."""
+    return re.compile(pattern.pattern) if pattern.pattern == pattern.pattern.lower() else None
+
+
+# An ASCII text is matched lower-cased by the case-sensitive forms of the (lower-case)
+# report patterns: the same matches at the same positions, about twice as fast as ignoring
+# case; a pattern with a capital (an escape such as \W) is matched as written.
+_TROUBLE_LOWERED: Final = _lowered(_TROUBLE)
+_WARNING_LOWERED: Final = _lowered(_WARNING)
 
 
 def segment_values(
@@ -107,7 +128,7 @@ def segment_values(
         idf, matched = corpus.matches(terms, sequence)
         ranges = [
             (offsets[number] + start, offsets[number] + end)
-            for number, (spans, _) in enumerate(wholes)
+            for number, (spans, _, _) in enumerate(wholes)
             for start, end in spans
         ]
         if ranges:
@@ -136,29 +157,30 @@ def segment_values(
 
 def _best_group(
     in_groups: np.ndarray,
-    wholes: Sequence[tuple[Sequence[tuple[int, int]], Sequence[tuple[int, int]]]],
+    wholes: Sequence[_Wholes],
     offsets: Sequence[int],
     documents: int,
 ) -> np.ndarray:
     """Per query unit and document (segments first, as numbered across texts; labels
     after, left at 0), its best match in a whole holding the segment (``in_groups[unit,
     group]`` per group of :func:`_groups`, numbered across texts)."""
-    members: list[int] = []
-    owners: list[int] = []
-    group_offset = 0
-    for number, (spans, belongs) in enumerate(wholes):
-        base = offsets[number]
-        members.extend(base + position for position, _ in belongs)
-        owners.extend(group_offset + group for _, group in belongs)
-        group_offset += len(spans)
+    group_offsets = np.cumsum([0] + [len(spans) for spans, _, _ in wholes])
+    members = np.concatenate(
+        [np.zeros(0, dtype=np.intp)]
+        + [whole[1] + offsets[number] for number, whole in enumerate(wholes)]
+    )
+    owners = np.concatenate(
+        [np.zeros(0, dtype=np.intp)]
+        + [whole[2] + group_offsets[number] for number, whole in enumerate(wholes)]
+    )
     best = np.zeros((documents, in_groups.shape[0]), dtype=np.float64)
-    if members:
-        at = np.asarray(members, dtype=np.intp)
-        np.maximum.at(best, at, in_groups.T[np.asarray(owners, dtype=np.intp)])
+    if len(members):
+        np.maximum.at(best, members, in_groups.T[owners])
     return best.T
 
 
-_ALNUM: Final = np.array([chr(code).isalnum() for code in range(128)], dtype=np.intp)
+_ALNUM_BYTES: Final = bytes(chr(code).isalnum() for code in range(128)) + bytes(128)
+"""1 for an ASCII letter or digit, else 0: ``bytes.translate`` marks them in one C pass."""
 
 
 def _wordless(segments: Segments, texts: list[str]) -> np.ndarray:
@@ -170,11 +192,11 @@ def _wordless(segments: Segments, texts: list[str]) -> np.ndarray:
             dtype=bool,
             count=len(texts),
         )
-    # ASCII: letters and digits counted over the text at once, then per span.
-    counts = np.zeros(len(text) + 1, dtype=np.intp)
-    np.cumsum(_ALNUM[np.frombuffer(text.encode("ascii"), dtype=np.uint8)], out=counts[1:])
-    spans = np.asarray(segments.spans, dtype=np.intp).reshape(-1, 2)
-    wordless: np.ndarray = counts[spans[:, 1]] == counts[spans[:, 0]]
+    # ASCII: the letters and digits found over the text at once; a segment has none when
+    # none lies between its bounds.
+    marks = np.frombuffer(text.encode("ascii").translate(_ALNUM_BYTES), dtype=np.uint8)
+    found = np.searchsorted(np.flatnonzero(marks), segments.bounds())
+    wordless: np.ndarray = found[:, 0] == found[:, 1]
     return wordless
 
 
@@ -184,47 +206,71 @@ def _scaled(raw: np.ndarray) -> np.ndarray:
     return raw / best if best > 0.0 else np.zeros(len(raw), dtype=np.float64)
 
 
-def _groups(segments: Segments) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+_Wholes = tuple[list[tuple[int, int]], "npt.NDArray[np.intp]", "npt.NDArray[np.intp]"]
+"""A text's wholes (ranges of segments), and the ``(segment, whole)`` pairs as two arrays."""
+
+
+def _groups(segments: Segments) -> _Wholes:
     """The wholes a text's segments belong to (as ranges of segments), and which segment
-    sits in which whole (``(segment, whole)`` pairs): a JSON record of several members; else
-    every anchor above the segment (a signature, a parent key, a heading), from it to its
-    last descendant."""
-    ranges: list[tuple[int, int]] = []
-    belongs: list[tuple[int, int]] = []
+    sits in which whole (``(segment, whole)`` pairs, as the arrays of segments and of
+    wholes): a JSON record of several members; a table row's header alone; else every
+    anchor above the segment (a signature, a parent key, a heading), from it to its last
+    descendant. Wholes are numbered in order of their first segment (an anchor's, in the
+    order of its first descendant, the nearest anchor first)."""
+    empty = np.zeros(0, dtype=np.intp)
     if segments.groups:
-        first: dict[int, int] = {}
-        for position, group in enumerate(segments.groups):
-            if segments.group_frames[group] is None:
-                continue
-            if group not in first:
-                first[group] = len(ranges)
-                ranges.append((position, position + 1))
-            number = first[group]
-            ranges[number] = (ranges[number][0], position + 1)
-            belongs.append((position, number))
-        return ranges, belongs
+        groups = np.asarray(segments.groups, dtype=np.intp)
+        framed = np.fromiter(
+            (frame is not None for frame in segments.group_frames),
+            dtype=bool,
+            count=len(segments.group_frames),
+        )
+        members = np.flatnonzero(framed[groups])
+        if not len(members):
+            return [], empty, empty
+        # A JSON element's segments are consecutive: a whole starts where the element does.
+        inner = groups[members]
+        starts = np.r_[True, inner[1:] != inner[:-1]]
+        owners = np.cumsum(starts) - 1
+        ends = np.r_[starts[1:], True]
+        ranges = list(zip(members[starts].tolist(), (members[ends] + 1).tolist(), strict=True))
+        return ranges, members, owners
     if segments.shape == "table":
         # A row's whole is its header alone: the column names say what its cells hold (the
         # question names the column, the row holds the value); the other rows say nothing.
-        rows = [position for position, above in enumerate(segments.anchors) if above >= 0]
-        if rows:
-            header = segments.anchors[rows[0]]
-            ranges.append((header, header + 1))
-            belongs.extend((row, 0) for row in rows)
-        return ranges, belongs
-    opened: dict[int, int] = {}
-    anchors = segments.anchors
-    for position in np.flatnonzero(np.asarray(anchors, dtype=np.intp) >= 0).tolist():
-        above = anchors[position]
-        while above >= 0:
-            if above not in opened:
-                opened[above] = len(ranges)
-                ranges.append((above, above + 1))
-            number = opened[above]
-            ranges[number] = (ranges[number][0], position + 1)
-            belongs.append((position, number))
-            above = anchors[above]
-    return ranges, belongs
+        rows = np.flatnonzero(np.asarray(segments.anchors, dtype=np.intp) >= 0)
+        if not len(rows):
+            return [], empty, empty
+        header = segments.anchors[int(rows[0])]
+        return [(header, header + 1)], rows, np.zeros(len(rows), dtype=np.intp)
+    anchors = np.asarray(segments.anchors, dtype=np.intp)
+    # Every (segment, anchor above it, steps up) triple, one step up the anchors at a time.
+    found: list[tuple[np.ndarray, np.ndarray, int]] = []
+    below = np.flatnonzero(anchors >= 0)
+    above = anchors[below]
+    step = 0
+    while len(below):
+        found.append((below, above, step))
+        higher = anchors[above]
+        keep = higher >= 0
+        below, above, step = below[keep], higher[keep], step + 1
+    if not found:
+        return [], empty, empty
+    members = np.concatenate([pair[0] for pair in found])
+    tops = np.concatenate([pair[1] for pair in found])
+    steps = np.concatenate([np.full(len(pair[0]), pair[2], dtype=np.intp) for pair in found])
+    order = np.lexsort((steps, members))  # by segment, the nearest anchor first
+    members, tops = members[order], tops[order]
+    anchored, first, which = np.unique(tops, return_index=True, return_inverse=True)
+    numbers = np.empty(len(anchored), dtype=np.intp)
+    numbers[np.argsort(first, kind="stable")] = np.arange(len(anchored), dtype=np.intp)
+    owners = numbers[which.reshape(-1)]
+    ends = np.zeros(len(anchored), dtype=np.intp)
+    np.maximum.at(ends, owners, members + 1)
+    starts = np.empty(len(anchored), dtype=np.intp)
+    starts[owners] = tops
+    ranges = list(zip(starts.tolist(), ends.tolist(), strict=True))
+    return ranges, members, owners
 
 
 def _signals(segments: Segments, texts: list[str]) -> np.ndarray:
@@ -235,21 +281,28 @@ def _signals(segments: Segments, texts: list[str]) -> np.ndarray:
         starts = [start for start, _ in segments.spans]
         text = segments.text
         warned: set[int] = set()
-        for pattern, amount, seen in (
-            (_TROUBLE, TROUBLE_BONUS, set()),
-            (_WARNING, WARNING_BONUS, warned),
+        lowered = text.lower() if text.isascii() else None
+        for pattern, fast, amount, seen in (
+            (_TROUBLE, _TROUBLE_LOWERED, TROUBLE_BONUS, set()),
+            (_WARNING, _WARNING_LOWERED, WARNING_BONUS, warned),
         ):
-            for match in pattern.finditer(text):
+            found = (
+                fast.finditer(lowered)
+                if fast is not None and lowered is not None
+                else pattern.finditer(text)
+            )
+            for match in found:
                 position = bisect.bisect_right(starts, match.start()) - 1
                 if position not in seen:
                     seen.add(position)
                     bonus[position] += amount if pattern is _TROUBLE or bonus[position] == 0 else 0
         if count >= 20:
-            lines = _VARIABLE.sub("#", text).splitlines()
+            variable = _VARIABLE if "@" in text else _VARIABLE_NO_AT
+            lines = variable.sub("#", text).splitlines()
             if len(lines) >= segments.lines[-1]:  # a value holding a line break: line by line
                 shapes = [lines[number - 1].strip() for number in segments.lines]
             else:
-                shapes = [_VARIABLE.sub("#", piece).strip() for piece in texts]
+                shapes = [variable.sub("#", piece).strip() for piece in texts]
             seen_shapes = Counter(shapes)
             for position, shape in enumerate(shapes):
                 if shape and seen_shapes[shape] == 1:

@@ -23,9 +23,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from itertools import accumulate, pairwise
+from itertools import accumulate, chain, pairwise
 from typing import Final, Literal
+
+import numpy as np
+import numpy.typing as npt
 
 __all__ = ["Segments", "Shape", "segment"]
 
@@ -98,6 +102,11 @@ class Segments:
         text = self.text
         return [text[start:end] for start, end in self.spans]
 
+    def bounds(self) -> npt.NDArray[np.intp]:
+        """The spans as an array of ``(start, end)`` rows (for the passes over all of them)."""
+        flat = np.fromiter(chain.from_iterable(self.spans), dtype=np.intp, count=2 * len(self))
+        return flat.reshape(-1, 2)
+
 
 def segment(text: str) -> Segments:
     """Cut ``text`` where a reader would (see the module documentation)."""
@@ -131,17 +140,32 @@ def _line_shape(lines: list[str]) -> Shape:
     commas = [line.count(",") for line in sample[:50]]
     if len(sample) >= 3 and min(commas) >= 2 and max(commas) == min(commas):
         return "table"  # CSV: the same number of fields on every line
-    pairs = sum(1 for line in sample if _KEY_VALUE.match(line) or _SECTION.match(line))
-    if pairs >= 0.5 * len(sample):
+    if _at_least(sample, 0.5, lambda line: bool(_KEY_VALUE.match(line) or _SECTION.match(line))):
         return "config"
-    code = sum(1 for line in sample if _CODE.match(line))
-    if code >= 0.35 * len(sample):
+    if _at_least(sample, 0.35, lambda line: bool(_CODE.match(line))):
         return "code"
     headings = sum(1 for line in sample if _HEADING.match(line))
     words = sum(len(line.split()) for line in sample) / len(sample)
     if headings or words >= 12:
         return "prose"
     return "log"
+
+
+def _at_least(lines: list[str], share: float, test: Callable[[str], bool]) -> bool:
+    """Whether ``test`` holds for at least ``share`` of ``lines``; stops as soon as the
+    answer is known (the line tests are the cost of telling a text's shape)."""
+    need = share * len(lines)
+    found = 0
+    left = len(lines)
+    for line in lines:
+        left -= 1
+        if test(line):
+            found += 1
+            if found >= need:
+                return True
+        elif found + left < need:
+            return False
+    return found >= need
 
 
 def _anchors(shape: Shape, lines: list[str]) -> list[int]:
@@ -243,16 +267,21 @@ def _json_segments(text: str) -> Segments | None:
     one JSON document (it is then cut into lines)."""
     decoder = json.JSONDecoder()
     begin = len(text) - len(text.lstrip())
+    # The main container's elements, each read by the decoder and their separators checked:
+    # the document read once, as ``decoder.raw_decode`` would (the same documents refused).
+    # The containers among its elements are read the same way, one level down (keyed by
+    # their start): the descent below finds their elements read already.
+    read: dict[int, list[tuple[int, int, int, int]]] = {}
     try:
-        _, end = decoder.raw_decode(text, begin)
-    except ValueError:
+        checked = _checked_elements(text, begin, decoder, read)
+    except ValueError:  # the decoder's refusal of a value
         return None
+    if checked is None:
+        return None
+    elements, end = checked
     if text[end:].strip():
         return None  # several documents (JSON Lines): lines are the better cut
     start, stop = begin, end
-    elements = _elements(text, start, stop, decoder)
-    if elements is None:
-        return None
     # Descend while one element holds most of the text and is a container itself.
     while elements:
         value_start, value_end = max(
@@ -260,7 +289,9 @@ def _json_segments(text: str) -> Segments | None:
         )
         if (value_end - value_start) < 0.6 * (stop - start) or text[value_start] not in "[{":
             break
-        inner = _elements(text, value_start, value_end, decoder)
+        inner = read.pop(value_start, None)
+        if inner is None:
+            inner = _elements(text, value_start, value_end, decoder)
         if not inner or len(inner) < 2:
             break
         start, stop, elements = value_start, value_end, inner
@@ -295,10 +326,10 @@ def _json_segments(text: str) -> Segments | None:
             )
         )
         first = len(spans)
-        for part in parts:
-            spans.append(part)
-            anchors.append(-1 if len(spans) - 1 == first else first)
-            groups.append(number)
+        spans.extend(parts)
+        anchors.append(-1)
+        anchors.extend([first] * (len(parts) - 1))
+        groups.extend([number] * len(parts))
     lines = _line_numbers(text, [start for start, _ in spans])
     return Segments(
         "json",
@@ -315,23 +346,23 @@ def _json_segments(text: str) -> Segments | None:
 
 
 def _line_numbers(text: str, starts: list[int]) -> tuple[int, ...]:
-    """The 1-based line of each of the ascending positions ``starts`` (one pass)."""
-    numbers: list[int] = []
-    line = 1
-    previous = 0
-    for start in starts:
-        line += text.count("\n", previous, start)
-        previous = start
-        numbers.append(line)
+    """The 1-based line of each of the ascending positions ``starts``."""
+    # The line breaks before each position, counted over the text's code points at once.
+    if text.isascii():
+        codes = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+    else:
+        codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    breaks = np.flatnonzero(codes == 10)
+    numbers: list[int] = (np.searchsorted(breaks, starts) + 1).tolist()
     return tuple(numbers)
 
 
 def _elements(
     text: str, start: int, stop: int, decoder: json.JSONDecoder
 ) -> list[tuple[int, int, int, int]] | None:
-    """The elements of the array or object spanning ``text[start:stop]``: for each, the
-    start of the element (its key, for a member), the end of its key, and its value's
-    span. ``None`` when the span is not an array or an object."""
+    """The elements of the array or object spanning ``text[start:stop]`` (a valid JSON
+    value): for each, the start of the element (its key, for a member), the end of its key,
+    and its value's span. ``None`` when the span is not an array or an object."""
     opening = text[start]
     if opening not in "[{":
         return None
@@ -339,25 +370,80 @@ def _elements(
     position = _skip(text, start + 1)
     if text[position] in "]}":
         return elements
+    scan = decoder.raw_decode
+    member = _MEMBER.match
+    comma = _COMMA.match
     while True:
         element_start = position
         key_end = position
         if opening == "{":
-            _, key_end = decoder.raw_decode(text, position)
-            position = _skip(text, key_end)
-            position = _skip(text, position + 1)  # the colon
-        value_start = position
-        _, value_end = decoder.raw_decode(text, value_start)
-        elements.append((element_start, key_end, value_start, value_end))
-        position = _skip(text, value_end)
-        if text[position] != ",":
+            found = member(text, position)  # the key (a valid document's string), the colon
+            assert found is not None  # a valid document's member
+            key_end = found.end(1)
+            position = found.end()
+        _, value_end = scan(text, position)
+        elements.append((element_start, key_end, position, value_end))
+        found = comma(text, value_end)
+        if found is None:
             return elements
+        position = found.end()
+
+
+def _checked_elements(
+    text: str,
+    start: int,
+    decoder: json.JSONDecoder,
+    read: dict[int, list[tuple[int, int, int, int]]] | None = None,
+) -> tuple[list[tuple[int, int, int, int]], int] | None:
+    """:func:`_elements` of the container starting at ``start``, its end after it; ``None``,
+    or the decoder's ``ValueError`` for a value, where ``decoder.raw_decode`` would refuse
+    the container (what :func:`_elements` may assume is checked here: the keys, the colons,
+    the separators, the closing bracket). With ``read``,
+    an element that is a container is read the same way, its elements kept in ``read``
+    under its start, rather than decoded whole."""
+    opening = text[start]
+    closing = "]" if opening == "[" else "}"
+    elements: list[tuple[int, int, int, int]] = []
+    scan = decoder.raw_decode
+    position = _skip(text, start + 1)
+    if text[position : position + 1] == closing:
+        return elements, position + 1
+    while True:
+        element_start = position
+        key_end = position
+        if opening == "{":
+            if text[position : position + 1] != '"':
+                return None  # a key is a string
+            _, key_end = scan(text, position)
+            position = _skip(text, key_end)
+            if text[position : position + 1] != ":":
+                return None  # a colon follows a key
+            position = _skip(text, position + 1)
+        if read is not None and text[position : position + 1] in ("[", "{"):
+            inner = _checked_elements(text, position, decoder)
+            if inner is None:
+                return None
+            read[position], value_end = inner
+        else:
+            _, value_end = scan(text, position)
+        elements.append((element_start, key_end, position, value_end))
+        position = _skip(text, value_end)
+        following = text[position : position + 1]
+        if following == closing:
+            return elements, position + 1
+        if following != ",":
+            return None  # a comma between elements
         position = _skip(text, position + 1)
+
+
+_BLANK: Final = re.compile(r"[ \t\n\r]*")
+"""JSON white space (``json`` reads no other)."""
+_MEMBER: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"()[ \t\n\r]*:[ \t\n\r]*')
+"""A member's key (a string of a valid document, its end the empty group) and its colon."""
+_COMMA: Final = re.compile(r"[ \t\n\r]*,[ \t\n\r]*")
 
 
 def _skip(text: str, position: int) -> int:
     """The first position at or after ``position`` that is not JSON white space."""
-    length = len(text)
-    while position < length and text[position] in " \t\n\r":
-        position += 1
-    return position
+    found = _BLANK.match(text, position)
+    return found.end() if found is not None else position
