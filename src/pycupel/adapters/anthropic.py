@@ -67,8 +67,6 @@ from pycupel.conversation.media import ImageProvider, base64_prefix
 from pycupel.conversation.media_length import document_tokens
 from pycupel.conversation.merge import merge_runs
 from pycupel.conversation.options import (
-    FIT_RAISES,
-    UNITS_RAISES,
     AlternatingFitOptions,
     CountOptions,
     UnitOptions,
@@ -330,7 +328,7 @@ CODEC = AnthropicCodec()
 """The codec of this module's functions."""
 
 
-@documented(UnitOptions, docs=_DOCS, raises=UNITS_RAISES)
+@documented(UnitOptions, docs=_DOCS)
 def from_messages(
     messages: Sequence[AnthropicMessage],
     *,
@@ -402,7 +400,7 @@ class AnthropicFitResult(NamedTuple):
     report: SelectionReport
 
 
-@documented(FitOptions, docs=_DOCS, raises=FIT_RAISES, first=["system"])
+@documented(FitOptions, docs=_DOCS, first=["system"])
 def fit_messages(
     messages: Sequence[AnthropicMessage],
     *,
@@ -415,11 +413,11 @@ def fit_messages(
         ``AnthropicFitResult(system, messages, report)``, ready for
         ``client.messages.create(system=..., messages=...)`` (omit ``system`` when None).
     """
-    system = options.pop("system", None)
-    return _result(system, api.fit(CODEC, messages, system, counter, options))
+    fitting = api.fit(CODEC, messages, options.pop("system", None), counter, options)
+    return AnthropicFitResult(fitting.system, fitting.messages, fitting.report)
 
 
-@documented(FitOptions, docs=_DOCS, raises=FIT_RAISES, first=["system"])
+@documented(FitOptions, docs=_DOCS, first=["system"])
 async def afit_messages(
     messages: Sequence[AnthropicMessage],
     *,
@@ -428,16 +426,8 @@ async def afit_messages(
 ) -> AnthropicFitResult:
     """:func:`fit_messages` with an asynchronous token counter (such as a wrapped
     ``messages.count_tokens``): every distinct text counted in one awaited call."""
-    system = options.pop("system", None)
-    return _result(system, await api.afit(CODEC, messages, system, counter, options))
-
-
-def _result(
-    system: SystemPrompt | None, fitting: api.Fitting[AnthropicMessage]
-) -> AnthropicFitResult:
-    return AnthropicFitResult(
-        system if fitting.system_kept else None, fitting.messages, fitting.report
-    )
+    fitting = await api.afit(CODEC, messages, options.pop("system", None), counter, options)
+    return AnthropicFitResult(fitting.system, fitting.messages, fitting.report)
 
 
 # --------------------------------------------------------------------------- sessions

@@ -58,8 +58,6 @@ from pycupel.conversation.media import base64_prefix
 from pycupel.conversation.media_length import audio_tokens, document_tokens
 from pycupel.conversation.merge import merge_runs
 from pycupel.conversation.options import (
-    FIT_RAISES,
-    UNITS_RAISES,
     AlternatingFitOptions,
     CountOptions,
     UnitOptions,
@@ -260,7 +258,7 @@ CODEC = GeminiCodec()
 """The codec of this module's functions."""
 
 
-@documented(UnitOptions, docs=_DOCS, raises=UNITS_RAISES)
+@documented(UnitOptions, docs=_DOCS)
 def from_messages(
     messages: Sequence[GeminiContent],
     *,
@@ -333,7 +331,7 @@ class GeminiFitResult(NamedTuple):
     report: SelectionReport
 
 
-@documented(FitOptions, docs=_DOCS, raises=FIT_RAISES, first=["system_instruction"])
+@documented(FitOptions, docs=_DOCS, first=["system_instruction"])
 def fit_messages(
     messages: Sequence[GeminiContent],
     *,
@@ -348,27 +346,20 @@ def fit_messages(
     Returns:
         ``GeminiFitResult(system_instruction, contents, report)``.
     """
-    system_instruction = options.pop("system_instruction", None)
-    fitting = api.fit(CODEC, messages, system_instruction, counter, options)
-    return _result(system_instruction, fitting)
+    system = options.pop("system_instruction", None)
+    fitting = api.fit(CODEC, messages, system, counter, options)
+    return GeminiFitResult(fitting.system, fitting.messages, fitting.report)
 
 
-@documented(FitOptions, docs=_DOCS, raises=FIT_RAISES, first=["system_instruction"])
+@documented(FitOptions, docs=_DOCS, first=["system_instruction"])
 async def afit_messages(
     messages: Sequence[GeminiContent], *, counter: AsyncTokenCounter, **options: Unpack[FitOptions]
 ) -> GeminiFitResult:
     """:func:`fit_messages` with an asynchronous token counter (such as a wrapped
     ``models.count_tokens``): every distinct text counted in one awaited call."""
-    system_instruction = options.pop("system_instruction", None)
-    fitting = await api.afit(CODEC, messages, system_instruction, counter, options)
-    return _result(system_instruction, fitting)
-
-
-def _result(
-    system_instruction: SystemInstruction | None, fitting: api.Fitting[GeminiContent]
-) -> GeminiFitResult:
-    kept = system_instruction if fitting.system_kept else None
-    return GeminiFitResult(kept, fitting.messages, fitting.report)
+    system = options.pop("system_instruction", None)
+    fitting = await api.afit(CODEC, messages, system, counter, options)
+    return GeminiFitResult(fitting.system, fitting.messages, fitting.report)
 
 
 # --------------------------------------------------------------------------- sessions

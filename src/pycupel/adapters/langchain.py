@@ -44,9 +44,9 @@ from pycupel.conversation.codec import Codec, rewritten, snapshot_json
 from pycupel.conversation.fit import FitResult
 from pycupel.conversation.media import ImageProvider, base64_prefix, data_url_bytes
 from pycupel.conversation.media_length import audio_tokens, document_tokens
-from pycupel.conversation.options import FIT_RAISES, UNITS_RAISES, documented
 from pycupel.conversation.options import FitOptions as _FitOptions
 from pycupel.conversation.options import UnitOptions as _UnitOptions
+from pycupel.conversation.options import documented
 from pycupel.conversation.overhead import MessageOverhead
 from pycupel.conversation.parsed import AnswerRef, CallRef, Category, ParsedMessage, ParseState
 from pycupel.conversation.recall import Recall
@@ -300,7 +300,7 @@ def _codec(options: UnitOptions | FitOptions) -> LangChainCodec:
     return LangChainCodec(options.pop("image_pricing", "openai"))
 
 
-@documented(UnitOptions, docs=_DOCS, raises=UNITS_RAISES, first=["image_pricing"])
+@documented(UnitOptions, docs=_DOCS, first=["image_pricing"])
 def from_messages(
     messages: Sequence[BaseMessage], **options: Unpack[UnitOptions]
 ) -> MessageUnits[BaseMessage]:
@@ -349,7 +349,7 @@ def answer_recall(
     return cast("list[BaseMessage]", recalling.answer_recall(LangChainCodec(), recall, message))
 
 
-@documented(FitOptions, docs=_DOCS, raises=FIT_RAISES, first=["image_pricing"])
+@documented(FitOptions, docs=_DOCS, first=["image_pricing"])
 def fit_messages(
     messages: Sequence[BaseMessage],
     *,
@@ -365,7 +365,7 @@ def fit_messages(
     return FitResult(fitting.messages, fitting.report)
 
 
-@documented(FitOptions, docs=_DOCS, raises=FIT_RAISES, first=["image_pricing"])
+@documented(FitOptions, docs=_DOCS, first=["image_pricing"])
 async def afit_messages(
     messages: Sequence[BaseMessage], *, counter: AsyncTokenCounter, **options: Unpack[FitOptions]
 ) -> FitResult[BaseMessage]:

@@ -35,14 +35,7 @@ from pycupel.conversation.codec import Codec, rewritten
 from pycupel.conversation.fit import FitResult
 from pycupel.conversation.media import ImageProvider, data_url_bytes
 from pycupel.conversation.media_length import audio_tokens, document_tokens
-from pycupel.conversation.options import (
-    FIT_RAISES,
-    UNITS_RAISES,
-    CountOptions,
-    FitOptions,
-    UnitOptions,
-    documented,
-)
+from pycupel.conversation.options import CountOptions, FitOptions, UnitOptions, documented
 from pycupel.conversation.overhead import MessageOverhead
 from pycupel.conversation.parsed import AnswerRef, CallRef, Category, ParsedMessage, ParseState
 from pycupel.conversation.recall import Recall
@@ -252,7 +245,7 @@ def mark_last_part(
     return {**message, key: [*value[:-1], {**last, "prompt_cache_breakpoint": mark}]}
 
 
-@documented(UnitOptions, docs=_DOCS, raises=UNITS_RAISES)
+@documented(UnitOptions, docs=_DOCS)
 def from_messages(
     messages: Sequence[OpenAIMessage], **options: Unpack[UnitOptions]
 ) -> MessageUnits[OpenAIMessage]:
@@ -308,7 +301,7 @@ def answer_recall(
     return cast(list[OpenAIMessage], recalling.answer_recall(CODEC, recall, message))
 
 
-@documented(FitOptions, docs=_DOCS, raises=FIT_RAISES)
+@documented(FitOptions, docs=_DOCS)
 def fit_messages(
     messages: Sequence[OpenAIMessage],
     *,
@@ -327,7 +320,7 @@ def fit_messages(
     return FitResult(fitting.messages, fitting.report)
 
 
-@documented(FitOptions, docs=_DOCS, raises=FIT_RAISES)
+@documented(FitOptions, docs=_DOCS)
 async def afit_messages(
     messages: Sequence[OpenAIMessage], *, counter: AsyncTokenCounter, **options: Unpack[FitOptions]
 ) -> FitResult[OpenAIMessage]:

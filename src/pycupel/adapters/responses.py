@@ -50,13 +50,7 @@ from pycupel.conversation import recall_tool as recalling
 from pycupel.conversation.codec import Codec, rewritten
 from pycupel.conversation.media import data_url_bytes
 from pycupel.conversation.media_length import document_tokens
-from pycupel.conversation.options import (
-    FIT_RAISES,
-    UNITS_RAISES,
-    CountOptions,
-    UnitOptions,
-    documented,
-)
+from pycupel.conversation.options import CountOptions, UnitOptions, documented
 from pycupel.conversation.options import FitOptions as _FitOptions
 from pycupel.conversation.overhead import MessageOverhead
 from pycupel.conversation.parsed import AnswerRef, CallRef, Category, ParsedMessage, ParseState
@@ -289,7 +283,7 @@ CODEC = ResponsesCodec()
 """The codec of this module's functions."""
 
 
-@documented(UnitOptions, docs=_DOCS, raises=UNITS_RAISES)
+@documented(UnitOptions, docs=_DOCS)
 def from_messages(
     messages: ResponsesInput, *, instructions: str | None = None, **options: Unpack[UnitOptions]
 ) -> MessageUnits[Any]:
@@ -351,7 +345,7 @@ class ResponsesFitResult(NamedTuple):
     report: SelectionReport
 
 
-@documented(FitOptions, docs=_DOCS, raises=FIT_RAISES, first=["instructions"])
+@documented(FitOptions, docs=_DOCS, first=["instructions"])
 def fit_messages(
     messages: ResponsesInput, *, counter: TokenCounter | None = None, **options: Unpack[FitOptions]
 ) -> ResponsesFitResult:
@@ -361,30 +355,27 @@ def fit_messages(
         ``ResponsesFitResult(instructions, input, report)``, ready for
         ``client.responses.create(instructions=..., input=...)``.
     """
-    instructions = options.pop("instructions", None)
-    fitting = api.fit(CODEC, messages, instructions, counter, options)
-    return _result(messages, instructions, fitting)
+    fitting = api.fit(CODEC, messages, options.pop("instructions", None), counter, options)
+    return _result(messages, fitting)
 
 
-@documented(FitOptions, docs=_DOCS, raises=FIT_RAISES, first=["instructions"])
+@documented(FitOptions, docs=_DOCS, first=["instructions"])
 async def afit_messages(
     messages: ResponsesInput, *, counter: AsyncTokenCounter, **options: Unpack[FitOptions]
 ) -> ResponsesFitResult:
     """:func:`fit_messages` with an asynchronous token counter: every distinct text counted
     in one awaited call."""
-    instructions = options.pop("instructions", None)
-    fitting = await api.afit(CODEC, messages, instructions, counter, options)
-    return _result(messages, instructions, fitting)
+    fitting = await api.afit(CODEC, messages, options.pop("instructions", None), counter, options)
+    return _result(messages, fitting)
 
 
 def _result(
-    messages: ResponsesInput, instructions: str | None, fitting: api.Fitting[ResponseItem]
+    messages: ResponsesInput, fitting: api.Fitting[ResponseItem, str | None]
 ) -> ResponsesFitResult:
     fitted: str | list[ResponseItem] = fitting.messages
     if isinstance(messages, str) and fitting.messages:
         fitted = messages  # the plain string came back whole
-    kept = instructions if fitting.system_kept else None
-    return ResponsesFitResult(kept, fitted, fitting.report)
+    return ResponsesFitResult(fitting.system, fitted, fitting.report)
 
 
 def _history(units: MessageUnits[Any], kept: bool, items: list[ResponseItem]) -> ResponsesHistory:

@@ -10,8 +10,8 @@ with its own types and docstrings; their bodies are one call to a function here:
 * :func:`fit` and :func:`afit`: the whole fit (units, selection, shorter versions, the
   leading-turn rule, merging, the summary), with a synchronous or an awaited counter.
 
-A fit's outcome is a :class:`Fitting`: the messages to send, whether the system prompt
-passed beside them was kept, and the report; the format wraps it in its own result type.
+A fit's outcome is a :class:`Fitting`: the messages to send, the system prompt passed
+beside them when it was kept, and the report; the format wraps it in its own result type.
 """
 
 from __future__ import annotations
@@ -55,6 +55,7 @@ __all__ = [
 ]
 
 M = TypeVar("M")
+S = TypeVar("S")
 
 START_WITH_USER_FILTER = "start-with-user"
 """``Filtered.filter_name`` of leading units dropped because the format needs a user turn
@@ -62,18 +63,19 @@ first (``start_with_user``)."""
 
 
 @dataclass(frozen=True, slots=True)
-class Fitting(Generic[M]):
+class Fitting(Generic[M, S]):
     """A fit's outcome, before the format wraps it in its result type.
 
     Attributes:
         messages: the messages to send, in conversation order (the caller's objects, new
             ones where shortened, merged or added).
-        system_kept: whether the system prompt passed beside the list is in the window.
+        system: the system prompt passed beside the list, as given, when it is in the
+            window; ``None`` when there was none or it was dropped.
         report: why every unit was included or excluded.
     """
 
     messages: list[M]
-    system_kept: bool
+    system: S | None
     report: SelectionReport
 
 
@@ -141,10 +143,10 @@ def count(codec: Codec[M], messages: object, system: object, options: Mapping[st
 def fit(
     codec: Codec[M],
     messages: object,
-    system: object,
+    system: S,
     counter: TokenCounter | None,
     options: Mapping[str, object],
-) -> Fitting[M]:
+) -> Fitting[M, S]:
     """``fit_messages``' body; ``options`` are the format's ``FitOptions``, checked here."""
     read = _fit_options(codec, options, call="fit_messages")
     return _fit(codec, messages, system, counter, read)
@@ -153,15 +155,15 @@ def fit(
 async def afit(
     codec: Codec[M],
     messages: object,
-    system: object,
+    system: S,
     counter: AsyncTokenCounter,
     options: Mapping[str, object],
-) -> Fitting[M]:
+) -> Fitting[M, S]:
     """``afit_messages``' body: :func:`fit` with every text counted by one awaited call of
     ``counter`` (a coroutine ``summarize`` callback awaited once)."""
     read = _fit_options(codec, options, call="afit_messages")
 
-    def run(sync_counter: TokenCounter, chosen: Mapping[str, Any]) -> Fitting[M]:
+    def run(sync_counter: TokenCounter, chosen: Mapping[str, Any]) -> Fitting[M, S]:
         return _fit(codec, messages, system, sync_counter, chosen)
 
     return await _afit(run, counter, read)
@@ -179,10 +181,10 @@ def _fit_options(codec: Codec[M], options: Mapping[str, object], *, call: str) -
 def _fit(
     codec: Codec[M],
     messages: object,
-    system: object,
+    system: S,
     counter: TokenCounter | None,
     read: Mapping[str, Any],
-) -> Fitting[M]:
+) -> Fitting[M, S]:
     repair = read["repair"]
     units = read_units(
         codec,
@@ -232,4 +234,4 @@ def _fit(
                     fitted_messages, message, is_system=codec.is_system
                 )
     system_kept = any(unit.system_parameter for unit in fitted.units)
-    return Fitting(fitted_messages, system_kept, fitted.report)
+    return Fitting(fitted_messages, system if system_kept else None, fitted.report)

@@ -239,12 +239,17 @@ def documented(
 
     Every parameter, named or taken as an option, is listed with its description: from
     ``docs`` (a format's own words, for its own parameters), else the shared :data:`DOCS`.
-    ``raises`` (error class name -> when) becomes the ``Raises`` section. Options are listed
-    in their declared order, the required ones and then those named in ``first`` leading.
-    The function's own docstring keeps its summary and its ``Returns`` section.
+    ``raises`` (error class name -> when) becomes the ``Raises`` section; by default it is
+    what every format's function taking such options raises: :data:`FIT_RAISES` for a fit's
+    options (those with a ``budget``), :data:`UNITS_RAISES` for ``from_messages``' (those
+    that pin) and nothing for ``count_tokens``'. Options are listed in their declared order,
+    the required ones and then those named in ``first`` leading. The function's own docstring
+    keeps its summary and its ``Returns`` section.
     """
     keys = _keys(options)
     required: frozenset[str] = getattr(options, "__required_keys__", frozenset())
+    if raises is None:
+        raises = FIT_RAISES if "budget" in keys else UNITS_RAISES if "pin_system" in keys else {}
 
     def apply(function: F) -> F:
         signature = inspect.signature(function)
