@@ -154,3 +154,48 @@ def test_a_history_that_fits_needs_no_one_off() -> None:
     window = session.fit(asked)
     assert window.report.cache_break == "first"
     assert window.messages == asked
+
+
+BOATHOUSE = {
+    2: "The boathouse roof was repaired in May by the Larsen brothers.",
+    4: "We painted the boathouse door green last summer, the boathouse looks new.",
+    29: "The spare key for the boathouse is under the blue flowerpot by the shed.",
+    32: "The boathouse canoe has a crack near the bow, keep the boathouse locked.",
+    38: "My neighbour keeps his kayak in our boathouse in winter.",
+    44: "The boathouse light switch is behind the life jackets.",
+}
+
+
+def test_a_window_lacking_strong_matches_the_fresh_fit_holds_is_not_sent() -> None:
+    # Six notes match the question; the window holds the best of them (its recall zone),
+    # and a fresh fit of the budget holds most of the others. Weighed by what the fresh
+    # fit holds that the window lacks (not by the window's share of the two totals), the
+    # question gets the one-off request.
+    budget = 900
+    history: list[dict[str, Any]] = [{"role": "system", "content": "You are a kind assistant."}]
+    for turn, (user, assistant) in enumerate(chat_turns(70, seed=10)):
+        if turn in BOATHOUSE:
+            history.append({"role": "user", "content": f"Note this: {BOATHOUSE[turn]}"})
+        elif turn == 64:
+            history.append({"role": "user", "content": "Turn 64: the boathouse dock again?"})
+        else:
+            history.append(user)
+        history.append(assistant)
+    cost = openai.Session(budget=budget)
+    recall = openai.Session(budget=budget, prefer="recall")
+    for end in range(2, len(history) + 1):
+        if history[end - 1]["role"] == "user":
+            for session in (cost, recall):
+                window = session.fit(history[:end])
+                session.record_usage({"prompt_tokens": openai.count_tokens(window.messages)})
+    asked = [*history, {"role": "user", "content": "Where is the spare key for the boathouse?"}]
+    fresh = openai.fit_messages(asked, budget=budget).messages
+    cached = cost.fit(asked)
+    window = recall.fit(asked)
+    notes = list(BOATHOUSE.values())
+    in_fresh = [note for note in notes if holds(fresh, note)]
+    in_cached = [note for note in notes if holds(cached.messages, note)]
+    assert len(in_cached) < len(in_fresh)  # what the window alone would send
+    assert window.report.cache_break == "fresh-fit"
+    assert all(holds(window.messages, note) for note in in_fresh)
+    assert openai.count_tokens(window.messages) <= budget

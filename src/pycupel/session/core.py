@@ -442,9 +442,7 @@ class SessionCore(FreshFits[M]):
                 self._move_recall(recalled)
             self._recall_query = latest
 
-        one_off = None
-        if fresh and self._dropped_any():
-            one_off = self._fresh_request(messages)
+        one_off = self._fresh_request(messages) if fresh else None
         window = self._window(
             messages_in=len(messages),
             valid_below=valid_below,
@@ -457,13 +455,6 @@ class SessionCore(FreshFits[M]):
         if one_off is not None:
             return self._one_off(one_off, window)
         return window
-
-    def _dropped_any(self) -> bool:
-        """Whether the window leaves out a unit the provider would read."""
-        history = self._history
-        start = history.start_unit
-        read = len(history.units) - start + (start > 0 and history.units[0].system_parameter)
-        return len(self._stable) + len(self._recall) + len(self._tail) < read
 
 
 def _session_recall(recall: object, shrink: object) -> ConversationRecall | None:

@@ -12,18 +12,21 @@ the provider's cache cannot serve. With ``prefer="recall"`` a session does both:
   match lies outside the window, the history was edited or compacted), the session also
   selects the history as ``fit_messages`` would: the same structure-aware selection and
   leading-turn rule over the whole budget in the provider's count, shorter versions only
-  when the session makes them too, and the recall zone's best match kept (a selection by
-  relevance per token can pass over a long unit the zone took for its relevance alone);
+  when the session makes them too. When that selection passes over the recall zone's best
+  match (a selection by relevance per token can pass over a long unit the zone took for its
+  relevance alone), the selection made with that match kept is tried too, and the one that
+  holds more of the strong matches is the fresh fit;
 * requests are weighed by the **strong matches** they hold whole (the units scoring at
   least :data:`~pycupel.session.recall.RELATIVE_THRESHOLD` of the best match), each
-  counted for its relevance. The window is sent when it holds at least
-  :data:`FRESH_SHARE` of what the better of it and the fresh fit holds;
+  counted for its relevance. A cheaper request serves the question when it lacks at most
+  ``1 -`` :data:`FRESH_SHARE` of what the fresh fit holds (what it holds beyond the fresh
+  fit does not make up for a match it lacks), or holds as much in all. The window is sent
+  when it serves;
 * else a **one-off request** is sent, reported as ``cache_break="fresh-fit"``: a prefix of
   the window that an earlier request left in the provider's cache followed by a fresh fit
-  of the budget it leaves, when that holds as much (the longest of
-  :data:`PREFIX_TRIES` such prefixes first), or else the fresh fit itself. Its only
-  breakpoints are its system prompt's and its cached prefix's, so it writes nothing that no
-  later request reads;
+  of the budget it leaves, when that serves (the longest of :data:`PREFIX_TRIES` such
+  prefixes first), or else the fresh fit itself. Its only breakpoints are its system
+  prompt's and its cached prefix's, so it writes nothing that no later request reads;
 * the next turn goes back to the window, whose prefix the earlier requests left cached
   (what the provider holds of it is what the previous request shared with it; only the
   recall zone, when it moved, and the new messages are sent uncached).
@@ -31,8 +34,11 @@ the provider's cache cannot serve. With ``prefer="recall"`` a session does both:
 Measured against a fresh fit alone, a one-off made of the cached prefix and a larger recall
 zone, and a larger zone with lower watermarks (``docs/benchmarks/sessions.md``), this
 recalls within a point or two of ``fit_messages`` for under half its cost where the budget is
-small. The one-off request holds no running summary. Its usage, when recorded, calibrates
-the session's ratio; what single units cost is learned from the window's requests only.
+small. The weighing by what a cheaper request lacks (rather than by its share of the two
+totals) and the best match kept only when it holds more are what bring LoCoMo at 4,000
+tokens within a point of ``fit_messages``, at the end and in a row (three conversations).
+The one-off request holds no running summary. Its usage, when recorded, calibrates the
+session's ratio; what single units cost is learned from the window's requests only.
 """
 
 from __future__ import annotations
@@ -68,9 +74,9 @@ Prefer = Literal["cost", "recall"]
 fresh fit, once, for a question the window cannot answer as well)."""
 PREFER: tuple[Prefer, ...] = ("cost", "recall")
 """The values of ``prefer``."""
-FRESH_SHARE = 0.85
-"""A cheaper request serves the question when it holds at least this share of the strong
-matches' relevance that the best of it and the fresh fit holds."""
+FRESH_SHARE = 0.95
+"""A cheaper request serves the question when it lacks at most ``1 - FRESH_SHARE`` of the
+strong matches' relevance that the fresh fit holds (or holds as much in all)."""
 PREFIX_TRIES = 3
 """At most this many cached prefixes (the longest first) are tried before a fresh fit."""
 
@@ -147,35 +153,59 @@ class FreshFits(Requests[M]):
 
     def _fresh_request(self, messages: Sequence[M]) -> OneOff | None:
         """This turn's one-off request, or None when the turn's window holds nearly as much
-        of the strong matches as a fresh fit (or no fresh fit can be made)."""
+        of the strong matches as a fresh fit (or no fresh fit can be made, or the window
+        leaves out nothing the provider would read)."""
+        history = self._history
+        start = history.start_unit
+        read = len(history.units) - start + (start > 0 and history.units[0].system_parameter)
+        if len(self._stable) + len(self._recall) + len(self._tail) >= read:
+            return None
         scores = self._score_recall()
         if scores is None:  # nothing outside the window matches the message
             return None
         shown = self._shown.variants if self._shown is not None else MappingProxyType({})
-        strong = set(_strong(scores, self._history.recall_corpus()).tolist())
+        strong = set(_strong(scores, history.recall_corpus()).tolist())
         smoothed = scores.smoothed
-        # The recall zone's best match stays in any one-off request: the fresh fit adds to
-        # what the zone found first (a fresh fit by relevance per token can pass over a long
-        # unit the zone took for its relevance alone).
+
+        def held(units: Iterable[int], shorter: Collection[int] = ()) -> float:
+            """The strong matches' relevance a request of ``units`` holds whole (``shorter``:
+            the units it shows in a shorter version)."""
+            return float(sum(smoothed[u] for u in strong.intersection(units).difference(shorter)))
+
+        # The recall zone's best match, when the fresh fit passes over it (a selection by
+        # relevance per token can pass over a long unit the zone took for its relevance
+        # alone), is tried kept: the fit that holds more of the strong matches is the one.
         found = strong.intersection(self._recall)
         keep = {max(found, key=lambda u: (smoothed[u], -u))} if found else set()
-        fresh = self._fresh_fit(messages, keep=keep)
+        fresh = self._fresh_fit(messages)
         if fresh is None:
             return None
-        fitted, position_of = fresh
-        chosen = [position_of[id(unit)] for unit in fitted.units]
-        variants = {position_of[id(unit)]: v for unit, v in fitted.variants.items()}
+        chosen, variants = _selected(*fresh)
+        if not keep.issubset(chosen):
+            kept = self._fresh_fit(messages, keep=keep)
+            if kept is not None:
+                with_best = _selected(*kept)
+                if held(*with_best) > held(chosen, variants):
+                    chosen, variants = with_best
+                else:
+                    keep = set()
+        # What the fresh fit holds whole of the strong matches, and what of it a cheaper
+        # request lacks (held whole by the fresh fit, not by the cheaper request).
+        fitted = strong.intersection(chosen).difference(variants)
+        best = held(fitted)
+        if best <= 0.0:
+            return None
+        lack = (1.0 - FRESH_SHARE) * best
+
+        def serves(units: Collection[int], shorter: Collection[int]) -> bool:
+            """Whether a request of ``units`` (``shorter``: shown shorter) lacks at most
+            ``lack`` of what the fresh fit holds, or holds as much in all."""
+            kept = set(units).difference(shorter)
+            return held(fitted.difference(kept)) <= lack or held(kept) >= best
 
         window = [*self._stable, *self._recall, *self._tail]
         whole = set(window).difference(shown)
-
-        def held(units: Iterable[int], shorter: Collection[int]) -> float:
-            """The strong matches' relevance a request of ``units`` holds whole."""
-            return float(sum(smoothed[u] for u in strong.intersection(units).difference(shorter)))
-
-        in_window = held(window, shown)
-        best = max(held(chosen, variants), in_window)
-        if best <= 0.0 or in_window >= FRESH_SHARE * best:
+        if serves(window, shown):
             return None
         missing = [u for u in chosen if u in strong and u not in variants and u not in whole]
         if self._summary is None:
@@ -192,7 +222,7 @@ class FreshFits(Requests[M]):
                 rest = [fill_positions[id(unit)] for unit in fill.units]
                 fill_variants = {fill_positions[id(unit)]: v for unit, v in fill.variants.items()}
                 shorter = {*fill_variants, *(u for u in head if u in shown)}
-                if held([*head, *rest], shorter) >= FRESH_SHARE * best:
+                if serves([*head, *rest], shorter):
                     return OneOff([*head, *rest], fill_variants, missing, head)
         return OneOff(chosen, variants, missing, [])
 
@@ -285,6 +315,12 @@ class FreshFits(Requests[M]):
             overrides=MappingProxyType(overrides),
             one_off=True,
         )
+
+
+def _selected(fitted: Fitted, position_of: dict[int, int]) -> tuple[list[int], dict[int, Any]]:
+    """A fresh fit's units (positions, in order) and those shown in a shorter version."""
+    chosen = [position_of[id(unit)] for unit in fitted.units]
+    return chosen, {position_of[id(unit)]: v for unit, v in fitted.variants.items()}
 
 
 def _strong(scores: RecallScores, corpus: npt.NDArray[np.bool_]) -> npt.NDArray[np.intp]:
