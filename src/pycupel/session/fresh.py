@@ -36,7 +36,7 @@ zone, and a larger zone with lower watermarks (``docs/benchmarks/sessions.md``),
 recalls within a point or two of ``fit_messages`` for under half its cost where the budget is
 small. The weighing by what a cheaper request lacks (rather than by its share of the two
 totals) and the best match kept only when it holds more are what bring LoCoMo at 4,000
-tokens within a point of ``fit_messages``, at the end and in a row (three conversations).
+tokens within a point of ``fit_messages``, at the end and in a row (all ten conversations).
 The one-off request holds no running summary. Its usage, when recorded, calibrates the
 session's ratio; what single units cost is learned from the window's requests only.
 """
