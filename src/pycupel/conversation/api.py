@@ -37,7 +37,7 @@ from pycupel.conversation.recall import checked_recall
 from pycupel.conversation.repair import group_units
 from pycupel.conversation.summary import Summary, dropped_messages, insert_after_system
 from pycupel.conversation.units import MessageUnits
-from pycupel.conversation.versions import resolve_shrink
+from pycupel.conversation.versions import Remembering, resolve_shrink
 from pycupel.diagnostics import SelectionReport
 from pycupel.errors import PipelineConfigError
 from pycupel.model import ContextItem
@@ -186,12 +186,15 @@ def _fit(
     read: Mapping[str, Any],
 ) -> Fitting[M, S]:
     repair = read["repair"]
+    # A tool result's text is counted when the history is read, and again for its versions
+    # and excerpts: one remembering counter serves the whole fit.
+    counting = _counting_once(counter)
     units = read_units(
         codec,
         messages,
         system,
         {
-            "counter": counter,
+            "counter": counting,
             "tools": read["tools"],
             "overhead": read["overhead"],
             "pin_system": read["pin_system"],
@@ -214,7 +217,7 @@ def _fit(
         structure=resolve_structure(policy, read["structure"], read["keep_recent"]),
         shrink=resolve_shrink(read["shrink"], policy=policy),
         editor=codec.editor(units.overhead),
-        counter=counter,
+        counter=counting,
         recall=checked_recall(read["recall"]),
         leading_filter=(
             LeadingFilter(START_WITH_USER_FILTER, codec.opens_wrongly) if leading else None
@@ -235,3 +238,11 @@ def _fit(
                 )
     system_kept = any(unit.system_parameter for unit in fitted.units)
     return Fitting(fitted_messages, system if system_kept else None, fitted.report)
+
+
+def _counting_once(counter: TokenCounter | None) -> TokenCounter | None:
+    """``counter`` (the default one when ``None``) counting each distinct text once; an
+    invalid counter is returned as given, for :func:`read_units` to report."""
+    if counter is not None and not callable(getattr(counter, "count_batch", None)):
+        return counter
+    return Remembering(resolve_counter(counter))

@@ -353,7 +353,9 @@ def _versions(
     whole = sum(max(unit.item.tokens, 0) for unit in candidates)
     if whole <= compute_effective_budget(budget, 0).target_tokens:
         return {}, None
-    resolved = Remembering(resolve_counter(counter))  # the versions count a text once
+    resolved = resolve_counter(counter)
+    if not isinstance(resolved, Remembering):
+        resolved = Remembering(resolved)  # the versions count a text once
     versions = unit_versions(
         candidates, units.messages, editor=editor, counter=resolved, shrink=shrink
     )
