@@ -178,7 +178,10 @@ def _ascii_pieces(joined_texts: str) -> tuple[list[int], set[int]]:
     rests = lengths.copy()
     broken = np.zeros(0, dtype=np.intp)
     if len(breaks):
-        broken = np.unique(np.searchsorted(starts, breaks, side="right") - 1)
+        # The runs holding a break, in order (breaks are sorted, so are their runs: the
+        # repeats are dropped without the sort np.unique would do).
+        holding = np.searchsorted(starts, breaks, side="right") - 1
+        broken = holding[np.r_[True, holding[1:] != holding[:-1]]]
         last_break = breaks[np.searchsorted(breaks, bounds[broken + 1], side="left") - 1]
         rests[broken] = bounds[broken + 1] - 1 - last_break
     for run in np.flatnonzero(rests >= _LONG_RUN).tolist():
