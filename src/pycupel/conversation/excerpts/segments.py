@@ -49,6 +49,9 @@ _SIGNATURE: Final = re.compile(
     r"interface\s|enum\s|type\s+\w+\s|export\s|module\s|package\s|(?:public|private|protected|"
     r"static|final|abstract|override)\s)"
 )
+_SIGNATURE_STARTS: Final = frozenset("@acdefimopst")
+"""The characters a signature starts with (after its indent): what :data:`_SIGNATURE`'s
+alternatives start with, so that the other lines are not matched at all."""
 _CODE: Final = re.compile(
     r"\s*(?:def\s|class\s|import\s|from\s+\S+\s+import\s|func\s|function[\s(*]|const\s|let\s|"
     r"var\s|return\b|if\s*\(|for\s*\(|while\s*\(|#include|fn\s|pub\s|impl\s|package\s|@\w+|"
@@ -179,7 +182,9 @@ def _anchors(shape: Shape, lines: list[str]) -> list[int]:
     elif shape == "prose":
         heading = -1
         for position, line in enumerate(lines):
-            if _HEADING.match(line):
+            # A heading's "#" stands within its first four characters: the other lines
+            # (nearly all of them) are not matched at all.
+            if "#" in line[:4] and _HEADING.match(line):
                 heading = position
             elif heading >= 0:
                 anchors[position] = heading
@@ -190,8 +195,9 @@ def _anchors(shape: Shape, lines: list[str]) -> list[int]:
         for position, line in enumerate(lines):
             if not line.strip():
                 continue
-            indent = len(line) - len(line.lstrip())
-            section = shape == "config" and bool(_SECTION.match(line))
+            stripped = line.lstrip()
+            indent = len(line) - len(stripped)
+            section = shape == "config" and "[" in stripped and bool(_SECTION.match(line))
             if section:
                 stack.clear()
             while stack and stack[-1][0] >= indent:
@@ -200,7 +206,9 @@ def _anchors(shape: Shape, lines: list[str]) -> list[int]:
                 anchors[position] = stack[-1][1]
             if section:
                 stack.append((-1, position))
-            elif shape == "config" or _SIGNATURE.match(line):
+            elif shape == "config" or (
+                stripped[:1] in _SIGNATURE_STARTS and _SIGNATURE.match(line)
+            ):
                 stack.append((indent, position))
     return anchors
 
