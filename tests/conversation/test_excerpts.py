@@ -12,10 +12,11 @@ from hypothesis import strategies as st
 
 from pycupel.adapters import openai
 from pycupel.conversation import variant_name
+from pycupel.conversation.excerpts.answers import answer_patterns
 from pycupel.conversation.excerpts.excerpt import render
 from pycupel.conversation.excerpts.plan import ExcerptPlan, UnitOffer, allocate
 from pycupel.conversation.excerpts.relevance import segment_values
-from pycupel.conversation.excerpts.segments import segment
+from pycupel.conversation.excerpts.segments import PROSE_LINE, segment
 from pycupel.conversation.versions import Shrink
 
 MARKER = re.compile(r"\[\.\.\. ([\d,]+) (?:lines?|items?|members?) \(([\d,]+) tokens\) elided")
@@ -100,6 +101,26 @@ def test_a_very_long_line_is_cut_into_sentences() -> None:
     segments = segment(text)
     assert len(segments) > 10
     assert "".join(segments.texts()) == text
+
+
+def test_a_long_prose_paragraph_is_cut_into_its_sentences() -> None:
+    paragraph = (
+        "The gateway is stateless, so scaling it out only needs more replicas. "
+        "Since the split, tax lines are written to tax_lines_2024q3 only. "
+        "Reads that can tolerate a few seconds of staleness should go to a replica. "
+        "Nobody should write to the accounts table by hand; use the admin endpoints. "
+        "Deploys of the gateway need a review by the on-call team before they roll out. "
+        "The replicas are rebuilt every night from the latest snapshot of the primary."
+    )
+    assert len(paragraph) > PROSE_LINE
+    text = "# Design\n\n" + paragraph + "\n\nShort closing line.\n"
+    segments = segment(text)
+    assert segments.shape == "prose"
+    texts = segments.texts()
+    assert "".join(texts) == text
+    assert "Since the split, tax lines are written to tax_lines_2024q3 only. " in texts
+    # Every piece of the paragraph stays under its section's heading.
+    assert all(texts[segments.anchors[n]] == "# Design\n" for n in range(2, len(texts) - 2))
 
 
 # --------------------------------------------------------------------------- rendering
@@ -193,6 +214,32 @@ def test_a_table_row_matches_the_column_names_of_its_header() -> None:
         "what timeout in ms applies to the ledger cache?",
     )
     assert max(values[0]) == values[0][25] > max(values[1])
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("What version is the routing producer running?", "routing producer runs 6.11.21"),
+        ("Which port does the routing producer listen on?", "routing producer on :7443"),
+        (
+            "What is the base URL of the routing producer?",
+            "routing producer at https://r.acme.io/v2",
+        ),
+        ("What timeout does the routing producer use?", "routing producer times out at 900 ms"),
+    ],
+)
+def test_a_line_holding_the_kind_of_value_asked_for_counts_more(question: str, answer: str) -> None:
+    # Every line names the routing producer the same way; one also holds the kind of value
+    # the question asks for, and the others hold other kinds (an owner, a count, a flag).
+    lines = [f"The routing producer is owned by team-{n} and pages them." for n in range(30)]
+    lines += [f"The routing producer handled {n} batches during the drill." for n in range(30)]
+    lines[41] = f"Checked again: the {answer}."
+    assert _best(lines, question) == 41
+
+
+def test_a_question_naming_no_kind_of_value_prefers_none() -> None:
+    assert answer_patterns("Which rotation does an unacknowledged page escalate to?") == []
+    assert len(answer_patterns("Which port and which version?")) == 2
 
 
 def test_a_long_output_whose_call_names_the_question_is_weighed_in_full() -> None:

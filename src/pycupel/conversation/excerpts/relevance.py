@@ -12,6 +12,10 @@ compare across texts:
   word with the question counts for less in a text about something else:
   :data:`TEXT_FLOOR`): the text with its unit's call (the tool's name and arguments, what a
   question names an output by), or the call alone, whichever matches better.
+* **The kind of answer**: a question that names the kind of value it wants ("which port",
+  "what version") is answered by a value of that kind, so a matching segment that holds one
+  counts :data:`ANSWER_SHARE` more (:mod:`~pycupel.conversation.excerpts.answers`): of two
+  lines that name the same service, the one holding a version answers "what version".
 * **Trouble**: log lines that report errors, failures, tracebacks and warnings
   (:data:`TROUBLE_BONUS`, :data:`WARNING_BONUS`). Query expansion is not used: the best
   matching lines of a long output are often many lines of one template, whose words would
@@ -43,6 +47,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
+from pycupel.conversation.excerpts.answers import answer_patterns, holding
 from pycupel.conversation.excerpts.segments import Segments
 from pycupel.scorers._lexical import Bm25Corpus, split_case, terms_of
 
@@ -56,6 +61,8 @@ CLOSING_BONUS: Final = 0.05
 NEIGHBOUR_SHARE: Final = 0.3
 GROUP_CONTEXT: Final = 0.5
 """A query term's match in a segment's whole counts this share for the segment."""
+ANSWER_SHARE: Final = 0.5
+"""A matching segment holding a value of the kind the question asks for counts this much more."""
 TEXT_FLOOR: Final = 0.35
 """A segment's relevance counts this share in the text that matches the query least, all of
 it in the text that matches best."""
@@ -121,6 +128,7 @@ def segment_values(
     if flat and query.strip():
         named = list(labels) if labels is not None else []
         corpus = Bm25Corpus(flat + named, k1=1.2, b=0.75, split_case=True)
+        wanted = answer_patterns(query)
         query = split_case(query)
         terms = corpus.terms(query)
         sequence = terms_of([query])[0]
@@ -148,6 +156,9 @@ def segment_values(
             best = _best_group(in_groups, wholes, offsets, matched.shape[1])
             matched = np.maximum(matched, GROUP_CONTEXT * best)
         relevance = _scaled((idf @ matched)[: len(flat)])
+        if wanted:
+            held = holding(flat, np.flatnonzero(relevance), wanted)
+            relevance *= 1.0 + ANSWER_SHARE * held
     values: list[list[float]] = []
     for number, (segments, texts_of) in enumerate(zip(texts, pieces, strict=True)):
         count = len(texts_of)

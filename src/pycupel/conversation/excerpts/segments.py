@@ -10,7 +10,7 @@
   sits in (``def``, ``class``, ``func``, ``function``...), so a kept line shows where it is;
 * **tables** (pipe, psql or CSV rows): rows, anchored to the header;
 * **markdown and prose**: lines (a paragraph per line, or wrapped lines), anchored to the
-  heading of their section; a very long line is cut into sentences;
+  heading of their section; a long paragraph is cut into sentences;
 * **configuration** (YAML, INI, TOML, ``key: value`` listings such as ``kubectl describe``):
   lines, each anchored to its parent (the line above it indented less, or its ``[section]``);
 * **logs** and anything else: lines.
@@ -37,6 +37,9 @@ Shape = Literal["json", "code", "table", "config", "prose", "log"]
 
 LONG_LINE: Final = 600
 """A line longer than this many characters is cut into sentences (or fixed pieces)."""
+PROSE_LINE: Final = 400
+"""A prose line (a paragraph) longer than this many characters is cut into sentences: a
+question is answered by one sentence of a paragraph, which costs a fraction of it."""
 _PIECE: Final = 400
 """Characters of a piece of a long line that has no sentence ends."""
 _SPLIT_ELEMENT: Final = 240
@@ -123,7 +126,7 @@ def segment(text: str) -> Segments:
     line_spans = list(zip([0, *ends[:-1]], ends, strict=True))
     shape = _line_shape(lines)
     anchors = _anchors(shape, lines)
-    if max(map(len, lines), default=0) <= LONG_LINE:  # the common case: a segment a line
+    if max(map(len, lines), default=0) <= _longest(shape):  # the common case: a segment a line
         numbers = tuple(range(1, len(lines) + 1))
         return Segments(shape, text, tuple(line_spans), numbers, tuple(anchors))
     return _split_long_lines(shape, text, line_spans, anchors)
@@ -232,11 +235,12 @@ def _split_long_lines(
     numbers: list[int] = []
     kept_anchors: list[int] = []
     first_segment: list[int] = []  # the first segment of each line
+    longest = _longest(shape)
     for number, (start, end) in enumerate(line_spans):
         first_segment.append(len(spans))
         anchor = anchors[number]
         mapped = first_segment[anchor] if anchor >= 0 else -1
-        if end - start <= LONG_LINE:
+        if end - start <= longest:
             spans.append((start, end))
             numbers.append(number + 1)
             kept_anchors.append(mapped)
@@ -246,6 +250,11 @@ def _split_long_lines(
             numbers.append(number + 1)
             kept_anchors.append(mapped)
     return Segments(shape, text, tuple(spans), tuple(numbers), tuple(kept_anchors))
+
+
+def _longest(shape: Shape) -> int:
+    """The most characters a line of ``shape`` keeps as one segment."""
+    return PROSE_LINE if shape == "prose" else LONG_LINE
 
 
 def _pieces(text: str, start: int, end: int) -> list[tuple[int, int]]:
