@@ -170,7 +170,13 @@ def _corpus_words(texts: Sequence[str], *, camel: bool = False) -> tuple[IntArra
             whole = joined.count(_SEPARATOR) == max(len(texts) - 1, 0)
             texts = joined.split(glue) if whole else [split_case(text) for text in texts]
     if not joined.isascii():
-        joined = glue.join([text if text.isascii() else " ".join(words_of(text)) for text in texts])
+        whole = joined.count(_SEPARATOR) == max(len(texts) - 1, 0)
+        folded = _folded(joined) if whole else None
+        joined = (
+            folded
+            if folded is not None
+            else glue.join([text if text.isascii() else " ".join(words_of(text)) for text in texts])
+        )
     separator = _SEPARATOR.encode()
     if joined.count(_SEPARATOR) != max(len(texts) - 1, 0):
         # A text holding the separator character itself: fall back to one split per text.
@@ -192,6 +198,31 @@ def _corpus_words(texts: Sequence[str], *, camel: bool = False) -> tuple[IntArra
     remap = np.fromiter(map(word_ids.get, distinct, repeat(-1)), dtype=np.intp, count=len(distinct))
     remap[0] = _SEPARATOR_ID
     return remap[first_seen], term_ids
+
+
+_FOLDED_CHARACTERS: Final = 16
+"""The most distinct non-ASCII characters :func:`_folded` replaces one at a time."""
+
+
+def _folded(text: str) -> str | None:
+    """``text`` with each non-ASCII character replaced by its casefolded form, the
+    characters of that form that are not letters or digits by spaces (``None`` when it
+    has more than :data:`_FOLDED_CHARACTERS` distinct ones).
+
+    Casefolding maps each character on its own, so the byte translation of
+    :func:`_corpus_words` finds in the result the words :func:`words_of` finds in each
+    text, without a regex pass over the mostly ASCII text around the few others.
+    """
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    found = np.unique(codes[codes > 127])
+    if len(found) > _FOLDED_CHARACTERS:
+        return None
+    for code in found.tolist():
+        character = chr(code)
+        folded = "".join(c if _WORD.fullmatch(c) else " " for c in character.casefold())
+        if folded != character:
+            text = text.replace(character, folded)
+    return text
 
 
 class _FirstSeen(dict[bytes, int]):
