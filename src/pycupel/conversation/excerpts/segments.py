@@ -230,26 +230,35 @@ def _table_header(lines: list[str]) -> int:
 def _split_long_lines(
     shape: Shape, text: str, line_spans: list[tuple[int, int]], anchors: list[int]
 ) -> Segments:
-    """The lines as segments, a very long line cut into sentences (or fixed pieces)."""
-    spans: list[tuple[int, int]] = []
-    numbers: list[int] = []
-    kept_anchors: list[int] = []
-    first_segment: list[int] = []  # the first segment of each line
+    """The lines as segments, a long line cut into sentences (or fixed pieces)."""
     longest = _longest(shape)
-    for number, (start, end) in enumerate(line_spans):
-        first_segment.append(len(spans))
-        anchor = anchors[number]
-        mapped = first_segment[anchor] if anchor >= 0 else -1
-        if end - start <= longest:
-            spans.append((start, end))
-            numbers.append(number + 1)
-            kept_anchors.append(mapped)
-            continue
-        for piece_start, piece_end in _pieces(text, start, end):
-            spans.append((piece_start, piece_end))
-            numbers.append(number + 1)
-            kept_anchors.append(mapped)
-    return Segments(shape, text, tuple(spans), tuple(numbers), tuple(kept_anchors))
+    cut = {
+        number: _pieces(text, start, end)
+        for number, (start, end) in enumerate(line_spans)
+        if end - start > longest
+    }
+    # The few long lines are spliced in; every other line is a segment as it stands.
+    spans: list[tuple[int, int]] = []
+    previous = 0
+    for number, pieces in cut.items():
+        spans += line_spans[previous:number]
+        spans += pieces
+        previous = number + 1
+    spans += line_spans[previous:]
+    counts = np.ones(len(line_spans), dtype=np.intp)
+    counts[list(cut)] = [len(pieces) for pieces in cut.values()]
+    first = np.zeros(len(line_spans), dtype=np.intp)  # the first segment of each line
+    np.cumsum(counts[:-1], out=first[1:])
+    line_anchors = np.asarray(anchors, dtype=np.intp)
+    mapped = np.where(line_anchors >= 0, first[np.maximum(line_anchors, 0)], -1)
+    numbers = np.repeat(np.arange(1, len(line_spans) + 1, dtype=np.intp), counts)
+    return Segments(
+        shape,
+        text,
+        tuple(spans),
+        tuple(numbers.tolist()),
+        tuple(np.repeat(mapped, counts).tolist()),
+    )
 
 
 def _longest(shape: Shape) -> int:
