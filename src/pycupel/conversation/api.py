@@ -37,7 +37,7 @@ from pycupel.conversation.recall import checked_recall
 from pycupel.conversation.repair import group_units
 from pycupel.conversation.summary import Summary, dropped_messages, insert_after_system
 from pycupel.conversation.units import MessageUnits
-from pycupel.conversation.versions import Remembering, resolve_shrink
+from pycupel.conversation.versions import remembering, resolve_shrink
 from pycupel.diagnostics import SelectionReport
 from pycupel.errors import PipelineConfigError
 from pycupel.model import ContextItem
@@ -245,4 +245,4 @@ def _counting_once(counter: TokenCounter | None) -> TokenCounter | None:
     invalid counter is returned as given, for :func:`read_units` to report."""
     if counter is not None and not callable(getattr(counter, "count_batch", None)):
         return counter
-    return Remembering(resolve_counter(counter))
+    return remembering(resolve_counter(counter))

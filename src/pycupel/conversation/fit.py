@@ -47,7 +47,7 @@ from pycupel.conversation.upgrade import (
     resolve_versions,
     select_with_variants,
 )
-from pycupel.conversation.versions import Editor, Remembering, Shrink, Variant, unit_versions
+from pycupel.conversation.versions import Editor, Shrink, Variant, remembering, unit_versions
 from pycupel.diagnostics import ExcludedItem, Filtered, SelectionReport
 from pycupel.errors import PinnedBudgetError, PipelineConfigError
 from pycupel.model import ContextBudget, ContextItem, compute_effective_budget
@@ -353,9 +353,7 @@ def _versions(
     whole = sum(max(unit.item.tokens, 0) for unit in candidates)
     if whole <= compute_effective_budget(budget, 0).target_tokens:
         return {}, None
-    resolved = resolve_counter(counter)
-    if not isinstance(resolved, Remembering):
-        resolved = Remembering(resolved)  # the versions count a text once
+    resolved = remembering(resolve_counter(counter))  # the versions count a text once
     versions = unit_versions(
         candidates, units.messages, editor=editor, counter=resolved, shrink=shrink
     )

@@ -57,6 +57,7 @@ __all__ = [
     "VariantName",
     "Versions",
     "make_variant",
+    "remembering",
     "resolve_shrink",
     "unit_key",
     "unit_versions",
@@ -182,8 +183,7 @@ def unit_versions(
     shrink: Shrink,
 ) -> dict[int, Versions[M]]:
     """Position of a unit -> its shorter versions (units without any are left out)."""
-    if not isinstance(counter, Remembering):
-        counter = Remembering(counter)  # a result's text is counted for several versions
+    counter = remembering(counter)  # a result's text is counted for several versions
     tool_positions = [
         position
         for position, unit in enumerate(units)
@@ -259,6 +259,11 @@ class Remembering:
             counts = checked_counts(self._counter, self._counter.count_batch(missing), len(missing))
             known.update(zip(missing, counts, strict=True))
         return list(map(known.__getitem__, texts))
+
+
+def remembering(counter: TokenCounter) -> Remembering:
+    """``counter`` counting each distinct text once (itself when it already does)."""
+    return counter if isinstance(counter, Remembering) else Remembering(counter)
 
 
 def _placeholder(shrink: Shrink, counter: TokenCounter) -> Replace:

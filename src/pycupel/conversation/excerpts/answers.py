@@ -19,29 +19,27 @@ import numpy as np
 
 __all__ = ["answer_patterns", "holding"]
 
-_ANY_CASE: Final = re.IGNORECASE
-
 # (what the question says, what a value of that kind looks like, the value's flags)
 _KINDS: Final[tuple[tuple[re.Pattern[str], re.Pattern[str]], ...]] = tuple(
     (re.compile(asked, re.IGNORECASE), re.compile(value, flags))
     for asked, value, flags in (
         (r"\bversions?\b|\breleases?\b", r"\bv?\d+\.\d+\.\d+", 0),
-        (r"\burls?\b|\bendpoints?\b|\buris?\b", r"\b[a-z][a-z0-9+.-]*://[^\s\"'<>]", _ANY_CASE),
-        (r"\bports?\b", r":\d{2,5}\b|\bport\W{0,3}\d{2,5}\b", _ANY_CASE),
+        (r"\burls?\b|\bendpoints?\b|\buris?\b", r"\b[a-z][a-z0-9+.-]*://[^\s\"'<>]", re.IGNORECASE),
+        (r"\bports?\b", r":\d{2,5}\b|\bport\W{0,3}\d{2,5}\b", re.IGNORECASE),
         (r"\baddress(?:es)?\b|\bips?\b|\bhosts?\b", r"\b\d{1,3}(?:\.\d{1,3}){3}\b", 0),
         (
             r"\btime ?outs?\b|\bhow long\b|\blatency\b|\bdurations?\b|\bmilliseconds\b|\bseconds\b",
             r"\b\d+(?:\.\d+)?\s?(?:ms|milliseconds?|s|secs?|seconds?|minutes?|mins?|h|hours?)\b",
-            _ANY_CASE,
+            re.IGNORECASE,
         ),
-        (r"\bpercent(?:age)?\b|%|\brollouts?\b", r"\d\s?%|\bpct\b|\bpercent", _ANY_CASE),
+        (r"\bpercent(?:age)?\b|%|\brollouts?\b", r"\d\s?%|\bpct\b|\bpercent", re.IGNORECASE),
         (
             r"\brate limits?\b|\bper second\b|\brps\b|\bqps\b",
             r"\d\s?(?:req(?:uests)?/s|rps|qps)\b|\brequests per second\b|rps\b|rate_?limit",
-            _ANY_CASE,
+            re.IGNORECASE,
         ),
-        (r"\bdays\b", r"\b\d+\s?(?:days?|d)\b", _ANY_CASE),
-        (r"\bwho\b|\bown(?:s|er|ers|ing|ed)?\b", r"\bteam[-_ ]?\w|@[\w-]+", _ANY_CASE),
+        (r"\bdays\b", r"\b\d+\s?(?:days?|d)\b", re.IGNORECASE),
+        (r"\bwho\b|\bown(?:s|er|ers|ing|ed)?\b", r"\bteam[-_ ]?\w|@[\w-]+", re.IGNORECASE),
         (
             r"\b(?:error|status|exit|response|return) codes?\b",
             r"\b[A-Z]+_[A-Z0-9_]{2,}\b|\b[A-Z]{1,4}-?\d{3,}\b|\b[1-5]\d\d\b",
@@ -66,10 +64,10 @@ def holding(
     if not len(candidates):
         return held
     chosen = [texts[position] for position in candidates.tolist()]
-    # One scan of the candidates joined, each match placed by its start: no value spans
-    # the separator (none of the patterns crosses more than three characters that are not
-    # letters or digits, nor matches a NUL), so a text holds a match exactly when it would
-    # alone.
+    # One scan of the candidates joined, each match placed by its start. No match spans
+    # the separator (a line break, which no pattern takes as part of a value, then more
+    # characters that are neither letters nor digits than any pattern crosses), so a text
+    # holds a match exactly when it would alone.
     joined = _SEPARATOR.join(chosen)
     starts = np.zeros(len(chosen), dtype=np.intp)
     np.cumsum([len(text) + len(_SEPARATOR) for text in chosen[:-1]], out=starts[1:])

@@ -313,9 +313,11 @@ def _signals(segments: Segments, texts: list[str]) -> np.ndarray:
                 else pattern.finditer(text)
             )
             where = np.fromiter((match.start() for match in found), dtype=np.intp)
-            holding = np.searchsorted(starts, where, side="right") - 1
+            found_in = np.searchsorted(starts, where, side="right") - 1
             # The matches are in order, so are their segments: repeats are neighbours.
-            return holding[np.r_[True, holding[1:] != holding[:-1]]] if len(holding) else holding
+            return (
+                found_in[np.r_[True, found_in[1:] != found_in[:-1]]] if len(found_in) else found_in
+            )
 
         troubled = reported(_TROUBLE, _TROUBLE_LOWERED)
         bonus[troubled] += TROUBLE_BONUS
