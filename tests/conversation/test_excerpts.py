@@ -322,6 +322,43 @@ def test_a_huge_result_keeps_the_line_asked_about_and_fills_the_room() -> None:
     assert described["elided"]
 
 
+def rounds_history(rounds: int) -> list[dict[str, Any]]:
+    """An agent that tails the logs of many hosts, narrating each call; the first output is
+    long and holds the line the last question asks about."""
+    lines = [
+        f"2026-11-21T10:{n // 60 % 60:02d}:{n % 60:02d}Z INFO worker {n % 13} flushed batch {n}"
+        for n in range(3000)
+    ]
+    lines[1877] = "2026-11-21T10:31:17Z INFO ledger-sync connected to replica db-7 on port 6543"
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "You are an ops agent."}]
+    for n in range(rounds):
+        function = {"name": "tail", "arguments": json.dumps({"host": f"node-{n}", "lines": 500})}
+        call = {"id": f"c{n}", "type": "function", "function": function}
+        messages.append(
+            {
+                "role": "assistant",
+                "content": f"Nothing conclusive on node-{n - 1} yet, so I will tail the logs of "
+                f"node-{n} next and compare the error rates with the previous hour.",
+                "tool_calls": [call],
+            }
+        )
+        body = "\n".join(lines if n == 0 else [f"node-{n} heartbeat {k} ok" for k in range(60)])
+        messages.append({"role": "tool", "tool_call_id": f"c{n}", "content": body})
+    messages.append({"role": "user", "content": "Which port does ledger-sync use for the replica?"})
+    return messages
+
+
+@pytest.mark.parametrize("budget", [2_500, 3_000])
+def test_the_placeholders_of_many_rounds_give_way_to_the_line_asked_about(budget: int) -> None:
+    # The calls and placeholders of forty rounds alone would fill most of the budget: the
+    # strongest match of the long output is kept before the oldest of them.
+    history = rounds_history(40)
+    fitted, _ = openai.fit_messages(history, budget=budget)
+    assert "port 6543" in text_of(fitted)
+    assert openai.count_tokens(fitted) <= budget
+    openai.from_messages(fitted)
+
+
 def test_a_json_result_excerpt_is_valid_json_in_the_window() -> None:
     history = tool_history(LISTING, "Which version does svc-23 run?", calls=2)
     fitted, _ = openai.fit_messages(history, budget=600)

@@ -57,7 +57,8 @@ def test_a_policys_own_shrink_options_are_used() -> None:
         shrink=Shrink(exclude_tools={"read_file"}, truncate=False),
     )
     fitted, report = openai.fit_messages(HISTORY.messages, budget=BUDGET, policy=policy)
-    assert names(report) == {"full", "placeholder"}
+    assert "placeholder" in names(report)
+    assert names(report) <= {"full", "placeholder", "excerpt"}  # never truncated
     tools = {
         c["id"]: c["function"]["name"] for m in HISTORY.messages for c in m.get("tool_calls") or ()
     }

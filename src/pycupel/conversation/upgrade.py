@@ -10,7 +10,13 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final, Generic, TypeVar
 
-from pycupel.conversation.excerpts.allocation import ExcerptPlan, UnitOffer, allocate
+from pycupel.conversation.excerpts.allocation import (
+    ExcerptPlan,
+    UnitOffer,
+    allocate,
+    segment_cost,
+    take_segment,
+)
 from pycupel.conversation.excerpts.plan import ExcerptSource
 from pycupel.conversation.excerpts.settle import settle_excerpts, shortfall, tokens_of
 from pycupel.conversation.explain import selection_report
@@ -32,6 +38,8 @@ from pycupel.shrink import Shrink
 __all__ = [
     "CUT_SHARE",
     "STRONG_MATCH",
+    "STRONG_SEGMENT",
+    "STRONG_SEGMENT_ROOM",
     "WHOLE_SHARE",
     "VariantSelection",
     "best_first",
@@ -54,6 +62,14 @@ STRONG_MATCH: Final = 0.8
 """Units the selection took that score at least this share of the best score are kept whole
 before the placeholders (the oldest placeholders give way): on tight budgets the
 placeholders of a long history would otherwise crowd out the very turns the question needs."""
+STRONG_SEGMENT: Final = 0.6
+"""The segments of the units that may be cut worth at least this share of the best
+segment's value are kept before the placeholders too (best first, within
+:data:`STRONG_SEGMENT_ROOM`; the oldest placeholders give way): at 2 % of a long agent
+history the calls and placeholders alone fill nine tenths of the room, and the line the
+question is about would find none."""
+STRONG_SEGMENT_ROOM: Final = 0.5
+"""The share of the room the segments kept before the placeholders may take."""
 
 # --------------------------------------------------------------------------- selection
 
@@ -103,7 +119,10 @@ def select_with_variants(
        unit kept whole gives its floor back);
     4. every unit step 3 did not keep falls back to its floor (or is left out);
     5. the room left goes to excerpts and upgrades (with ``excerpts``, the source of the
-       units' excerpts): first the valuable segments of the units that may be cut, by value
+       units' excerpts): first the strongest segments of the units that may be cut (at
+       least :data:`STRONG_SEGMENT` of the best segment's value, within
+       :data:`STRONG_SEGMENT_ROOM` of the room; the oldest floors give way to them, as to
+       the strongest units), then the other valuable segments, by value
        per token (:mod:`pycupel.conversation.excerpts.plan`); then the other units, best
        value per token first, each to the largest version that fits; then what is left of
        the segments, so that no room is left while something could fill it.
@@ -239,6 +258,56 @@ def _anchor(
     return None
 
 
+def _strongest_segments(
+    plans: Sequence[ExcerptPlan],
+    floors: dict[int, Variant[M]],
+    chosen: Mapping[int, object],
+    *,
+    used: int,
+    room: int,
+) -> int:
+    """Keep the strongest segments of ``plans`` (at least :data:`STRONG_SEGMENT` of the best
+    segment's value, best first, within :data:`STRONG_SEGMENT_ROOM` of ``room``) before the
+    placeholders: one that does not fit takes the room of the oldest ``floors`` (removed
+    from it), as the strongest units do. Returns the tokens used, these segments counted."""
+    best = max((max(values, default=0.0) for plan in plans for values in plan.values), default=0.0)
+    if best <= 0.0:
+        return used
+    bar = STRONG_SEGMENT * best
+    strong = sorted(
+        (
+            (-value, plan.position, number, text, segment)
+            for number, plan in enumerate(plans)
+            for text, values in enumerate(plan.values)
+            for segment, value in enumerate(values)
+            if value >= bar
+        )
+    )
+    limit = int(room * STRONG_SEGMENT_ROOM)
+    spent = 0
+    for _, position, number, text, segment in strong:
+        plan = plans[number]
+        if segment in plan.chosen[text]:
+            continue
+        current = {position: floors[position].item.tokens} if position in floors else {}
+        cost = segment_cost(plan, text, segment, current)
+        if spent + cost > limit:
+            continue
+        for older in sorted(floors):
+            if used + cost <= room:
+                break
+            if older != position and older not in chosen:
+                used -= floors.pop(older).item.tokens
+        if used + cost > room:
+            continue
+        used += cost
+        spent += cost
+        plan.spent += cost
+        plan.started = True
+        take_segment(plan, text, segment)
+    return used
+
+
 def best_first(positions: Sequence[int], scores: Sequence[float]) -> list[int]:
     """``positions`` (ascending) by score, best first, ties newest first: the order of
     ``sorted(positions, key=lambda p: (-scores[p], -p))``, from a stable sort of the
@@ -347,6 +416,7 @@ def _complete(
         plans = excerpts.plans(sorted(cut))
     if plans:
         assert excerpts is not None  # plans come from it
+        used = _strongest_segments(plans, floors, chosen, used=used, room=room)
         # The units the selection took and the segments of the units that may be cut share
         # the room by value per token; a unit all of whose segments are taken is kept whole.
         offers = [

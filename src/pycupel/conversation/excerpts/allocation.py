@@ -26,7 +26,7 @@ import numpy as np
 
 from pycupel.conversation.excerpts.segments import Segments
 
-__all__ = ["ExcerptPlan", "UnitOffer", "allocate"]
+__all__ = ["ExcerptPlan", "UnitOffer", "allocate", "segment_cost", "take_segment"]
 
 
 @dataclass(slots=True, eq=False)
@@ -177,12 +177,12 @@ def allocate(
         plan = plans[first]
         if kind == _ENTRY:
             text, segment = _best(plan)
-            cost = _cost(plan, text, segment, current)
+            cost = segment_cost(plan, text, segment, current)
             if cost > room:
                 continue
             room -= cost
             plan.spent += cost
-            _take(plan, text, segment)
+            take_segment(plan, text, segment)
             plan.started = True
             rankings[first] = ranking = _Ranking(plan, density)
             cursor = -1
@@ -192,11 +192,11 @@ def allocate(
             ranking = started
             text, segment = ranking.texts[cursor], ranking.segments[cursor]
             if segment not in plan.chosen[text]:
-                cost = _cost(plan, text, segment, current)
+                cost = segment_cost(plan, text, segment, current)
                 if cost <= room:
                     room -= cost
                     plan.spent += cost
-                    _take(plan, text, segment)
+                    take_segment(plan, text, segment)
         propose(first, ranking, ranking.next_open(cursor + 1, plan))
     return room, taken
 
@@ -250,12 +250,12 @@ def _entry_worth(plan: ExcerptPlan, current: Mapping[int, int], density: float) 
     if not plan.segments:
         return None
     text, segment = _best(plan)
-    cost = _cost(plan, text, segment, current)
+    cost = segment_cost(plan, text, segment, current)
     worth: float = plan.values[text][segment] / float(max(cost, 1)) ** density
     return worth
 
 
-def _cost(plan: ExcerptPlan, text: int, segment: int, current: Mapping[int, int]) -> int:
+def segment_cost(plan: ExcerptPlan, text: int, segment: int, current: Mapping[int, int]) -> int:
     """What keeping ``segment`` adds to the window: its tokens, its anchors not kept yet, a
     marker when no neighbour is kept, and, for a plan not started, its excerpt's frame less
     what the unit takes now (never less than nothing: a settled excerpt may fall back)."""
@@ -282,7 +282,7 @@ def _cost(plan: ExcerptPlan, text: int, segment: int, current: Mapping[int, int]
     return cost
 
 
-def _take(plan: ExcerptPlan, text: int, segment: int) -> None:
+def take_segment(plan: ExcerptPlan, text: int, segment: int) -> None:
     """Choose ``segment`` and its anchors."""
     plan.version += 1
     chosen = plan.chosen[text]

@@ -3,8 +3,8 @@
 :func:`~pycupel.conversation.excerpts.allocation.allocate` chooses segments on estimated
 token counts (a segment's share of its text's tokens, a typical marker). Once chosen, the
 excerpts are rendered and counted exactly; where the window then exceeds the room (markers
-and frames cost more than estimated), the largest excerpt gives up its least valuable
-segments until it fits, and where the estimates erred high, the unused room is measured for
+and frames cost more than estimated), the least valuable segments of all the excerpts are
+taken out until it fits, and where the estimates erred high, the unused room is measured for
 another round of allocation. Kept apart from the unit-level selection
 (:mod:`~pycupel.conversation.upgrade`), which calls it once the segments are chosen.
 """
@@ -42,8 +42,9 @@ def settle_excerpts(
 ) -> int:
     """Render the chosen excerpts into ``chosen`` (a unit all of whose segments were chosen
     whole), counted exactly; while the window exceeds ``room`` (an excerpt's markers and
-    frames can cost more than estimated), the largest excerpt gives up its least valuable
-    segments, the excess scaled by how far its estimate fell short. Returns the room left."""
+    frames can cost more than estimated), the least valuable segments of all the excerpts
+    are taken out, the excess scaled by how far the estimates fell short. Returns the room
+    left."""
     planned = {plan.position: plan for plan in plans}
     fallback = {p: chosen.get(p) for p in planned}
     dropped = {p for p in planned if p not in chosen}
@@ -75,13 +76,18 @@ def settle_excerpts(
         )
         if total <= room or not rendered:
             break
-        position = max(rendered, key=lambda p: tokens_of(items[p], rendered[p]))
-        plan = planned[position]
-        shortfall = tokens_of(items[position], rendered[position]) / max(_estimate(plan), 1)
-        if _trim(plan, math.ceil((total - room) / max(shortfall, 1.0))):
+        # The least valuable kept segments of all the excerpts go first, about the excess
+        # (scaled by how far the estimates fell short): trimming one excerpt at a time
+        # could drop the one line a small excerpt was kept for while others keep lines
+        # worth less.
+        shortfall = sum(tokens_of(items[p], v) for p, v in rendered.items()) / max(
+            sum(_estimate(planned[p]) for p in rendered), 1
+        )
+        trimmed = _trim(
+            [planned[p] for p in rendered], math.ceil((total - room) / max(shortfall, 1.0))
+        )
+        for plan in trimmed:
             settle(plan)
-        else:
-            del rendered[position]
     else:
         rendered = {}  # not settled within the budget: every unit as it was before
     for position, variant in rendered.items():
@@ -117,27 +123,46 @@ def shortfall(
     return max(exact / estimated, 1.0) if estimated else 1.0
 
 
-def _trim(plan: ExcerptPlan, excess: int) -> bool:
-    """Take the least valuable chosen segments out of ``plan``, about ``excess`` tokens'
-    worth (a little more), a segment with those anchored to it (an anchor counts as its most
-    valuable dependant, and goes after them); False when nothing is left to take."""
+def _kept(plan: ExcerptPlan) -> list[tuple[float, int, int]]:
+    """The chosen segments of ``plan`` as ``(value, -segment, text)``: a blank between two
+    kept segments counts as the lesser of them, an anchor as its most valuable dependant (it
+    goes after them)."""
     kept: list[tuple[float, int, int]] = []
     for text, chosen in enumerate(plan.chosen):
         values, anchors = plan.values[text], plan.texts[text].anchors
         worth = {segment: values[segment] for segment in chosen}
+        for segment, value in worth.items():
+            # A segment worth nothing (a blank line) kept between two kept neighbours joins
+            # them: it costs less than the marker its removal would add, so it goes with
+            # the lesser of them.
+            if value == 0.0 and segment - 1 in chosen and segment + 1 in chosen:
+                worth[segment] = min(values[segment - 1], values[segment + 1])
         for segment in sorted(chosen, reverse=True):  # an anchor comes before its dependants
             anchor = anchors[segment]
             if anchor in worth:
                 worth[anchor] = max(worth[anchor], worth[segment])
         kept.extend((value, -segment, text) for segment, value in worth.items())
-    if not kept:
-        return False
-    kept.sort()
+    return kept
+
+
+def _trim(plans: Sequence[ExcerptPlan], excess: int) -> list[ExcerptPlan]:
+    """Take the least valuable chosen segments out of ``plans``, about ``excess`` tokens'
+    worth (a little more), a segment with those anchored to it; returns the plans changed
+    (none when nothing is left to take)."""
+    kept = sorted(
+        (value, negative, text, number)
+        for number, plan in enumerate(plans)
+        for value, negative, text in _kept(plan)
+    )
     freed = 0
-    for _, negative, text in kept:
+    changed: dict[int, ExcerptPlan] = {}
+    for _, negative, text, number in kept:
         if freed > excess * 1.1:
             break
+        plan = plans[number]
         plan.chosen[text].discard(-negative)
         freed += plan.tokens[text][-negative]
-    plan.version += 1
-    return True
+        changed[number] = plan
+    for plan in changed.values():
+        plan.version += 1
+    return list(changed.values())
