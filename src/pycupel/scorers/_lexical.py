@@ -185,19 +185,90 @@ def _corpus_words(texts: Sequence[str], *, camel: bool = False) -> tuple[IntArra
             if position:
                 words.append(separator)
             words.extend(word.encode() for word in words_of(text))
+        numbers = _FirstSeen()
+        first_seen = np.fromiter(map(numbers.__getitem__, words), dtype=np.intp, count=len(words))
+        found = list(numbers)
     else:
-        words = joined.encode().translate(_CORPUS_BYTES).split()
-    numbers = _FirstSeen()
-    numbers[separator] = 0
-    first_seen = np.fromiter(map(numbers.__getitem__, words), dtype=np.intp, count=len(words))
-    distinct = list(map(bytes.decode, numbers))
-    stems = _stems([distinct[1:]])
+        first_seen, found = _word_numbers(joined.encode().translate(_CORPUS_BYTES))
+    distinct = list(map(bytes.decode, found))
+    stems = _stems([distinct])  # the separator, one character long, is no term
     # Term ids in order of first appearance among the stems (the sorted words' order).
     term_ids = dict(zip(dict.fromkeys(stems.values()), count()))
     word_ids = dict(zip(stems, map(term_ids.__getitem__, stems.values()), strict=True))
+    word_ids[_SEPARATOR] = _SEPARATOR_ID
     remap = np.fromiter(map(word_ids.get, distinct, repeat(-1)), dtype=np.intp, count=len(distinct))
-    remap[0] = _SEPARATOR_ID
     return remap[first_seen], term_ids
+
+
+# Word keys: a word of at most 8 bytes read as a little-endian integer, the bytes past its
+# end masked off (no byte of a word is 0, so distinct words have distinct keys).
+_KEY_MASKS: Final = np.array(
+    [(1 << (8 * length)) - 1 for length in range(8)] + [(1 << 64) - 1], dtype=np.uint64
+)
+_KEY_BYTES: Final = 8
+_FIBONACCI: Final = np.uint64(0x9E3779B97F4A7C15)
+"""2**64 over the golden ratio, odd: multiplying by it spreads keys over the high bits."""
+
+
+def _word_numbers(data: bytes) -> tuple[IntArray, list[bytes]]:
+    """Which distinct word each word of ``data`` is (its position in the list returned),
+    and the distinct words: ``data.split()`` numbered, for bytes whose only whitespace is
+    the space (a translation by :data:`_CORPUS_BYTES`).
+
+    A dict lookup per word costs most of a corpus's analysis; here the words of up to 8
+    bytes (nearly all) are numbered by array passes over their integer keys
+    (:func:`_distinct_keys`), and only the longer ones are looked up one by one (keying
+    those of up to 16 bytes as pairs of integers measured no faster).
+    """
+    size = len(data)
+    padded = np.frombuffer(data + bytes(_KEY_BYTES), dtype=np.uint8)
+    in_word = np.zeros(size + 2, dtype=bool)
+    np.not_equal(padded[:size], 32, out=in_word[1:-1])
+    edges = np.flatnonzero(in_word[1:] != in_word[:-1])
+    starts, ends = edges[0::2], edges[1::2]
+    lengths = ends - starts
+    # The 8 bytes from every position, read as one integer each (unaligned reads).
+    windows = np.ndarray(shape=(size,), dtype="<u8", buffer=padded, strides=(1,))
+    short = lengths <= _KEY_BYTES
+    keys = windows[starts[short]] & _KEY_MASKS[lengths[short]]
+    numbers = np.empty(len(starts), dtype=np.intp)
+    unique_keys, numbers[short] = _distinct_keys(keys)
+    found: list[bytes] = unique_keys.astype("<u8").view("S8").tolist()  # trailing 0s dropped
+    longer = np.flatnonzero(~short)
+    if len(longer):
+        more = _FirstSeen()
+        bounds = zip(starts[longer].tolist(), ends[longer].tolist(), strict=True)
+        numbers[longer] = len(found) + np.fromiter(
+            (more[data[start:end]] for start, end in bounds), dtype=np.intp, count=len(longer)
+        )
+        found.extend(more)
+    return numbers, found
+
+
+def _distinct_keys(keys: npt.NDArray[np.uint64]) -> tuple[npt.NDArray[np.uint64], IntArray]:
+    """The distinct nonzero ``keys``, and the position of each key among them.
+
+    A hash table of about one slot per key: each key is written to its slot (one per slot
+    wins), and a key equal to its slot's is numbered by the slot. Every occurrence of a key
+    shares its slot, so the keys that lost are none of those in the table: they are sorted
+    apart (they are few).
+    """
+    bits = max(len(keys).bit_length() - 1, 8)
+    slots = ((keys * _FIBONACCI) >> np.uint64(64 - bits)).astype(np.intp)
+    table = np.zeros(1 << bits, dtype=np.uint64)
+    table[slots] = keys
+    won = table[slots] == keys
+    occupied = np.flatnonzero(table)
+    numbers = np.zeros(len(table), dtype=np.intp)
+    numbers[occupied] = np.arange(len(occupied), dtype=np.intp)
+    positions = numbers[slots]
+    unique_keys = table[occupied]
+    if not won.all():
+        lost = np.flatnonzero(~won)
+        rest, where = np.unique(keys[lost], return_inverse=True)
+        positions[lost] = len(unique_keys) + where.reshape(-1)
+        unique_keys = np.concatenate([unique_keys, rest])
+    return unique_keys, positions
 
 
 _FOLDED_CHARACTERS: Final = 16
