@@ -145,8 +145,9 @@ def test_word_numbers_with_keys_sharing_slots() -> None:
 
     # Thousands of distinct short words in a table of about one slot per word: many lose
     # their slot and are numbered apart.
-    words = [f"w{number}".encode() for number in range(5000)] * 2
-    data = b" ".join(words)
-    numbers, found = _word_numbers(data)
-    assert len(found) == 5000
-    assert [found[number] for number in numbers.tolist()] == words
+    for width in (4, 12):  # keys of one integer, of two
+        words = [f"w{number:0{width}}".encode() for number in range(5000)] * 2
+        data = b" ".join(words)
+        numbers, found = _word_numbers(data)
+        assert len(found) == 5000
+        assert [found[number] for number in numbers.tolist()] == words

@@ -200,8 +200,8 @@ def _corpus_words(texts: Sequence[str], *, camel: bool = False) -> tuple[IntArra
     return remap[first_seen], term_ids
 
 
-# Word keys: a word of at most 8 bytes read as a little-endian integer, the bytes past its
-# end masked off (no byte of a word is 0, so distinct words have distinct keys).
+# Word keys: a word's bytes read as little-endian integers of 8 bytes, the bytes past its end
+# masked off (no byte of a word is 0, so distinct words have distinct keys).
 _KEY_MASKS: Final = np.array(
     [(1 << (8 * length)) - 1 for length in range(8)] + [(1 << 64) - 1], dtype=np.uint64
 )
@@ -216,30 +216,40 @@ def _word_numbers(data: bytes) -> tuple[IntArray, list[bytes]]:
     the space (a translation by :data:`_CORPUS_BYTES`).
 
     A dict lookup per word costs most of a corpus's analysis; here the words of up to 8
-    bytes (nearly all) are numbered by array passes over their integer keys
-    (:func:`_distinct_keys`), and only the longer ones are looked up one by one (keying
-    those of up to 16 bytes as pairs of integers measured no faster).
+    bytes (nearly all), then those of up to 16, are numbered by array passes over their
+    integer keys (:func:`_distinct_keys`, :func:`_distinct_pairs`); only the longer ones,
+    and the few of up to 16 bytes that lost their slot, are looked up one by one.
     """
     size = len(data)
-    padded = np.frombuffer(data + bytes(_KEY_BYTES), dtype=np.uint8)
+    padded = np.frombuffer(data + bytes(2 * _KEY_BYTES), dtype=np.uint8)
     in_word = np.zeros(size + 2, dtype=bool)
     np.not_equal(padded[:size], 32, out=in_word[1:-1])
     edges = np.flatnonzero(in_word[1:] != in_word[:-1])
     starts, ends = edges[0::2], edges[1::2]
     lengths = ends - starts
     # The 8 bytes from every position, read as one integer each (unaligned reads).
-    windows = np.ndarray(shape=(size,), dtype="<u8", buffer=padded, strides=(1,))
+    windows = np.ndarray(shape=(size + _KEY_BYTES,), dtype="<u8", buffer=padded, strides=(1,))
     short = lengths <= _KEY_BYTES
     keys = windows[starts[short]] & _KEY_MASKS[lengths[short]]
     numbers = np.empty(len(starts), dtype=np.intp)
     unique_keys, numbers[short] = _distinct_keys(keys)
     found: list[bytes] = unique_keys.astype("<u8").view("S8").tolist()  # trailing 0s dropped
-    longer = np.flatnonzero(~short)
-    if len(longer):
+    looked_up = np.flatnonzero(lengths > 2 * _KEY_BYTES)
+    medium = np.flatnonzero(~short & (lengths <= 2 * _KEY_BYTES))
+    if len(medium):
+        first = starts[medium]
+        pairs = np.empty((len(medium), 2), dtype=np.uint64)
+        pairs[:, 0] = windows[first]
+        pairs[:, 1] = windows[first + _KEY_BYTES] & _KEY_MASKS[lengths[medium] - _KEY_BYTES]
+        chosen, positions, won = _distinct_pairs(pairs)
+        numbers[medium] = len(found) + positions
+        found.extend(pairs[chosen].astype("<u8").view("S16").ravel().tolist())
+        looked_up = np.concatenate([looked_up, medium[~won]])
+    if len(looked_up):
         more = _FirstSeen()
-        bounds = zip(starts[longer].tolist(), ends[longer].tolist(), strict=True)
-        numbers[longer] = len(found) + np.fromiter(
-            (more[data[start:end]] for start, end in bounds), dtype=np.intp, count=len(longer)
+        bounds = zip(starts[looked_up].tolist(), ends[looked_up].tolist(), strict=True)
+        numbers[looked_up] = len(found) + np.fromiter(
+            (more[data[start:end]] for start, end in bounds), dtype=np.intp, count=len(looked_up)
         )
         found.extend(more)
     return numbers, found
@@ -269,6 +279,26 @@ def _distinct_keys(keys: npt.NDArray[np.uint64]) -> tuple[npt.NDArray[np.uint64]
         positions[lost] = len(unique_keys) + where.reshape(-1)
         unique_keys = np.concatenate([unique_keys, rest])
     return unique_keys, positions
+
+
+def _distinct_pairs(
+    pairs: npt.NDArray[np.uint64],
+) -> tuple[IntArray, IntArray, npt.NDArray[np.bool_]]:
+    """:func:`_distinct_keys` for keys of two integers (the rows of ``pairs``), a row's
+    index written to its slot: one row of each distinct pair that won its slot, each row's
+    position among them, and whether it won (a pair that lost is none of those numbered:
+    the caller looks it up)."""
+    bits = max(len(pairs).bit_length(), 8)
+    mixed = ((pairs[:, 0] * _FIBONACCI) ^ pairs[:, 1]) * _FIBONACCI
+    slots = (mixed >> np.uint64(64 - bits)).astype(np.intp)
+    table = np.full(1 << bits, -1, dtype=np.intp)
+    table[slots] = np.arange(len(pairs), dtype=np.intp)
+    winners = table[slots]
+    won = (pairs[winners, 0] == pairs[:, 0]) & (pairs[winners, 1] == pairs[:, 1])
+    occupied = np.flatnonzero(table >= 0)
+    numbers = np.zeros(len(table), dtype=np.intp)
+    numbers[occupied] = np.arange(len(occupied), dtype=np.intp)
+    return table[occupied], numbers[slots], won
 
 
 _FOLDED_CHARACTERS: Final = 16
