@@ -438,3 +438,53 @@ def _element_or_member(text: str) -> bool:
             continue
         return True
     return False
+
+
+def _elements_read_by_the_decoder(text: str) -> list[tuple[int, int, int, int]]:
+    """The elements of the container ``text`` holds, every value read by the decoder."""
+    decoder = json.JSONDecoder()
+
+    def skip(position: int) -> int:
+        return len(text) - len(text[position:].lstrip(" \t\n\r"))
+
+    position = skip(1)
+    elements: list[tuple[int, int, int, int]] = []
+    while text[position] not in "]}":
+        element_start = key_end = position
+        if text[0] == "{":
+            _, key_end = decoder.raw_decode(text, position)
+            position = skip(skip(key_end) + 1)  # the colon
+        _, value_end = decoder.raw_decode(text, position)
+        elements.append((element_start, key_end, position, value_end))
+        position = skip(value_end)
+        if text[position] == ",":
+            position = skip(position + 1)
+    return elements
+
+
+_SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=8)
+)
+
+
+@given(
+    st.lists(
+        st.recursive(_SCALARS, lambda inner: st.lists(inner, max_size=3), max_leaves=6),
+        max_size=6,
+    )
+    | st.dictionaries(st.text(max_size=4), _SCALARS | st.lists(_SCALARS, max_size=3), max_size=6),
+    st.sampled_from([None, 0, 2, "\t"]),
+    st.sampled_from([(", ", ": "), (",", ":"), (" ,\r\n", " :  ")]),
+)
+def test_elements_with_scalar_values_are_read_as_the_decoder_reads_them(
+    value: Any, indent: Any, separators: tuple[str, str]
+) -> None:
+    from pycupel.conversation.excerpts.segments import _elements
+
+    text = json.dumps(value, indent=indent, separators=separators)
+    expected = _elements_read_by_the_decoder(text)
+    assert _elements(text, 0, len(text), json.JSONDecoder()) == expected

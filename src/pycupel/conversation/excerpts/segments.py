@@ -399,8 +399,20 @@ def _elements(
     scan = decoder.raw_decode
     member = _MEMBER.match
     comma = _COMMA.match
+    # An element whose value is a string, a number, true, false or null is read, with the
+    # comma after it, by one match (in a valid document, each ends where the decoder's
+    # reading would end it); a container, or NaN and Infinity, is left to the decoder.
+    scalar = (_SCALAR_MEMBER if opening == "{" else _SCALAR_ITEM).match
     while True:
         element_start = position
+        found = scalar(text, position)
+        if found is not None:
+            value_start, value_end = found.span(2)
+            elements.append((element_start, found.end(1), value_start, value_end))
+            if found.start(3) < 0:
+                return elements
+            position = found.end()
+            continue
         key_end = position
         if opening == "{":
             found = member(text, position)  # the key (a valid document's string), the colon
@@ -467,6 +479,16 @@ _BLANK: Final = re.compile(r"[ \t\n\r]*")
 _MEMBER: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"()[ \t\n\r]*:[ \t\n\r]*')
 """A member's key (a string of a valid document, its end the empty group) and its colon."""
 _COMMA: Final = re.compile(r"[ \t\n\r]*,[ \t\n\r]*")
+_STRING: Final = r'"[^"\\]*(?:\\.[^"\\]*)*"'
+_SCALAR: Final = _STRING + r"|-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?|true|false|null"
+# An array's item or an object's member whose value is a scalar, and the comma after it when
+# there is one: group 1 ends the key (the item's start, for an item), group 2 is the value,
+# group 3 the comma; the match ends where the next element starts.
+_SCALAR_ITEM: Final = re.compile(rf"()({_SCALAR})(?=[ \t\n\r]*[,\]}}])(?:[ \t\n\r]*(,)[ \t\n\r]*)?")
+_SCALAR_MEMBER: Final = re.compile(
+    rf"{_STRING}()[ \t\n\r]*:[ \t\n\r]*({_SCALAR})(?=[ \t\n\r]*[,\]}}])"
+    rf"(?:[ \t\n\r]*(,)[ \t\n\r]*)?"
+)
 
 
 def _skip(text: str, position: int) -> int:
