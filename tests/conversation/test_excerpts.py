@@ -488,3 +488,13 @@ def test_elements_with_scalar_values_are_read_as_the_decoder_reads_them(
     text = json.dumps(value, indent=indent, separators=separators)
     expected = _elements_read_by_the_decoder(text)
     assert _elements(text, 0, len(text), json.JSONDecoder()) == expected
+
+
+@given(st.text(alphabet='ab1 -_\n{}[]",:.', min_size=1, max_size=400))
+def test_wordless_segments_are_those_without_a_letter_or_digit(text: str) -> None:
+    from pycupel.conversation.excerpts.relevance import _wordless
+
+    segments = segment(text)
+    pieces = segments.texts()
+    expected = [re.fullmatch(r"[\W_]*", piece) is not None for piece in pieces]
+    assert _wordless(segments, pieces).tolist() == expected

@@ -215,11 +215,17 @@ def _wordless(segments: Segments, texts: list[str]) -> np.ndarray:
             dtype=bool,
             count=len(texts),
         )
-    # ASCII: the letters and digits found over the text at once; a segment has none when
-    # none lies between its bounds.
-    marks = np.frombuffer(text.encode("ascii").translate(_ALNUM_BYTES), dtype=np.uint8)
-    found = np.searchsorted(np.flatnonzero(marks), segments.bounds())
-    wordless: np.ndarray = found[:, 0] == found[:, 1]
+    # ASCII: the letters and digits marked over the text at once, and whether any lies in
+    # each segment found by one reduction over the bounds (a 0 after the text, so that a
+    # bound at its end is an index; an empty segment's reduction reads the mark at its
+    # start, so it is set apart).
+    if not len(segments):
+        return np.zeros(0, dtype=bool)
+    marks = np.frombuffer(text.encode("ascii").translate(_ALNUM_BYTES) + b"\0", dtype=bool)
+    bounds = segments.bounds()
+    held = np.logical_or.reduceat(marks, bounds.reshape(-1))[::2]
+    held[bounds[:, 0] == bounds[:, 1]] = False
+    wordless: np.ndarray = ~held
     return wordless
 
 
