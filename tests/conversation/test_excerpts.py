@@ -498,3 +498,44 @@ def test_wordless_segments_are_those_without_a_letter_or_digit(text: str) -> Non
     pieces = segments.texts()
     expected = [re.fullmatch(r"[\W_]*", piece) is not None for piece in pieces]
     assert _wordless(segments, pieces).tolist() == expected
+
+
+@given(
+    st.lists(
+        st.lists(st.tuples(st.integers(0, 6), st.integers(0, 3)), max_size=12),
+        min_size=1,
+        max_size=3,
+    ),
+    st.integers(1, 3),
+    st.randoms(use_true_random=False),
+)
+def test_best_group_is_the_maximum_over_each_segments_wholes(
+    texts: list[list[tuple[int, int]]], units: int, rng: Any
+) -> None:
+    import numpy as np
+
+    from pycupel.conversation.excerpts.relevance import _best_group
+
+    # Per text: (segment, whole) pairs over 7 segments and 4 wholes.
+    wholes = [
+        (
+            [(0, 1)] * 4,
+            np.array([member for member, _ in pairs], dtype=np.intp),
+            np.array([whole for _, whole in pairs], dtype=np.intp),
+        )
+        for pairs in texts
+    ]
+    offsets = [7 * number for number in range(len(texts) + 1)]
+    documents = offsets[-1] + 2  # the labels after the segments
+    in_groups = (
+        np.array(
+            [[rng.choice([0.0, 0.5, 1.0, rng.random()]) for _ in range(4 * len(texts))]] * units
+        )
+        * np.arange(1, units + 1)[:, None]
+    )
+    expected = np.zeros((documents, units))
+    for number, (_, members, owners) in enumerate(wholes):
+        for member, whole in zip(members.tolist(), owners.tolist(), strict=True):
+            row = offsets[number] + member
+            expected[row] = np.maximum(expected[row], in_groups[:, 4 * number + whole])
+    assert _best_group(in_groups, wholes, offsets, documents).tolist() == expected.T.tolist()

@@ -198,7 +198,13 @@ def _best_group(
     )
     best = np.zeros((documents, in_groups.shape[0]), dtype=np.float64)
     if len(members):
-        np.maximum.at(best, members, in_groups.T[owners])
+        # The pairs sorted by segment, each segment's rows reduced at once (rather than
+        # np.maximum.at row by row); 0 is where every maximum starts, as it is in ``best``.
+        order = np.argsort(members, kind="stable")
+        members = members[order]
+        starts = np.flatnonzero(np.r_[True, members[1:] != members[:-1]])
+        found = np.maximum.reduceat(in_groups.T[owners[order]], starts, axis=0)
+        best[members[starts]] = np.maximum(0.0, found)
     return best.T
 
 
