@@ -88,6 +88,42 @@ def test_one_split_corpus_equals_one_split_per_text(texts: list[str], separator:
     assert corpus.size == len(texts)
 
 
+_LONG_VOCABULARY = [
+    "internationalization",
+    "internationalizations",
+    "internationalizational",
+    "internationalizatio",
+    "abcdefghijklmnop",
+    "abcdefghijklmnopq",
+    "abcdefghijklmno",
+    "request42",
+    "requests",
+    "ourselves",
+    "themselves",
+    "yourselvesx",
+    "éléphantsééééééé",
+    "v2",
+    "a1",
+]
+
+
+@given(
+    st.lists(
+        st.lists(st.sampled_from(_LONG_VOCABULARY) | st.text(max_size=20), max_size=8).map(
+            " ".join
+        ),
+        max_size=12,
+    )
+)
+def test_term_ids_of_long_and_numbered_words(texts: list[str]) -> None:
+    corpus = Bm25Corpus(texts, k1=1.2, b=0.75)
+    ids, docs, lengths, terms = _per_text_statistics(texts)
+    assert corpus._ids.tolist() == ids
+    assert corpus._doc_of.tolist() == docs
+    assert corpus._lengths.tolist() == lengths
+    assert list(corpus._term_ids) == terms
+
+
 # --------------------------------------------------------------------------- stems and cases
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterable, Sequence
-from itertools import count, pairwise, repeat
+from itertools import count, pairwise
 from typing import Any, Final, cast
 
 import numpy as np
@@ -190,14 +190,71 @@ def _corpus_words(texts: Sequence[str], *, camel: bool = False) -> tuple[IntArra
         found = list(numbers)
     else:
         first_seen, found = _word_numbers(joined.encode().translate(_CORPUS_BYTES))
-    distinct = list(map(bytes.decode, found))
-    stems = _stems([distinct])  # the separator, one character long, is no term
-    # Term ids in order of first appearance among the stems (the sorted words' order).
-    term_ids = dict(zip(dict.fromkeys(stems.values()), count()))
-    word_ids = dict(zip(stems, map(term_ids.__getitem__, stems.values()), strict=True))
-    word_ids[_SEPARATOR] = _SEPARATOR_ID
-    remap = np.fromiter(map(word_ids.get, distinct, repeat(-1)), dtype=np.intp, count=len(distinct))
+    remap, term_ids = _term_numbers(found)
     return remap[first_seen], term_ids
+
+
+_SORT_BYTES: Final = 16
+"""The bytes of a word the array sort of :func:`_term_numbers` compares (longer words that
+share them are sorted whole)."""
+_STOP_BYTES: Final = frozenset(word.encode() for word in STOP_WORDS)
+
+
+def _term_numbers(found: list[bytes]) -> tuple[IntArray, dict[str, int]]:
+    """The term id of each of the distinct words ``found`` (-1 for a stop word or a word of
+    one character, :data:`_SEPARATOR_ID` for the separator), and the term ids (stem -> id):
+    the stems of :func:`_stems`, numbered in order of first appearance among the words
+    sorted.
+
+    The sorting and the tests of the words are array passes over their first bytes (UTF-8
+    bytes sort as their characters do); only the stemming and the numbering of the stems go
+    word by word.
+    """
+    size = len(found)
+    remap = np.full(size, -1, dtype=np.intp)
+    if not size:
+        return remap, {}
+    lengths = np.fromiter(map(len, found), dtype=np.intp, count=size)
+    keys = np.array(found, dtype=f"S{_SORT_BYTES}")  # longer words cut (no word holds a 0)
+    order = np.argsort(keys, kind="stable")
+    long_words = lengths > _SORT_BYTES
+    if long_words.any():
+        # Words that share their first bytes (one of them longer) are sorted whole.
+        ties = np.flatnonzero(keys[order][1:] == keys[order][:-1])
+        if len(ties):
+            starts = ties[np.r_[True, ties[1:] != ties[:-1] + 1]]
+            ends = ties[np.r_[ties[1:] != ties[:-1] + 1, True]] + 2
+            for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
+                order[start:end] = sorted(order[start:end].tolist(), key=found.__getitem__)
+    # The stop words among the words: those whose first 16 bytes hash as a stop word's do,
+    # checked (a long word is no stop word).
+    stop = np.flatnonzero(np.isin(_prefix_hashes(keys), _STOP_HASHES)).tolist()
+    kept = lengths > 1
+    kept[[position for position in stop if found[position] in _STOP_BYTES]] = False
+    # A word ending in a digit is its own stem (every rule of the English stemmer removes
+    # or replaces a suffix of letters): most of a long output's distinct words, the numbers
+    # and ids of logs and JSON, skip the stemmer.
+    short_keys = keys.view(np.uint8).reshape(size, _SORT_BYTES)
+    last = short_keys[np.arange(size), np.minimum(lengths, _SORT_BYTES) - 1]
+    for position in np.flatnonzero(long_words).tolist():
+        last[position] = found[position][-1]
+    distinct = list(map(bytes.decode, found))
+    # A word of 2 to 4 bytes that starts with a non-ASCII byte may be one character.
+    first = short_keys[:, 0]
+    for position in np.flatnonzero(kept & (lengths <= 4) & (first >= 128)).tolist():
+        kept[position] = len(distinct[position]) > 1
+    lettered = np.flatnonzero(kept & ((last < 48) | (last > 57))).tolist()
+    stems = np.array(distinct, dtype=object)
+    if kept.any():
+        stems[lettered] = _stemmer().stemWords([distinct[position] for position in lettered])
+    in_order = order[kept[order]]
+    sequence = stems[in_order].tolist()
+    term_ids = dict(zip(dict.fromkeys(sequence), count()))
+    remap[in_order] = np.fromiter(
+        map(term_ids.__getitem__, sequence), dtype=np.intp, count=len(sequence)
+    )
+    remap[np.flatnonzero(keys == _SEPARATOR.encode())] = _SEPARATOR_ID
+    return remap, term_ids
 
 
 # Word keys: a word's bytes read as little-endian integers of 8 bytes, the bytes past its end
@@ -208,6 +265,16 @@ _KEY_MASKS: Final = np.array(
 _KEY_BYTES: Final = 8
 _FIBONACCI: Final = np.uint64(0x9E3779B97F4A7C15)
 """2**64 over the golden ratio, odd: multiplying by it spreads keys over the high bits."""
+
+
+def _prefix_hashes(keys: npt.NDArray[np.bytes_]) -> npt.NDArray[np.uint64]:
+    """A hash of each of the :data:`_SORT_BYTES`-byte ``keys`` (for a quick look-up)."""
+    halves = keys.view("<u8").reshape(len(keys), 2)
+    hashes: npt.NDArray[np.uint64] = (halves[:, 0] * _FIBONACCI) ^ halves[:, 1]
+    return hashes
+
+
+_STOP_HASHES: Final = _prefix_hashes(np.array(sorted(_STOP_BYTES), dtype=f"S{_SORT_BYTES}"))
 
 
 def _word_numbers(data: bytes) -> tuple[IntArray, list[bytes]]:
