@@ -539,3 +539,18 @@ def test_best_group_is_the_maximum_over_each_segments_wholes(
             row = offsets[number] + member
             expected[row] = np.maximum(expected[row], in_groups[:, 4 * number + whole])
     assert _best_group(in_groups, wholes, offsets, documents).tolist() == expected.T.tolist()
+
+
+@given(st.text(alphabet="def {};:)]\t\r\n\x0b\x1c\x85\u2028\u3000ab#@(=[-", max_size=60))
+def test_a_code_or_config_line_is_the_patterns_match(text: str) -> None:
+    from pycupel.conversation.excerpts.segments import (
+        _CODE,
+        _KEY_VALUE,
+        _SECTION,
+        _code_line,
+        _config_line,
+    )
+
+    for line in text.splitlines(keepends=True):
+        assert _code_line(line) == bool(_CODE.match(line)), repr(line)
+        assert _config_line(line) == bool(_KEY_VALUE.match(line) or _SECTION.match(line))

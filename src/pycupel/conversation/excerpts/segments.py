@@ -55,11 +55,27 @@ _SIGNATURE: Final = re.compile(
 _SIGNATURE_STARTS: Final = frozenset("@acdefimopst")
 """The characters a signature starts with (after its indent): what :data:`_SIGNATURE`'s
 alternatives start with, so that the other lines are not matched at all."""
-_CODE: Final = re.compile(
+_CODE_STARTS: Final = (
     r"\s*(?:def\s|class\s|import\s|from\s+\S+\s+import\s|func\s|function[\s(*]|const\s|let\s|"
     r"var\s|return\b|if\s*\(|for\s*\(|while\s*\(|#include|fn\s|pub\s|impl\s|package\s|@\w+|"
-    r"[})\]];?\s*$|.*[{;:]\s*$)"
+    r"[})\]];?\s*$"
 )
+_CODE: Final = re.compile(_CODE_STARTS + r"|.*[{;:]\s*$)")
+"""A line of code: a keyword or a closing bracket at its start, or ``{``, ``;`` or ``:`` at
+its end."""
+_CODE_START: Final = re.compile(_CODE_STARTS + ")")
+_CODE_ENDS: Final = ("{", ";", ":")
+
+
+def _code_line(line: str) -> bool:
+    """``bool(_CODE.match(line))`` for a line of ``splitlines(keepends=True)``: its last
+    alternative, ``.*[{;:]\\s*$``, holds when the line stripped of its trailing white space
+    ends in one of those characters (``.`` reads all but the line break, which only ends
+    the line; ``\\s`` and ``str.rstrip`` take the same characters); read so, rather than by
+    ``.*`` running to the line's end and back, a long line costs little."""
+    return line.rstrip()[-1:] in _CODE_ENDS or _CODE_START.match(line) is not None
+
+
 _TABLE_RULE: Final = re.compile(r"\s*[|+]?\s*:?-{3,}")
 _KEY_VALUE: Final = re.compile(r"\s*(?:- )?[\w.\-/\"' ]{1,60}\s*[:=](?:\s|$)")
 _SECTION: Final = re.compile(r"\s*\[[^\]\n]{1,100}\]\s*$")
@@ -146,15 +162,24 @@ def _line_shape(lines: list[str]) -> Shape:
     commas = [line.count(",") for line in sample[:50]]
     if len(sample) >= 3 and min(commas) >= 2 and max(commas) == min(commas):
         return "table"  # CSV: the same number of fields on every line
-    if _at_least(sample, 0.5, lambda line: bool(_KEY_VALUE.match(line) or _SECTION.match(line))):
+    if _at_least(sample, 0.5, _config_line):
         return "config"
-    if _at_least(sample, 0.35, lambda line: bool(_CODE.match(line))):
+    if _at_least(sample, 0.35, _code_line):
         return "code"
     headings = sum(1 for line in sample if _HEADING.match(line))
     words = sum(len(line.split()) for line in sample) / len(sample)
     if headings or words >= 12:
         return "prose"
     return "log"
+
+
+def _config_line(line: str) -> bool:
+    """Whether ``line`` is a ``key: value`` (or ``key = value``) line or a ``[section]``;
+    a line without the character each pattern needs is not matched at all."""
+    return bool(
+        (("=" in line or ":" in line) and _KEY_VALUE.match(line))
+        or ("[" in line and _SECTION.match(line))
+    )
 
 
 def _at_least(lines: list[str], share: float, test: Callable[[str], bool]) -> bool:
