@@ -148,9 +148,9 @@ def _ascii_pieces(joined_texts: str) -> tuple[list[int], set[int]]:
     """Pieces of each text of ``joined_texts`` (non-empty ASCII texts without NUL, joined
     around NUL), and the positions of the texts holding characters the run arithmetic leaves to the
     regular expression."""
-    joined = joined_texts.encode()
-    raw = np.frombuffer(b"\x00" + joined + b"\x00", dtype=np.uint8)
-    classes = np.frombuffer(b"\x00" + joined.translate(_CLASS_OF_BYTE) + b"\x00", dtype=np.uint8)
+    padded = b"".join((b"\x00", joined_texts.encode(), b"\x00"))
+    raw = np.frombuffer(padded, dtype=np.uint8)
+    classes = np.frombuffer(padded.translate(_CLASS_OF_BYTE), dtype=np.uint8)  # NUL is _B
     changes = np.flatnonzero(classes[1:] != classes[:-1])
     # The run arrays are int32 when the text allows (half the memory traffic of intp).
     index = np.int32 if len(classes) < 2**31 else np.intp
