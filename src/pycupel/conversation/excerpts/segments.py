@@ -205,8 +205,7 @@ def _anchors(shape: Shape, lines: list[str]) -> list[int]:
     if shape == "table":
         header = _table_header(lines)
         if header >= 0:
-            for position in range(header + 1, len(lines)):
-                anchors[position] = header
+            anchors[header + 1 :] = [header] * (len(lines) - header - 1)
     elif shape == "prose":
         heading = -1
         for position, line in enumerate(lines):
