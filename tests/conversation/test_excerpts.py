@@ -475,3 +475,119 @@ def _element_or_member(text: str) -> bool:
             continue
         return True
     return False
+
+
+def _elements_read_by_the_decoder(text: str) -> list[tuple[int, int, int, int]]:
+    """The elements of the container ``text`` holds, every value read by the decoder."""
+    decoder = json.JSONDecoder()
+
+    def skip(position: int) -> int:
+        return len(text) - len(text[position:].lstrip(" \t\n\r"))
+
+    position = skip(1)
+    elements: list[tuple[int, int, int, int]] = []
+    while text[position] not in "]}":
+        element_start = key_end = position
+        if text[0] == "{":
+            _, key_end = decoder.raw_decode(text, position)
+            position = skip(skip(key_end) + 1)  # the colon
+        _, value_end = decoder.raw_decode(text, position)
+        elements.append((element_start, key_end, position, value_end))
+        position = skip(value_end)
+        if text[position] == ",":
+            position = skip(position + 1)
+    return elements
+
+
+_SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=8)
+)
+
+
+@given(
+    st.lists(
+        st.recursive(_SCALARS, lambda inner: st.lists(inner, max_size=3), max_leaves=6),
+        max_size=6,
+    )
+    | st.dictionaries(st.text(max_size=4), _SCALARS | st.lists(_SCALARS, max_size=3), max_size=6),
+    st.sampled_from([None, 0, 2, "\t"]),
+    st.sampled_from([(", ", ": "), (",", ":"), (" ,\r\n", " :  ")]),
+)
+def test_elements_with_scalar_values_are_read_as_the_decoder_reads_them(
+    value: Any, indent: Any, separators: tuple[str, str]
+) -> None:
+    from pycupel.conversation.excerpts.segments import _elements
+
+    text = json.dumps(value, indent=indent, separators=separators)
+    expected = _elements_read_by_the_decoder(text)
+    assert _elements(text, 0, len(text), json.JSONDecoder()) == expected
+
+
+@given(st.text(alphabet='ab1 -_\n{}[]",:.', min_size=1, max_size=400))
+def test_wordless_segments_are_those_without_a_letter_or_digit(text: str) -> None:
+    from pycupel.conversation.excerpts.relevance import _wordless
+
+    segments = segment(text)
+    pieces = segments.texts()
+    expected = [re.fullmatch(r"[\W_]*", piece) is not None for piece in pieces]
+    assert _wordless(segments, pieces).tolist() == expected
+
+
+@given(
+    st.lists(
+        st.lists(st.tuples(st.integers(0, 6), st.integers(0, 3)), max_size=12),
+        min_size=1,
+        max_size=3,
+    ),
+    st.integers(1, 3),
+    st.randoms(use_true_random=False),
+)
+def test_best_group_is_the_maximum_over_each_segments_wholes(
+    texts: list[list[tuple[int, int]]], units: int, rng: Any
+) -> None:
+    import numpy as np
+
+    from pycupel.conversation.excerpts.relevance import _best_group
+
+    # Per text: (segment, whole) pairs over 7 segments and 4 wholes.
+    wholes = [
+        (
+            [(0, 1)] * 4,
+            np.array([member for member, _ in pairs], dtype=np.intp),
+            np.array([whole for _, whole in pairs], dtype=np.intp),
+        )
+        for pairs in texts
+    ]
+    offsets = [7 * number for number in range(len(texts) + 1)]
+    documents = offsets[-1] + 2  # the labels after the segments
+    in_groups = (
+        np.array(
+            [[rng.choice([0.0, 0.5, 1.0, rng.random()]) for _ in range(4 * len(texts))]] * units
+        )
+        * np.arange(1, units + 1)[:, None]
+    )
+    expected = np.zeros((documents, units))
+    for number, (_, members, owners) in enumerate(wholes):
+        for member, whole in zip(members.tolist(), owners.tolist(), strict=True):
+            row = offsets[number] + member
+            expected[row] = np.maximum(expected[row], in_groups[:, 4 * number + whole])
+    assert _best_group(in_groups, wholes, offsets, documents).tolist() == expected.T.tolist()
+
+
+@given(st.text(alphabet="def {};:)]\t\r\n\x0b\x1c\x85\u2028\u3000ab#@(=[-", max_size=60))
+def test_a_code_or_config_line_is_the_patterns_match(text: str) -> None:
+    from pycupel.conversation.excerpts.segments import (
+        _CODE,
+        _KEY_VALUE,
+        _SECTION,
+        _code_line,
+        _config_line,
+    )
+
+    for line in text.splitlines(keepends=True):
+        assert _code_line(line) == bool(_CODE.match(line)), repr(line)
+        assert _config_line(line) == bool(_KEY_VALUE.match(line) or _SECTION.match(line))

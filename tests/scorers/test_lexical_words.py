@@ -88,6 +88,42 @@ def test_one_split_corpus_equals_one_split_per_text(texts: list[str], separator:
     assert corpus.size == len(texts)
 
 
+_LONG_VOCABULARY = [
+    "internationalization",
+    "internationalizations",
+    "internationalizational",
+    "internationalizatio",
+    "abcdefghijklmnop",
+    "abcdefghijklmnopq",
+    "abcdefghijklmno",
+    "request42",
+    "requests",
+    "ourselves",
+    "themselves",
+    "yourselvesx",
+    "éléphantsééééééé",
+    "v2",
+    "a1",
+]
+
+
+@given(
+    st.lists(
+        st.lists(st.sampled_from(_LONG_VOCABULARY) | st.text(max_size=20), max_size=8).map(
+            " ".join
+        ),
+        max_size=12,
+    )
+)
+def test_term_ids_of_long_and_numbered_words(texts: list[str]) -> None:
+    corpus = Bm25Corpus(texts, k1=1.2, b=0.75)
+    ids, docs, lengths, terms = _per_text_statistics(texts)
+    assert corpus._ids.tolist() == ids
+    assert corpus._doc_of.tolist() == docs
+    assert corpus._lengths.tolist() == lengths
+    assert list(corpus._term_ids) == terms
+
+
 # --------------------------------------------------------------------------- stems and cases
 
 
@@ -113,3 +149,41 @@ def test_split_case_of_a_long_text_is_the_patterns(text: str) -> None:
 
     long = text + "aBc " * 1024 + text  # past the length where arrays take over
     assert split_case(long) == _CAMEL.sub(" ", long)
+
+
+# --------------------------------------------------------------------------- word numbers
+
+
+@given(
+    st.lists(
+        st.sampled_from([b"a", b"ab", b"abcdefgh", b"abcdefghi", b"\x01", b"\xc3\xa9t\xc3\xa9"])
+        | st.binary(min_size=1, max_size=20).map(
+            # the bytes a translation by _CORPUS_BYTES leaves: no whitespace, no 0
+            lambda word: bytes(byte for byte in word if byte not in b"\0 \t\n\r\x0b\x0c") or b"z"
+        ),
+        max_size=200,
+    ),
+    st.lists(st.integers(min_value=1, max_value=3), max_size=200),
+)
+def test_word_numbers_are_the_split_words(words: list[bytes], gaps: list[int]) -> None:
+    from pycupel.scorers._lexical import _word_numbers
+
+    data = b"".join(
+        b" " * gap + word for word, gap in zip(words, gaps + [1] * len(words), strict=False)
+    )
+    numbers, found = _word_numbers(data)
+    assert len(set(found)) == len(found)
+    assert [found[number] for number in numbers.tolist()] == data.split()
+
+
+def test_word_numbers_with_keys_sharing_slots() -> None:
+    from pycupel.scorers._lexical import _word_numbers
+
+    # Thousands of distinct short words in a table of about one slot per word: many lose
+    # their slot and are numbered apart.
+    for width in (4, 12):  # keys of one integer, of two
+        words = [f"w{number:0{width}}".encode() for number in range(5000)] * 2
+        data = b" ".join(words)
+        numbers, found = _word_numbers(data)
+        assert len(found) == 5000
+        assert [found[number] for number in numbers.tolist()] == words

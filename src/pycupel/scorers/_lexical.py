@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterable, Sequence
-from itertools import count, pairwise, repeat
+from itertools import count, pairwise
 from typing import Any, Final, cast
 
 import numpy as np
@@ -185,19 +185,187 @@ def _corpus_words(texts: Sequence[str], *, camel: bool = False) -> tuple[IntArra
             if position:
                 words.append(separator)
             words.extend(word.encode() for word in words_of(text))
+        numbers = _FirstSeen()
+        first_seen = np.fromiter(map(numbers.__getitem__, words), dtype=np.intp, count=len(words))
+        found = list(numbers)
     else:
-        words = joined.encode().translate(_CORPUS_BYTES).split()
-    numbers = _FirstSeen()
-    numbers[separator] = 0
-    first_seen = np.fromiter(map(numbers.__getitem__, words), dtype=np.intp, count=len(words))
-    distinct = list(map(bytes.decode, numbers))
-    stems = _stems([distinct[1:]])
-    # Term ids in order of first appearance among the stems (the sorted words' order).
-    term_ids = dict(zip(dict.fromkeys(stems.values()), count()))
-    word_ids = dict(zip(stems, map(term_ids.__getitem__, stems.values()), strict=True))
-    remap = np.fromiter(map(word_ids.get, distinct, repeat(-1)), dtype=np.intp, count=len(distinct))
-    remap[0] = _SEPARATOR_ID
+        first_seen, found = _word_numbers(joined.encode().translate(_CORPUS_BYTES))
+    remap, term_ids = _term_numbers(found)
     return remap[first_seen], term_ids
+
+
+_SORT_BYTES: Final = 16
+"""The bytes of a word the array sort of :func:`_term_numbers` compares (longer words that
+share them are sorted whole)."""
+_STOP_BYTES: Final = frozenset(word.encode() for word in STOP_WORDS)
+
+
+def _term_numbers(found: list[bytes]) -> tuple[IntArray, dict[str, int]]:
+    """The term id of each of the distinct words ``found`` (-1 for a stop word or a word of
+    one character, :data:`_SEPARATOR_ID` for the separator), and the term ids (stem -> id):
+    the stems of :func:`_stems`, numbered in order of first appearance among the words
+    sorted.
+
+    The sorting and the tests of the words are array passes over their first bytes (UTF-8
+    bytes sort as their characters do); only the stemming and the numbering of the stems go
+    word by word.
+    """
+    size = len(found)
+    remap = np.full(size, -1, dtype=np.intp)
+    if not size:
+        return remap, {}
+    lengths = np.fromiter(map(len, found), dtype=np.intp, count=size)
+    keys = np.array(found, dtype=f"S{_SORT_BYTES}")  # longer words cut (no word holds a 0)
+    order = np.argsort(keys, kind="stable")
+    long_words = lengths > _SORT_BYTES
+    if long_words.any():
+        # Words that share their first bytes (one of them longer) are sorted whole.
+        ties = np.flatnonzero(keys[order][1:] == keys[order][:-1])
+        if len(ties):
+            starts = ties[np.r_[True, ties[1:] != ties[:-1] + 1]]
+            ends = ties[np.r_[ties[1:] != ties[:-1] + 1, True]] + 2
+            for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
+                order[start:end] = sorted(order[start:end].tolist(), key=found.__getitem__)
+    # The stop words among the words: those whose first 16 bytes hash as a stop word's do,
+    # checked (a long word is no stop word).
+    stop = np.flatnonzero(np.isin(_prefix_hashes(keys), _STOP_HASHES)).tolist()
+    kept = lengths > 1
+    kept[[position for position in stop if found[position] in _STOP_BYTES]] = False
+    # A word ending in a digit is its own stem (every rule of the English stemmer removes
+    # or replaces a suffix of letters): most of a long output's distinct words, the numbers
+    # and ids of logs and JSON, skip the stemmer.
+    short_keys = keys.view(np.uint8).reshape(size, _SORT_BYTES)
+    last = short_keys[np.arange(size), np.minimum(lengths, _SORT_BYTES) - 1]
+    for position in np.flatnonzero(long_words).tolist():
+        last[position] = found[position][-1]
+    distinct = list(map(bytes.decode, found))
+    # A word of 2 to 4 bytes that starts with a non-ASCII byte may be one character.
+    first = short_keys[:, 0]
+    for position in np.flatnonzero(kept & (lengths <= 4) & (first >= 128)).tolist():
+        kept[position] = len(distinct[position]) > 1
+    lettered = np.flatnonzero(kept & ((last < 48) | (last > 57))).tolist()
+    stems = np.array(distinct, dtype=object)
+    if kept.any():
+        stems[lettered] = _stemmer().stemWords([distinct[position] for position in lettered])
+    in_order = order[kept[order]]
+    sequence = stems[in_order].tolist()
+    term_ids = dict(zip(dict.fromkeys(sequence), count()))
+    remap[in_order] = np.fromiter(
+        map(term_ids.__getitem__, sequence), dtype=np.intp, count=len(sequence)
+    )
+    remap[np.flatnonzero(keys == _SEPARATOR.encode())] = _SEPARATOR_ID
+    return remap, term_ids
+
+
+# Word keys: a word's bytes read as little-endian integers of 8 bytes, the bytes past its end
+# masked off (no byte of a word is 0, so distinct words have distinct keys).
+_KEY_MASKS: Final = np.array(
+    [(1 << (8 * length)) - 1 for length in range(8)] + [(1 << 64) - 1], dtype=np.uint64
+)
+_KEY_BYTES: Final = 8
+_FIBONACCI: Final = np.uint64(0x9E3779B97F4A7C15)
+"""2**64 over the golden ratio, odd: multiplying by it spreads keys over the high bits."""
+
+
+def _prefix_hashes(keys: npt.NDArray[np.bytes_]) -> npt.NDArray[np.uint64]:
+    """A hash of each of the :data:`_SORT_BYTES`-byte ``keys`` (for a quick look-up)."""
+    halves = keys.view("<u8").reshape(len(keys), 2)
+    hashes: npt.NDArray[np.uint64] = (halves[:, 0] * _FIBONACCI) ^ halves[:, 1]
+    return hashes
+
+
+_STOP_HASHES: Final = _prefix_hashes(np.array(sorted(_STOP_BYTES), dtype=f"S{_SORT_BYTES}"))
+
+
+def _word_numbers(data: bytes) -> tuple[IntArray, list[bytes]]:
+    """Which distinct word each word of ``data`` is (its position in the list returned),
+    and the distinct words: ``data.split()`` numbered, for bytes whose only whitespace is
+    the space (a translation by :data:`_CORPUS_BYTES`).
+
+    A dict lookup per word costs most of a corpus's analysis; here the words of up to 8
+    bytes (nearly all), then those of up to 16, are numbered by array passes over their
+    integer keys (:func:`_distinct_keys`, :func:`_distinct_pairs`); only the longer ones,
+    and the few of up to 16 bytes that lost their slot, are looked up one by one.
+    """
+    size = len(data)
+    padded = np.frombuffer(data + bytes(2 * _KEY_BYTES), dtype=np.uint8)
+    in_word = np.zeros(size + 2, dtype=bool)
+    np.not_equal(padded[:size], 32, out=in_word[1:-1])
+    edges = np.flatnonzero(in_word[1:] != in_word[:-1])
+    starts, ends = edges[0::2], edges[1::2]
+    lengths = ends - starts
+    # The 8 bytes from every position, read as one integer each (unaligned reads).
+    windows = np.ndarray(shape=(size + _KEY_BYTES,), dtype="<u8", buffer=padded, strides=(1,))
+    short = lengths <= _KEY_BYTES
+    keys = windows[starts[short]] & _KEY_MASKS[lengths[short]]
+    numbers = np.empty(len(starts), dtype=np.intp)
+    unique_keys, numbers[short] = _distinct_keys(keys)
+    found: list[bytes] = unique_keys.astype("<u8").view("S8").tolist()  # trailing 0s dropped
+    looked_up = np.flatnonzero(lengths > 2 * _KEY_BYTES)
+    medium = np.flatnonzero(~short & (lengths <= 2 * _KEY_BYTES))
+    if len(medium):
+        first = starts[medium]
+        pairs = np.empty((len(medium), 2), dtype=np.uint64)
+        pairs[:, 0] = windows[first]
+        pairs[:, 1] = windows[first + _KEY_BYTES] & _KEY_MASKS[lengths[medium] - _KEY_BYTES]
+        chosen, positions, won = _distinct_pairs(pairs)
+        numbers[medium] = len(found) + positions
+        found.extend(pairs[chosen].astype("<u8").view("S16").ravel().tolist())
+        looked_up = np.concatenate([looked_up, medium[~won]])
+    if len(looked_up):
+        more = _FirstSeen()
+        bounds = zip(starts[looked_up].tolist(), ends[looked_up].tolist(), strict=True)
+        numbers[looked_up] = len(found) + np.fromiter(
+            (more[data[start:end]] for start, end in bounds), dtype=np.intp, count=len(looked_up)
+        )
+        found.extend(more)
+    return numbers, found
+
+
+def _distinct_keys(keys: npt.NDArray[np.uint64]) -> tuple[npt.NDArray[np.uint64], IntArray]:
+    """The distinct nonzero ``keys``, and the position of each key among them.
+
+    A hash table of about one slot per key: each key is written to its slot (one per slot
+    wins), and a key equal to its slot's is numbered by the slot. Every occurrence of a key
+    shares its slot, so the keys that lost are none of those in the table: they are sorted
+    apart (they are few).
+    """
+    bits = max(len(keys).bit_length() - 1, 8)
+    slots = ((keys * _FIBONACCI) >> np.uint64(64 - bits)).astype(np.intp)
+    table = np.zeros(1 << bits, dtype=np.uint64)
+    table[slots] = keys
+    won = table[slots] == keys
+    occupied = np.flatnonzero(table)
+    numbers = np.zeros(len(table), dtype=np.intp)
+    numbers[occupied] = np.arange(len(occupied), dtype=np.intp)
+    positions = numbers[slots]
+    unique_keys = table[occupied]
+    if not won.all():
+        lost = np.flatnonzero(~won)
+        rest, where = np.unique(keys[lost], return_inverse=True)
+        positions[lost] = len(unique_keys) + where.reshape(-1)
+        unique_keys = np.concatenate([unique_keys, rest])
+    return unique_keys, positions
+
+
+def _distinct_pairs(
+    pairs: npt.NDArray[np.uint64],
+) -> tuple[IntArray, IntArray, npt.NDArray[np.bool_]]:
+    """:func:`_distinct_keys` for keys of two integers (the rows of ``pairs``), a row's
+    index written to its slot: one row of each distinct pair that won its slot, each row's
+    position among them, and whether it won (a pair that lost is none of those numbered:
+    the caller looks it up)."""
+    bits = max(len(pairs).bit_length(), 8)
+    mixed = ((pairs[:, 0] * _FIBONACCI) ^ pairs[:, 1]) * _FIBONACCI
+    slots = (mixed >> np.uint64(64 - bits)).astype(np.intp)
+    table = np.full(1 << bits, -1, dtype=np.intp)
+    table[slots] = np.arange(len(pairs), dtype=np.intp)
+    winners = table[slots]
+    won = (pairs[winners, 0] == pairs[:, 0]) & (pairs[winners, 1] == pairs[:, 1])
+    occupied = np.flatnonzero(table >= 0)
+    numbers = np.zeros(len(table), dtype=np.intp)
+    numbers[occupied] = np.arange(len(occupied), dtype=np.intp)
+    return table[occupied], numbers[slots], won
 
 
 _FOLDED_CHARACTERS: Final = 16

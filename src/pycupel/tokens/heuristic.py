@@ -141,17 +141,20 @@ def _build_table() -> tuple[int, ...]:
 
 
 _RUN_TABLE: Final = _build_table()
+_RUN_TABLE_BYTES: Final = bytes(_RUN_TABLE)  # every entry is under 256: read as an array at once
 
 
 def _ascii_pieces(joined_texts: str) -> tuple[list[int], set[int]]:
     """Pieces of each text of ``joined_texts`` (non-empty ASCII texts without NUL, joined
     around NUL), and the positions of the texts holding characters the run arithmetic leaves to the
     regular expression."""
-    joined = joined_texts.encode()
-    raw = np.frombuffer(b"\x00" + joined + b"\x00", dtype=np.uint8)
-    classes = np.frombuffer(b"\x00" + joined.translate(_CLASS_OF_BYTE) + b"\x00", dtype=np.uint8)
+    padded = b"".join((b"\x00", joined_texts.encode(), b"\x00"))
+    raw = np.frombuffer(padded, dtype=np.uint8)
+    classes = np.frombuffer(padded.translate(_CLASS_OF_BYTE), dtype=np.uint8)  # NUL is _B
     changes = np.flatnonzero(classes[1:] != classes[:-1])
-    bounds = np.empty(len(changes) + 2, dtype=np.intp)
+    # The run arrays are int32 when the text allows (half the memory traffic of intp).
+    index = np.int32 if len(classes) < 2**31 else np.intp
+    bounds = np.empty(len(changes) + 2, dtype=index)
     bounds[0] = 0
     bounds[1:-1] = changes
     bounds[1:-1] += 1
@@ -168,15 +171,15 @@ def _ascii_pieces(joined_texts: str) -> tuple[list[int], set[int]]:
     space_before = raw[starts - 1] == _SPACE
     flag = space_before.copy()
     flag[:-1] |= space_before[1:]
-    codes = ((kinds * 6 + after) * 2 + flag.view(np.uint8)).astype(np.intp)
+    codes = ((kinds * 6 + after) * 2 + flag.view(np.uint8)).astype(index)
     codes *= _LONG_RUN + 1
     codes += np.minimum(lengths, _LONG_RUN)
-    table = np.asarray(_RUN_TABLE, dtype=np.intp)
+    table = np.frombuffer(_RUN_TABLE_BYTES, dtype=np.uint8).astype(np.intp)
     pieces = table[codes]
     # Whitespace runs holding a line break: one piece up to the last break, then the rest.
-    breaks = np.flatnonzero((raw == 10) | (raw == 13))
+    breaks = np.flatnonzero((raw == 10) | (raw == 13)).astype(index)
     rests = lengths.copy()
-    broken = np.zeros(0, dtype=np.intp)
+    broken = np.zeros(0, dtype=index)
     if len(breaks):
         # The runs holding a break, in order (breaks are sorted, so are their runs: the
         # repeats are dropped without the sort np.unique would do).

@@ -198,7 +198,13 @@ def _best_group(
     )
     best = np.zeros((documents, in_groups.shape[0]), dtype=np.float64)
     if len(members):
-        np.maximum.at(best, members, in_groups.T[owners])
+        # The pairs sorted by segment, each segment's rows reduced at once (rather than
+        # np.maximum.at row by row); 0 is where every maximum starts, as it is in ``best``.
+        order = np.argsort(members, kind="stable")
+        members = members[order]
+        starts = np.flatnonzero(np.r_[True, members[1:] != members[:-1]])
+        found = np.maximum.reduceat(in_groups.T[owners[order]], starts, axis=0)
+        best[members[starts]] = np.maximum(0.0, found)
     return best.T
 
 
@@ -215,11 +221,17 @@ def _wordless(segments: Segments, texts: list[str]) -> np.ndarray:
             dtype=bool,
             count=len(texts),
         )
-    # ASCII: the letters and digits found over the text at once; a segment has none when
-    # none lies between its bounds.
-    marks = np.frombuffer(text.encode("ascii").translate(_ALNUM_BYTES), dtype=np.uint8)
-    found = np.searchsorted(np.flatnonzero(marks), segments.bounds())
-    wordless: np.ndarray = found[:, 0] == found[:, 1]
+    # ASCII: the letters and digits marked over the text at once, and whether any lies in
+    # each segment found by one reduction over the bounds (a 0 after the text, so that a
+    # bound at its end is an index; an empty segment's reduction reads the mark at its
+    # start, so it is set apart).
+    if not len(segments):
+        return np.zeros(0, dtype=bool)
+    marks = np.frombuffer(text.encode("ascii").translate(_ALNUM_BYTES) + b"\0", dtype=bool)
+    bounds = segments.bounds()
+    held = np.logical_or.reduceat(marks, bounds.reshape(-1))[::2]
+    held[bounds[:, 0] == bounds[:, 1]] = False
+    wordless: np.ndarray = ~held
     return wordless
 
 

@@ -55,11 +55,27 @@ _SIGNATURE: Final = re.compile(
 _SIGNATURE_STARTS: Final = frozenset("@acdefimopst")
 """The characters a signature starts with (after its indent): what :data:`_SIGNATURE`'s
 alternatives start with, so that the other lines are not matched at all."""
-_CODE: Final = re.compile(
+_CODE_STARTS: Final = (
     r"\s*(?:def\s|class\s|import\s|from\s+\S+\s+import\s|func\s|function[\s(*]|const\s|let\s|"
     r"var\s|return\b|if\s*\(|for\s*\(|while\s*\(|#include|fn\s|pub\s|impl\s|package\s|@\w+|"
-    r"[})\]];?\s*$|.*[{;:]\s*$)"
+    r"[})\]];?\s*$"
 )
+_CODE: Final = re.compile(_CODE_STARTS + r"|.*[{;:]\s*$)")
+"""A line of code: a keyword or a closing bracket at its start, or ``{``, ``;`` or ``:`` at
+its end."""
+_CODE_START: Final = re.compile(_CODE_STARTS + ")")
+_CODE_ENDS: Final = ("{", ";", ":")
+
+
+def _code_line(line: str) -> bool:
+    """``bool(_CODE.match(line))`` for a line of ``splitlines(keepends=True)``: its last
+    alternative, ``.*[{;:]\\s*$``, holds when the line stripped of its trailing white space
+    ends in one of those characters (``.`` reads all but the line break, which only ends
+    the line; ``\\s`` and ``str.rstrip`` take the same characters); read so, rather than by
+    ``.*`` running to the line's end and back, a long line costs little."""
+    return line.rstrip()[-1:] in _CODE_ENDS or _CODE_START.match(line) is not None
+
+
 _TABLE_RULE: Final = re.compile(r"\s*[|+]?\s*:?-{3,}")
 _KEY_VALUE: Final = re.compile(r"\s*(?:- )?[\w.\-/\"' ]{1,60}\s*[:=](?:\s|$)")
 _SECTION: Final = re.compile(r"\s*\[[^\]\n]{1,100}\]\s*$")
@@ -146,15 +162,24 @@ def _line_shape(lines: list[str]) -> Shape:
     commas = [line.count(",") for line in sample[:50]]
     if len(sample) >= 3 and min(commas) >= 2 and max(commas) == min(commas):
         return "table"  # CSV: the same number of fields on every line
-    if _at_least(sample, 0.5, lambda line: bool(_KEY_VALUE.match(line) or _SECTION.match(line))):
+    if _at_least(sample, 0.5, _config_line):
         return "config"
-    if _at_least(sample, 0.35, lambda line: bool(_CODE.match(line))):
+    if _at_least(sample, 0.35, _code_line):
         return "code"
     headings = sum(1 for line in sample if _HEADING.match(line))
     words = sum(len(line.split()) for line in sample) / len(sample)
     if headings or words >= 12:
         return "prose"
     return "log"
+
+
+def _config_line(line: str) -> bool:
+    """Whether ``line`` is a ``key: value`` (or ``key = value``) line or a ``[section]``;
+    a line without the character each pattern needs is not matched at all."""
+    return bool(
+        (("=" in line or ":" in line) and _KEY_VALUE.match(line))
+        or ("[" in line and _SECTION.match(line))
+    )
 
 
 def _at_least(lines: list[str], share: float, test: Callable[[str], bool]) -> bool:
@@ -180,8 +205,7 @@ def _anchors(shape: Shape, lines: list[str]) -> list[int]:
     if shape == "table":
         header = _table_header(lines)
         if header >= 0:
-            for position in range(header + 1, len(lines)):
-                anchors[position] = header
+            anchors[header + 1 :] = [header] * (len(lines) - header - 1)
     elif shape == "prose":
         heading = -1
         for position, line in enumerate(lines):
@@ -399,8 +423,20 @@ def _elements(
     scan = decoder.raw_decode
     member = _MEMBER.match
     comma = _COMMA.match
+    # An element whose value is a string, a number, true, false or null is read, with the
+    # comma after it, by one match (in a valid document, each ends where the decoder's
+    # reading would end it); a container, or NaN and Infinity, is left to the decoder.
+    scalar = (_SCALAR_MEMBER if opening == "{" else _SCALAR_ITEM).match
     while True:
         element_start = position
+        found = scalar(text, position)
+        if found is not None:
+            value_start, value_end = found.span(2)
+            elements.append((element_start, found.end(1), value_start, value_end))
+            if found.start(3) < 0:
+                return elements
+            position = found.end()
+            continue
         key_end = position
         if opening == "{":
             found = member(text, position)  # the key (a valid document's string), the colon
@@ -467,6 +503,16 @@ _BLANK: Final = re.compile(r"[ \t\n\r]*")
 _MEMBER: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"()[ \t\n\r]*:[ \t\n\r]*')
 """A member's key (a string of a valid document, its end the empty group) and its colon."""
 _COMMA: Final = re.compile(r"[ \t\n\r]*,[ \t\n\r]*")
+_STRING: Final = r'"[^"\\]*(?:\\.[^"\\]*)*"'
+_SCALAR: Final = _STRING + r"|-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?|true|false|null"
+# An array's item or an object's member whose value is a scalar, and the comma after it when
+# there is one: group 1 ends the key (the item's start, for an item), group 2 is the value,
+# group 3 the comma; the match ends where the next element starts.
+_SCALAR_ITEM: Final = re.compile(rf"()({_SCALAR})(?=[ \t\n\r]*[,\]}}])(?:[ \t\n\r]*(,)[ \t\n\r]*)?")
+_SCALAR_MEMBER: Final = re.compile(
+    rf"{_STRING}()[ \t\n\r]*:[ \t\n\r]*({_SCALAR})(?=[ \t\n\r]*[,\]}}])"
+    rf"(?:[ \t\n\r]*(,)[ \t\n\r]*)?"
+)
 
 
 def _skip(text: str, position: int) -> int:
