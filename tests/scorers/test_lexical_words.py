@@ -75,16 +75,22 @@ _TEXTS = st.lists(
 )
 
 
-@given(_TEXTS, st.booleans())
-def test_one_split_corpus_equals_one_split_per_text(texts: list[str], separator: bool) -> None:
-    if separator and texts:
-        texts = [*texts[:-1], texts[-1] + " \x01 apple"]  # the separator character in a text
+def _assert_as_per_text(texts: list[str]) -> Bm25Corpus:
+    """The corpus of ``texts``, checked against the statistics of one split per text."""
     corpus = Bm25Corpus(texts, k1=1.2, b=0.75)
     ids, docs, lengths, terms = _per_text_statistics(texts)
     assert corpus._ids.tolist() == ids
     assert corpus._doc_of.tolist() == docs
     assert corpus._lengths.tolist() == lengths
     assert list(corpus._term_ids) == terms
+    return corpus
+
+
+@given(_TEXTS, st.booleans())
+def test_one_split_corpus_equals_one_split_per_text(texts: list[str], separator: bool) -> None:
+    if separator and texts:
+        texts = [*texts[:-1], texts[-1] + " \x01 apple"]  # the separator character in a text
+    corpus = _assert_as_per_text(texts)
     assert corpus.size == len(texts)
 
 
@@ -116,12 +122,7 @@ _LONG_VOCABULARY = [
     )
 )
 def test_term_ids_of_long_and_numbered_words(texts: list[str]) -> None:
-    corpus = Bm25Corpus(texts, k1=1.2, b=0.75)
-    ids, docs, lengths, terms = _per_text_statistics(texts)
-    assert corpus._ids.tolist() == ids
-    assert corpus._doc_of.tolist() == docs
-    assert corpus._lengths.tolist() == lengths
-    assert list(corpus._term_ids) == terms
+    _assert_as_per_text(texts)
 
 
 # --------------------------------------------------------------------------- stems and cases
