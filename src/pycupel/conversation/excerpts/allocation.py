@@ -84,8 +84,9 @@ class UnitOffer:
     cost: int
 
 
-# Offers on the heap: (-worth, position, kind, plan or cost, cursor in the plan's ranking).
-_Offer = tuple[float, int, int, int, int]
+# Offers on the heap: (-worth, position, kind, plan or cost, cursor in the plan's ranking,
+# the plan's generation when offered: an offer of an earlier one is stale).
+_Offer = tuple[float, int, int, int, int, int]
 _UNIT, _ENTRY, _SEGMENT = 0, 1, 2
 
 
@@ -107,35 +108,42 @@ def allocate(
     heap: list[_Offer] = []
     for offer in units:
         worth = offer.value / float(max(offer.cost, 1)) ** density
-        heap.append((-worth, offer.position, _UNIT, offer.cost, 0))
+        heap.append((-worth, offer.position, _UNIT, offer.cost, 0, 0))
     # A plan's unit may be taken whole too (in one step, when room is plenty).
     planned = {plan.position: number for number, plan in enumerate(plans)}
     rankings: list[_Ranking | None] = [None] * len(plans)
-    # A plan none of whose segments left can fit waits here, off the heap (a segment costs
-    # at least its tokens): its offers would only be turned down one by one. The room grows
-    # only when a unit is taken whole for less than its excerpt was charged; the waiting
-    # plans then come back where they would stand (past the offers turned down meanwhile).
-    waiting: list[tuple[int, int]] = []  # (plan number, cursor)
+    # A segment costs at least its tokens, and the room only shrinks until it grows (below):
+    # a segment of more tokens than the room would only be turned down when popped, so a
+    # plan offers its next segment that may fit, and a plan none of whose segments left can
+    # fit offers nothing. The room grows only when a unit is taken whole for less than its
+    # excerpt was charged; every plan that may still offer then comes back where it would
+    # stand (from its first segment not popped yet, past the offers popped meanwhile), its
+    # earlier offer made stale.
+    frontier = [0] * len(plans)  # each started plan's first cursor not popped yet
+    generation = [0] * len(plans)
+    offering: set[int] = set()  # started plans not yet through their ranking
 
     def propose(number: int, ranking: _Ranking, cursor: int | None) -> None:
+        offering.discard(number)
         if cursor is None:
             return
+        offering.add(number)
         if ranking.least[cursor] > room:
-            waiting.append((number, cursor))
             return
-        key = (-ranking.worth[cursor], plans[number].position, _SEGMENT, number, cursor)
-        heapq.heappush(heap, key)
+        at = ranking.next_fitting(cursor, plans[number], room)
+        if at is not None:
+            key = (-ranking.worth[at], plans[number].position, _SEGMENT, number, at)
+            heapq.heappush(heap, (*key, generation[number]))
 
     def resume(after: _Offer) -> None:
-        resumed = waiting[:]
-        waiting.clear()
-        for number, cursor in resumed:
+        for number in sorted(offering):
+            generation[number] += 1
             ranking = rankings[number]
-            assert ranking is not None  # a plan waits once started
+            assert ranking is not None  # a plan offers once started
             plan = plans[number]
-            at = ranking.next_open(cursor, plan)
+            at = ranking.next_open(frontier[number], plan)
             while at is not None and (
-                (-ranking.worth[at], plan.position, _SEGMENT, number, at) < after
+                (-ranking.worth[at], plan.position, _SEGMENT, number, at) < after[:5]
             ):
                 at = ranking.next_open(at + 1, plan)
             propose(number, ranking, at)
@@ -148,13 +156,13 @@ def allocate(
         else:
             entry = _entry_worth(plan, current, density)
             if entry is not None:
-                entries.append((-entry, plan.position, _ENTRY, number, 0))
+                entries.append((-entry, plan.position, _ENTRY, number, 0, 0))
     heap.extend(entries)
     heapq.heapify(heap)
     taken: list[int] = []
     while heap and room > 0:
         popped = heapq.heappop(heap)
-        _, position, kind, first, cursor = popped
+        _, position, kind, first, cursor, offered = popped
         if kind == _UNIT:
             plan_number = planned.get(position)
             if plan_number is None:
@@ -171,7 +179,7 @@ def allocate(
                 for text, segments in enumerate(whole.texts):
                     whole.chosen[text].update(range(len(segments)))
                 whole.version += 1
-                if grew and waiting:
+                if grew and offering:
                     resume(popped)
             continue
         plan = plans[first]
@@ -187,9 +195,12 @@ def allocate(
             rankings[first] = ranking = _Ranking(plan, density)
             cursor = -1
         else:
+            if offered != generation[first]:
+                continue  # stale: the plan offers again since the room grew
             started = rankings[first]
             assert started is not None  # set when the plan started
             ranking = started
+            frontier[first] = cursor + 1
             text, segment = ranking.texts[cursor], ranking.segments[cursor]
             if segment not in plan.chosen[text]:
                 cost = segment_cost(plan, text, segment, current)
@@ -205,7 +216,7 @@ class _Ranking:
     """A plan's segments, best value per token first (ties in text order), and the fewest
     tokens of a segment from each position of the ranking on."""
 
-    __slots__ = ("least", "segments", "texts", "worth")
+    __slots__ = ("least", "segments", "texts", "tokens", "worth")
 
     def __init__(self, plan: ExcerptPlan, density: float) -> None:
         values = np.concatenate([np.asarray(v, dtype=np.float64) for v in plan.values])
@@ -219,6 +230,7 @@ class _Ranking:
         self.worth: list[float] = worth[order].tolist()
         self.texts: list[int] = texts[order].tolist()
         self.segments: list[int] = segments[order].tolist()
+        self.tokens: list[int] = tokens[order].astype(np.intp).tolist()
         self.least: list[int] = (
             np.minimum.accumulate(tokens[order][::-1])[::-1].astype(np.intp).tolist()
         )
@@ -228,6 +240,16 @@ class _Ranking:
         chosen, texts, segments = plan.chosen, self.texts, self.segments
         while cursor < len(segments):
             if segments[cursor] not in chosen[texts[cursor]]:
+                return cursor
+            cursor += 1
+        return None
+
+    def next_fitting(self, cursor: int, plan: ExcerptPlan, room: int) -> int | None:
+        """The first position from ``cursor`` on whose segment is not chosen yet and has at
+        most ``room`` tokens."""
+        chosen, texts, segments, tokens = plan.chosen, self.texts, self.segments, self.tokens
+        while cursor < len(segments):
+            if tokens[cursor] <= room and segments[cursor] not in chosen[texts[cursor]]:
                 return cursor
             cursor += 1
         return None
