@@ -88,6 +88,11 @@ def test_line_shapes(text: str, shape: str) -> None:
     assert "".join(segments.texts()) == text
 
 
+def test_an_empty_text_has_no_segments() -> None:
+    cut = segment("")
+    assert (len(cut), cut.texts()) == (0, [])
+
+
 def test_a_config_line_is_anchored_to_its_parents() -> None:
     text = "db:\n  primary:\n    port: 5432\n  replica:\n    port: 6543\n"
     segments = segment(text)

@@ -139,7 +139,7 @@ def segment(text: str) -> Segments:
             return found
     lines = text.splitlines(keepends=True)
     ends = list(accumulate(map(len, lines)))
-    line_spans = list(zip([0, *ends[:-1]], ends, strict=True))
+    line_spans = list(pairwise([0, *ends]))
     shape = _line_shape(lines)
     anchors = _anchors(shape, lines)
     if max(map(len, lines), default=0) <= _longest(shape):  # the common case: a segment a line
