@@ -179,6 +179,24 @@ def test_the_line_the_question_asks_about_is_worth_most() -> None:
     assert "db-7.internal:6543" in segments.texts()[best]
 
 
+def test_a_line_counts_the_words_of_its_blank_separated_record() -> None:
+    # kubectl describe of many pods: the node names the pod whose container restarted, a
+    # blank line away from the restart count (no anchor links them).
+    pods = [
+        f"Name:         worker-{n}\nNode:         ip-10-0-{n}-{100 + n}\nContainers:\n"
+        f"  worker:\n    Restart Count:  {3 * n + 1}\n"
+        for n in range(12)
+    ]
+    segments = segment("\n".join(pods))
+    assert segments.shape == "config"
+    question = "How often did the worker restart on ip-10-0-7-107?"
+    values = segment_values([segments], question)[0]
+    texts = segments.texts()
+    counts = [n for n, text in enumerate(texts) if "Restart Count" in text]
+    best = max(counts, key=values.__getitem__)
+    assert texts[best].strip() == "Restart Count:  22"
+
+
 def _best(lines: list[str], query: str, labels: list[str] | None = None) -> int:
     values = segment_values([segment("\n".join(lines))], query, labels)[0]
     return max(range(len(values)), key=values.__getitem__)

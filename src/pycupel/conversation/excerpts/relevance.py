@@ -31,7 +31,9 @@ compare across texts:
   (:data:`GROUP_CONTEXT`): a JSON record's member matches the words of its record (the
   question names the record, the member holds the answer), a code line its block's
   signature, a line its section's heading, a table row its header (the column names say
-  what its cells hold; the other rows say nothing about it). A term counts once, where it
+  what its cells hold; the other rows say nothing about it), a setting its blank-line
+  separated record (a pod of ``kubectl describe``: its node is lines away from its restart
+  count). A term counts once, where it
   matches best, so a member that repeats its record's name gains nothing over one that
   holds the value.
 """
@@ -123,7 +125,10 @@ def segment_values(
     offsets = [0]
     for texts_of in pieces:
         offsets.append(offsets[-1] + len(texts_of))
-    wholes = [_groups(segments) for segments in texts]
+    blanks = [
+        _wordless(segments, texts_of) for segments, texts_of in zip(texts, pieces, strict=True)
+    ]
+    wholes = [_groups(segments, blank) for segments, blank in zip(texts, blanks, strict=True)]
     relevance = whole_relevance = None
     if flat and query.strip():
         named = list(labels) if labels is not None else []
@@ -172,8 +177,7 @@ def segment_values(
             shared += NEIGHBOUR_SHARE * neighbours
         # A blank segment says nothing: it is worth nothing on its own (an excerpt keeps it
         # between kept neighbours, where it costs less than a marker).
-        blank = _wordless(segments, texts_of)
-        shared[blank] = 0.0
+        shared[blanks[number]] = 0.0
         values.append(shared.tolist())
     return values
 
@@ -245,7 +249,7 @@ _Wholes = tuple[list[tuple[int, int]], "npt.NDArray[np.intp]", "npt.NDArray[np.i
 """A text's wholes (ranges of segments), and the ``(segment, whole)`` pairs as two arrays."""
 
 
-def _groups(segments: Segments) -> _Wholes:
+def _groups(segments: Segments, blank: np.ndarray) -> _Wholes:
     """The wholes a text's segments belong to (as ranges of segments), and which segment
     sits in which whole (``(segment, whole)`` pairs, as the arrays of segments and of
     wholes): a JSON record of several members; a table row's header alone; else every
@@ -290,7 +294,7 @@ def _groups(segments: Segments) -> _Wholes:
         keep = higher >= 0
         below, above, step = below[keep], higher[keep], step + 1
     if not found:
-        return [], empty, empty
+        return _with_blocks(segments, blank, ([], empty, empty))
     members = np.concatenate([pair[0] for pair in found])
     tops = np.concatenate([pair[1] for pair in found])
     steps = np.concatenate([np.full(len(pair[0]), pair[2], dtype=np.intp) for pair in found])
@@ -305,7 +309,40 @@ def _groups(segments: Segments) -> _Wholes:
     starts = np.empty(len(anchored), dtype=np.intp)
     starts[owners] = tops
     ranges = list(zip(starts.tolist(), ends.tolist(), strict=True))
-    return ranges, members, owners
+    return _with_blocks(segments, blank, (ranges, members, owners))
+
+
+BLOCK_SHAPES: Final = frozenset({"config"})
+"""Shapes whose blank-line blocks are wholes too: the records of a listing (a pod of
+``kubectl describe``, a block of settings) are separated by blank lines, and the line holding
+a value is told from its siblings in other records by the record's name (a log's blank lines
+measured no better)."""
+
+
+def _with_blocks(segments: Segments, blank: np.ndarray, wholes: _Wholes) -> _Wholes:
+    """``wholes`` and, for a text of a :data:`BLOCK_SHAPES` shape with at least two blocks of
+    several segments between blank segments, each such block as a whole of its own
+    (numbered after them)."""
+    ranges, members, owners = wholes
+    if segments.shape not in BLOCK_SHAPES or not blank.any():
+        return wholes
+    # A block starts after each blank segment (and at the first), ends before the next.
+    edges = np.flatnonzero(np.diff(np.r_[True, blank, True].astype(np.int8)))
+    starts, ends = edges[0::2], edges[1::2]
+    several = ends - starts >= 2
+    starts, ends = starts[several], ends[several]
+    if len(starts) < 2:
+        return wholes
+    sizes = ends - starts
+    block_members = np.repeat(starts, sizes) + (
+        np.arange(int(sizes.sum()), dtype=np.intp) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    )
+    block_owners = np.repeat(np.arange(len(starts), dtype=np.intp), sizes) + len(ranges)
+    return (
+        [*ranges, *zip(starts.tolist(), ends.tolist(), strict=True)],
+        np.concatenate([members, block_members]),
+        np.concatenate([owners, block_owners]),
+    )
 
 
 def _signals(segments: Segments, texts: list[str]) -> np.ndarray:
