@@ -372,12 +372,17 @@ def rounds_history(rounds: int) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize("budget", [2_500, 3_000])
-def test_the_placeholders_of_many_rounds_give_way_to_the_line_asked_about(budget: int) -> None:
+def test_the_placeholders_of_many_rounds_shed_their_words_for_the_line_asked_about(
+    budget: int,
+) -> None:
     # The calls and placeholders of forty rounds alone would fill most of the budget: the
-    # strongest match of the long output is kept before the oldest of them.
+    # strongest match of the long output is kept before them, the oldest shedding the words
+    # before their calls; every call stays.
     history = rounds_history(40)
     fitted, _ = openai.fit_messages(history, budget=budget)
     assert "port 6543" in text_of(fitted)
+    calls = [call["id"] for message in fitted for call in message.get("tool_calls") or ()]
+    assert calls == [f"c{n}" for n in range(40)]
     assert openai.count_tokens(fitted) <= budget
     openai.from_messages(fitted)
 

@@ -270,6 +270,22 @@ class AnthropicCodec(Codec[AnthropicMessage]):
 
         return rewritten(messages, rewrite)
 
+    def unnarrated(self, messages: Sequence[AnthropicMessage]) -> list[AnthropicMessage] | None:
+        """The unit's messages without the ``text`` blocks of an assistant message that has
+        ``tool_use`` blocks (thinking and every other block kept)."""
+
+        def rewrite(_: int, message: AnthropicMessage) -> AnthropicMessage | None:
+            content = message["content"]
+            if message["role"] != "assistant" or isinstance(content, str):
+                return None
+            kinds = [block.get("type") if isinstance(block, Mapping) else None for block in content]
+            if "tool_use" not in kinds or "text" not in kinds:
+                return None
+            blocks = [block for block, kind in zip(content, kinds, strict=True) if kind != "text"]
+            return {**message, "content": blocks}
+
+        return rewritten(messages, rewrite)
+
     def summary_message(self, text: str) -> AnthropicMessage:
         return {"role": "user", "content": text}
 

@@ -232,6 +232,27 @@ class GeminiCodec(Codec[GeminiContent]):
 
         return rewritten(messages, rewrite)
 
+    def unnarrated(self, messages: Sequence[GeminiContent]) -> list[GeminiContent] | None:
+        """The unit's turns without the plain ``text`` parts of a turn that has
+        ``functionCall`` parts (thoughts and parts carrying a thought signature kept)."""
+
+        def words(part: object) -> bool:
+            return (
+                isinstance(part, Mapping)
+                and "text" in part
+                and not part.get("thought")
+                and not any(key in part for key in ("thoughtSignature", "thought_signature"))
+            )
+
+        def rewrite(_: int, content: GeminiContent) -> GeminiContent | None:
+            parts = list(content.get("parts") or ())
+            if not any(_field(part, "functionCall")[1] is not None for part in parts):
+                return None
+            kept = [part for part in parts if not words(part)]
+            return {**content, "parts": kept} if len(kept) < len(parts) else None
+
+        return rewritten(messages, rewrite)
+
     def summary_message(self, text: str) -> GeminiContent:
         return {"role": "user", "parts": [{"text": text}]}
 

@@ -260,6 +260,30 @@ class LangChainCodec(Codec["BaseMessage"]):
 
         return rewritten(messages, rewrite)
 
+    def unnarrated(self, messages: Sequence[BaseMessage]) -> list[BaseMessage] | None:
+        """The unit's messages with an AIMessage that has ``tool_calls`` copied with an empty
+        content (a list content keeps its blocks other than ``text``)."""
+        lc = _langchain()
+
+        def rewrite(_: int, message: BaseMessage) -> BaseMessage | None:
+            if not isinstance(message, lc.AIMessage) or not message.tool_calls:
+                return None
+            content = message.content
+            if isinstance(content, str):
+                kept: str | list[str | dict[str, Any]] = ""
+                changed = bool(content)
+            else:
+                kept = [
+                    block
+                    for block in content
+                    if not isinstance(block, str)
+                    and not (isinstance(block, dict) and block.get("type") == "text")
+                ]
+                changed = len(kept) < len(content)
+            return message.model_copy(update={"content": kept}) if changed else None
+
+        return rewritten(messages, rewrite)
+
     def summary_message(self, text: str) -> BaseMessage:
         message: BaseMessage = _langchain().HumanMessage(text)
         return message

@@ -191,6 +191,18 @@ class OpenAICodec(Codec[OpenAIMessage]):
 
         return rewritten(messages, rewrite)
 
+    def unnarrated(self, messages: Sequence[OpenAIMessage]) -> list[OpenAIMessage] | None:
+        """The unit's messages with the ``content`` of an assistant message that has
+        ``tool_calls`` set to ``None`` (the calls kept)."""
+
+        def rewrite(_: int, message: OpenAIMessage) -> OpenAIMessage | None:
+            narrated = message.get("tool_calls") and message.get("content")
+            if message["role"] == "assistant" and narrated:
+                return {**message, "content": None}
+            return None
+
+        return rewritten(messages, rewrite)
+
     def summary_message(self, text: str) -> OpenAIMessage:
         return {"role": "user", "content": text}
 

@@ -147,6 +147,14 @@ class Codec(ABC, Generic[M]):
         replaced as ``replace`` says, as new objects keeping every id and key; ``None``
         when nothing changed. The caller's objects are never modified."""
 
+    def unnarrated(self, messages: Sequence[M]) -> list[M] | None:
+        """A unit's messages without the words an assistant message says beside its tool calls
+        (the calls, their ids and every other part kept, as new objects); ``None`` when no
+        message has such words. The bare version of a placeholder is made of them: an old
+        round's narration is most of what its placeholder costs. A format whose narration is
+        a message of its own (the Responses API's) has none inside a round."""
+        return None
+
     @abstractmethod
     def summary_message(self, text: str) -> M:
         """The user message that carries a summary's text."""
@@ -190,7 +198,7 @@ class Codec(ABC, Generic[M]):
         def parse(messages: Sequence[M]) -> list[ParsedMessage]:
             return self.parse_all(list(messages), None, overhead)
 
-        return Editor(rewrite=rewrite, parse=parse)
+        return Editor(rewrite=rewrite, parse=parse, unnarrated=self.unnarrated)
 
     def opens_wrongly(self, unit: MessageUnit) -> bool:
         """Whether ``unit`` starts with the role a request must not open with."""

@@ -5,7 +5,7 @@ See :mod:`pycupel.conversation.versions` for the versions themselves and the rul
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final, Generic, TypeVar
@@ -60,12 +60,13 @@ WHOLE_SHARE: Final = 0.25
 at most this share of the room."""
 STRONG_MATCH: Final = 0.8
 """Units the selection took that score at least this share of the best score are kept whole
-before the placeholders (the oldest placeholders give way): on tight budgets the
-placeholders of a long history would otherwise crowd out the very turns the question needs."""
+before the placeholders (the oldest placeholders shed the assistant's words before their
+calls): on tight budgets the placeholders of a long history would otherwise crowd out the
+very turns the question needs."""
 STRONG_SEGMENT: Final = 0.6
 """The segments of the units that may be cut worth at least this share of the best
 segment's value are kept before the placeholders too (best first, within
-:data:`STRONG_SEGMENT_ROOM`; the oldest placeholders give way): at 2 % of a long agent
+:data:`STRONG_SEGMENT_ROOM`; the oldest placeholders shed their words): at 2 % of a long agent
 history the calls and placeholders alone fill nine tenths of the room, and the line the
 question is about would find none."""
 STRONG_SEGMENT_ROOM: Final = 0.5
@@ -110,19 +111,22 @@ def select_with_variants(
 
     1. the ordinary structure-aware selection runs on the whole budget (its scores and its
        choice are the starting point);
-    2. the floors are reserved: a placeholder for every tool result that has one, newest
-       first, within ``placeholder_share`` of the room;
+    2. the floors are reserved: a placeholder for every tool result that has one, within
+       ``placeholder_share`` of the room: bare (without the assistant's words before its
+       calls) newest first, so that as many calls as fit stay visible, then with the words
+       again, newest first, while they fit;
     3. of what step 1 took, the recent tail is kept first (unbroken, the structure's share
        of the room left by the floors), then the strongest matches (at least
-       :data:`STRONG_MATCH` of the best score; the oldest floors give way to them), then the
+       :data:`STRONG_MATCH` of the best score; the oldest floors shed their words for them, but
+       stay), then the
        rest by score, best first, each while it fits beside the floors still reserved (a
        unit kept whole gives its floor back);
     4. every unit step 3 did not keep falls back to its floor (or is left out);
     5. the room left goes to excerpts and upgrades (with ``excerpts``, the source of the
        units' excerpts): first the strongest segments of the units that may be cut (at
        least :data:`STRONG_SEGMENT` of the best segment's value, within
-       :data:`STRONG_SEGMENT_ROOM` of the room; the oldest floors give way to them, as to
-       the strongest units), then the other valuable segments, by value
+       :data:`STRONG_SEGMENT_ROOM` of the room; the oldest floors shed their words for them,
+       as for the strongest units), then the other valuable segments, by value
        per token (:mod:`pycupel.conversation.excerpts.plan`); then the other units, best
        value per token first, each to the largest version that fits; then what is left of
        the segments, so that no room is left while something could fill it.
@@ -228,16 +232,52 @@ def _floors(
     versions: Mapping[int, Versions[M]], room: int, shrink: Shrink
 ) -> tuple[dict[int, Variant[M]], int]:
     """A placeholder reserved for every tool result that has one, newest first, within
-    ``placeholder_share`` of ``room``; and the tokens reserved."""
+    ``placeholder_share`` of ``room``; and the tokens reserved. As many calls as fit stay
+    visible: each is first reserved bare (without the assistant's words before it, when
+    its unit has a bare version), newest first, then the words come back, newest first,
+    while they fit."""
     floors: dict[int, Variant[M]] = {}
     limit = int(room * shrink.placeholder_share)
     reserved = 0
     for position in sorted(versions, reverse=True):
-        floor = versions[position].placeholder
+        floor = versions[position].bare or versions[position].placeholder
         if floor is not None and reserved + floor.item.tokens <= limit:
             floors[position] = floor
             reserved += floor.item.tokens
+    for position in sorted(floors, reverse=True):
+        whole = versions[position].placeholder
+        assert whole is not None  # a unit with a floor has a placeholder
+        extra = whole.item.tokens - floors[position].item.tokens
+        if extra and reserved + extra <= limit:
+            floors[position] = whole
+            reserved += extra
     return floors, reserved
+
+
+def _shed_words(
+    held: dict[int, Variant[M]] | dict[int, Variant[M] | None],
+    versions: Mapping[int, Versions[M]],
+    *,
+    need: int,
+    keep: Container[int],
+) -> int:
+    """Free about ``need`` tokens from the placeholders in ``held`` (floors, or the chosen
+    versions), oldest first: each sheds the assistant's words before its calls (its bare
+    version), except those at positions in ``keep``. A placeholder never leaves for it:
+    every call stays visible. Returns the tokens freed (``need`` or more, unless nothing
+    more can be shed)."""
+    freed = 0
+    for older in sorted(held):
+        if freed >= need:
+            break
+        shorter = versions.get(older)
+        if shorter is None or shorter.bare is None or older in keep:
+            continue
+        floor = held[older]
+        if floor is shorter.placeholder and floor is not None:
+            freed += floor.item.tokens - shorter.bare.item.tokens
+            held[older] = shorter.bare
+    return freed
 
 
 def _anchor(
@@ -261,6 +301,7 @@ def _anchor(
 def _strongest_segments(
     plans: Sequence[ExcerptPlan],
     floors: dict[int, Variant[M]],
+    versions: Mapping[int, Versions[M]],
     chosen: Mapping[int, object],
     *,
     used: int,
@@ -268,8 +309,9 @@ def _strongest_segments(
 ) -> int:
     """Keep the strongest segments of ``plans`` (at least :data:`STRONG_SEGMENT` of the best
     segment's value, best first, within :data:`STRONG_SEGMENT_ROOM` of ``room``) before the
-    placeholders: one that does not fit takes the room of the oldest ``floors`` (removed
-    from it), as the strongest units do. Returns the tokens used, these segments counted."""
+    placeholders: one that does not fit sheds the words of the oldest ``floors`` (see
+    :func:`_shed_words`), as the strongest units do. Returns the tokens used, these segments
+    counted."""
     best = max((max(values, default=0.0) for plan in plans for values in plan.values), default=0.0)
     if best <= 0.0:
         return used
@@ -293,11 +335,8 @@ def _strongest_segments(
         cost = segment_cost(plan, text, segment, current)
         if spent + cost > limit:
             continue
-        for older in sorted(floors):
-            if used + cost <= room:
-                break
-            if older != position and older not in chosen:
-                used -= floors.pop(older).item.tokens
+        keep = {position, *chosen}
+        used -= _shed_words(floors, versions, need=used + cost - room, keep=keep)
         if used + cost > room:
             continue
         used += cost
@@ -403,11 +442,7 @@ def _complete(
             continue  # large beside the room: its best segments will compete instead
         floor = floors.get(position)
         extra = tokens[position] - (floor.item.tokens if floor is not None else 0)
-        for older in sorted(floors):
-            if used + extra <= room:
-                break
-            if older != position and older not in chosen:
-                used -= floors.pop(older).item.tokens
+        used -= _shed_words(floors, versions, need=used + extra - room, keep={position, *chosen})
         keep_whole(position)
     cut -= chosen.keys()
     ranked = best_first([p for p in free if p not in cut], scores)
@@ -416,7 +451,7 @@ def _complete(
         plans = excerpts.plans(sorted(cut))
     if plans:
         assert excerpts is not None  # plans come from it
-        used = _strongest_segments(plans, floors, chosen, used=used, room=room)
+        used = _strongest_segments(plans, floors, versions, chosen, used=used, room=room)
         # The units the selection took and the segments of the units that may be cut share
         # the room by value per token; a unit all of whose segments are taken is kept whole.
         offers = [
@@ -466,9 +501,8 @@ def _complete(
         current_tokens = tokens_of(items[position], chosen[position]) if position in chosen else 0
         options: list[Variant[M] | None] = [None]
         if position in versions:
-            options.extend(
-                v for v in (versions[position].truncated, versions[position].placeholder) if v
-            )
+            shorter = versions[position]
+            options.extend(v for v in (shorter.truncated, shorter.placeholder, shorter.bare) if v)
         for option in options:
             option_tokens = tokens_of(items[position], option)
             if option_tokens <= current_tokens:
@@ -479,7 +513,11 @@ def _complete(
                 break
     if plans:
         assert excerpts is not None  # plans come from it
-        left = settle_excerpts(plans, excerpts, items, chosen, room)
+
+        def shed(need: int, keep: Container[int]) -> int:
+            return _shed_words(chosen, versions, need=need, keep=keep)
+
+        left = settle_excerpts(plans, excerpts, items, chosen, room, shed=shed)
         # The estimates err high (a marker per run, anchors): what they left unused goes to
         # the offers not taken yet, counted exactly again.
         for _ in range(2):
@@ -490,7 +528,7 @@ def _complete(
             extra, _ = allocate(plans, room=scaled, current=current, density=density)
             if extra == scaled:
                 break
-            left = settle_excerpts(plans, excerpts, items, chosen, room)
+            left = settle_excerpts(plans, excerpts, items, chosen, room, shed=shed)
 
     causes: dict[int, Cause] = dict(choice.causes)
     if anchor is not None:

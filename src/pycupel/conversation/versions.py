@@ -12,14 +12,15 @@ the truncated version too.
   result's id (``tool_call_id``, ``tool_use_id``, ``call_id``, a Gemini
   ``functionResponse``'s name and id), so the history stays valid in every format.
 * **Choice.** :func:`select_with_variants` wraps the structure-aware selection: it runs on
-  the whole budget first; then a placeholder is reserved for every tool result (newest
-  first, within ``placeholder_share`` of the room), and of what the selection took the
-  recent tail, then its strongest matches (:data:`STRONG_MATCH` of the best score: the
-  oldest placeholders give way to them), then the other best-scored units are kept whole
-  while they fit beside those placeholders; every other tool result falls back to its
-  placeholder; the room left
-  upgrades units by value density (score per token, the structure's exponent) to the
-  largest version that fits. At most one version of a unit is ever kept.
+  the whole budget first; then a placeholder is reserved for every tool result (within
+  ``placeholder_share`` of the room, as many calls as fit: bare first, without the
+  assistant's words before the call, then with them, newest first), and of what the
+  selection took the recent tail, then its strongest matches (:data:`STRONG_MATCH` of the
+  best score: the oldest placeholders shed their words for them), then the other
+  best-scored units are kept whole while they fit beside those placeholders; every other
+  tool result falls back to its placeholder; the room left upgrades units by value density
+  (score per token, the structure's exponent) to the largest version that fits. At most
+  one version of a unit is ever kept.
 * **Report.** A unit kept in a shorter version is reported included (reason ``Scored``, its
   score) with the version's item: its ``metadata["variant"]`` names the version and
   ``metadata["cupel:variant-of"]`` the unit. :func:`variant_name` reads it back (``"full"``
@@ -90,10 +91,13 @@ class Editor(Generic[M]):
             keeping every id; ``None`` when nothing changed.
         parse: parses a run of messages of the format (a unit, rewritten or not) so that
             they are counted and rendered exactly as ``count_tokens`` would.
+        unnarrated: ``unnarrated(messages)`` returns the unit's messages without the words
+            an assistant message says beside its tool calls; ``None`` when there are none.
     """
 
     rewrite: Callable[[Sequence[M], Replace], list[M] | None]
     parse: Callable[[Sequence[M]], list[ParsedMessage]]
+    unnarrated: Callable[[Sequence[M]], list[M] | None] = lambda messages: None
 
 
 def resolve_shrink(shrink: object, *, policy: object) -> Shrink | None:
@@ -132,10 +136,16 @@ class Variant(Generic[M]):
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Versions(Generic[M]):
-    """The shorter versions of one unit (at least one is set)."""
+    """The shorter versions of one unit (at least one is set).
+
+    ``bare`` is the placeholder without the assistant's words before its calls (set only
+    when it is shorter): a floor short of room sheds those words, and the call stays
+    visible.
+    """
 
     truncated: Variant[M] | None = None
     placeholder: Variant[M] | None = None
+    bare: Variant[M] | None = None
 
 
 def variant_name(item: ContextItem) -> VariantName:
@@ -233,8 +243,25 @@ def unit_versions(
             truncated = None
         if placeholder is not None and placeholder.item.tokens >= unit.item.tokens:
             placeholder = None
+        bare = None
+        unnarrated = editor.unnarrated(original) if placeholder is not None else None
+        if unnarrated is not None:
+            bare = make_variant(
+                unit,
+                original=unnarrated,
+                name="placeholder",
+                replace=_placeholder(shrink, counter),
+                editor=editor,
+                counter=counter,
+            )
+            if (
+                bare is not None
+                and placeholder is not None
+                and bare.item.tokens >= placeholder.item.tokens
+            ):
+                bare = None
         if truncated is not None or placeholder is not None:
-            found[position] = Versions(truncated, placeholder)
+            found[position] = Versions(truncated, placeholder, bare)
     return found
 
 

@@ -90,7 +90,7 @@ def scaled_editor(editor: Editor[M], ratio: float) -> Editor[M]:
             for message in editor.parse(messages)
         ]
 
-    return Editor(rewrite=editor.rewrite, parse=parse)
+    return dataclasses.replace(editor, parse=parse)
 
 
 class ShownVersions(Generic[M]):

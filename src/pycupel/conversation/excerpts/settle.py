@@ -12,7 +12,7 @@ another round of allocation. Kept apart from the unit-level selection
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence, Set
 from typing import Final, TypeVar
 
 from pycupel.conversation.excerpts.allocation import ExcerptPlan
@@ -39,12 +39,16 @@ def settle_excerpts(
     items: Sequence[ContextItem],
     chosen: dict[int, Variant[M] | None],
     room: int,
+    *,
+    shed: Callable[[int, Set[int]], int] | None = None,
 ) -> int:
     """Render the chosen excerpts into ``chosen`` (a unit all of whose segments were chosen
     whole), counted exactly; while the window exceeds ``room`` (an excerpt's markers and
-    frames can cost more than estimated), the least valuable segments of all the excerpts
-    are taken out, the excess scaled by how far the estimates fell short. Returns the room
-    left."""
+    frames can cost more than estimated), ``shed(excess, rendered)`` frees what it can in
+    ``chosen`` outside the rendered excerpts (the placeholders' words, which gave way to
+    the segments already) and returns the tokens freed; then the least valuable segments
+    of all the excerpts are taken out, the excess scaled by how far the estimates fell
+    short. Returns the room left."""
     planned = {plan.position: plan for plan in plans}
     fallback = {p: chosen.get(p) for p in planned}
     dropped = {p for p in planned if p not in chosen}
@@ -76,6 +80,12 @@ def settle_excerpts(
         )
         if total <= room or not rendered:
             break
+        freed = shed(total - room, rendered.keys()) if shed is not None else 0
+        if freed:
+            base -= freed
+            for position in planned.keys() - rendered.keys() - dropped:
+                fallback[position] = chosen[position]  # a floor may have shed its words
+            continue
         # The least valuable kept segments of all the excerpts go first, about the excess
         # (scaled by how far the estimates fell short): trimming one excerpt at a time
         # could drop the one line a small excerpt was kept for while others keep lines
