@@ -206,6 +206,36 @@ def test_shorter_versions_and_the_running_summary_continue_exactly() -> None:
     assert any("[Summary of the earlier conversation]" in text for text in shown)
 
 
+def test_placeholders_without_their_words_continue_exactly() -> None:
+    # Each call said something first: on this budget the oldest placeholders shed those
+    # words (their calls stay), and a restored state makes the same bare version again.
+    turns = [
+        [
+            {
+                **m,
+                "content": f"Checking {m['tool_calls'][0]['function']['name']} next, "
+                "to compare it with what the previous tool reported.",
+            }
+            if m.get("tool_calls")
+            else m
+            for m in history
+        ]
+        for history in _agent_openai(output_lines=(20, 60))[:80]
+    ]
+    windows = replay(
+        lambda **kw: openai.Session(**session_options("shrink-summary"), **kw),
+        turns,
+        fresh_share=0.3,
+    )
+    bare = [
+        m
+        for window in windows
+        for m in window.messages
+        if m.get("tool_calls") and m.get("content") is None
+    ]
+    assert bare, "no placeholder shed its words"
+
+
 def test_anthropic_with_a_system_prompt_continues_exactly() -> None:
     messages = _to_anthropic(agent_history(turns=30, seed=5).messages)
     turns = _prefixes(

@@ -127,11 +127,14 @@ class Variant(Generic[M]):
             naming the version and the unit).
         messages: the unit's messages in this version (new objects where rewritten, the
             caller's own objects elsewhere).
+        bare: a placeholder without the assistant's words before its calls (its name is
+            ``"placeholder"`` all the same: a session's saved state tells them apart).
     """
 
     name: VariantName
     item: ContextItem
     messages: tuple[M, ...]
+    bare: bool = False
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -254,12 +257,9 @@ def unit_versions(
                 editor=editor,
                 counter=counter,
             )
-            if (
-                bare is not None
-                and placeholder is not None
-                and bare.item.tokens >= placeholder.item.tokens
-            ):
-                bare = None
+            if bare is not None and placeholder is not None:
+                shorter = bare.item.tokens < placeholder.item.tokens
+                bare = Variant(bare.name, bare.item, bare.messages, bare=True) if shorter else None
         if truncated is not None or placeholder is not None:
             found[position] = Versions(truncated, placeholder, bare)
     return found

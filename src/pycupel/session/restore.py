@@ -253,5 +253,5 @@ def _version_again(
     return variant
 
 
-_NAMES = frozenset({"placeholder", "truncated"})
+_NAMES = frozenset({"placeholder", "bare", "truncated"})
 """The shorter versions a state can name (made again from the history)."""

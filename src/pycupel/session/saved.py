@@ -12,8 +12,9 @@ summary's; it holds what the session decided and learned, by unit and message po
   latest usage report covered, the latest user turn the recall zone was decided for;
 * what usage taught: the **calibration** points and each unit's **learned** tokens (exact
   floats);
-* the **shorter versions** shown: per unit, which version (``"placeholder"``,
-  ``"truncated"``) and its count, and the ratio they were made with; the versions are made
+* the **shorter versions** shown: per unit, which version (``"placeholder"``, ``"bare"``
+  for a placeholder without the assistant's words before its calls, ``"truncated"``,
+  ``"excerpt"``) and its count, and the ratio they were made with; the versions are made
   again from the history, never stored (a version that does not come out the same is not
   trusted: the history is treated as edited from its unit);
 * the **running summary**: its text (the one thing that cannot be rebuilt), its count and
@@ -46,6 +47,7 @@ from types import MappingProxyType
 from typing import Any, TypeVar, get_args
 
 from pycupel.conversation.excerpts.plan import kept_segments
+from pycupel.conversation.versions import Variant
 from pycupel.session.core import SessionCore
 from pycupel.session.fingerprint import Fingerprint
 from pycupel.session.window import CacheBreak
@@ -64,6 +66,7 @@ __all__ = [
     "SavedSummary",
     "StateWriter",
     "runs",
+    "shown_name",
 ]
 
 M = TypeVar("M")
@@ -307,7 +310,7 @@ class StateWriter:
             header["shown"] = {
                 "ratio": shown.ratio,
                 "units": [
-                    [unit, variant.name, shown.estimates[unit], kept_segments(variant)]
+                    [unit, shown_name(variant), shown.estimates[unit], kept_segments(variant)]
                     for unit, variant in sorted(shown.variants.items())
                 ],
             }
@@ -336,6 +339,12 @@ class StateWriter:
                 values.tobytes(),
             )
         )
+
+
+def shown_name(variant: Variant[Any]) -> str:
+    """The name a saved state gives a shown version: its own, or ``"bare"`` for a
+    placeholder without the assistant's words (made again from that name)."""
+    return "bare" if variant.bare else variant.name
 
 
 def runs(values: Sequence[int]) -> list[int]:
