@@ -245,3 +245,27 @@ def test_langchain_and_openai_keep_the_calls_and_ids() -> None:
     }
     assert openai.CODEC.unnarrated([message]) == [{**message, "content": None}]
     assert message["content"] == "Reading the log."  # the caller's object is untouched
+
+
+@pytest.mark.parametrize("slicer", ["optimal", "greedy"])
+def test_a_policy_is_offered_the_bare_placeholders_too(slicer: str) -> None:
+    from pycupel import ContextBudget, Pipeline
+    from pycupel.placers import ChronologicalPlacer
+    from pycupel.scorers import CompositeScorer, KindScorer, RecencyScorer
+    from pycupel.slicers import GreedySlice, OptimalSlice
+
+    history = as_openai(rounds())
+    budget = openai.count_tokens(history) // 12  # the placeholders with their words overflow it
+    pipeline = Pipeline(
+        budget=ContextBudget(max_tokens=budget, target_tokens=budget),
+        scorer=CompositeScorer([(RecencyScorer(), 3), (KindScorer(), 1)]),
+        slicer=OptimalSlice() if slicer == "optimal" else GreedySlice(),
+        placer=ChronologicalPlacer(),
+    )
+    fitted, report = openai.fit_messages(history, budget=budget, policy=pipeline, shrink=True)
+    openai.from_messages(fitted)
+    assert openai.count_tokens(fitted) <= budget
+    units = [tuple(e.item.metadata["message_indices"]) for e in report.included]
+    assert len(units) == len(set(units)), "at most one version of a unit is included"
+    assert any(m.get("tool_calls") and m["content"] is None for m in fitted)
+    assert call_ids(fitted) == {r.call_id for r in rounds()}

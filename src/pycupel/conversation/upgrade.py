@@ -568,7 +568,8 @@ def pipeline_candidates(
         whole = unit.item.replace(metadata=metadata)
         items.append(whole)
         origin[whole] = (position, None)
-        for variant in (versions[position].truncated, versions[position].placeholder):
+        shorter = versions[position]
+        for variant in (shorter.truncated, shorter.placeholder, shorter.bare):
             if variant is not None:
                 items.append(variant.item)
                 origin[variant.item] = (position, variant)
