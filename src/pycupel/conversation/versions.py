@@ -205,6 +205,15 @@ def unit_versions(
     newest = set(tool_positions[len(tool_positions) - shrink.keep_whole :])
     if shrink.keep_whole == 0:
         newest = set()
+    truncate, clear = _truncator(shrink, counter), _placeholder(shrink, counter)
+
+    def version(
+        unit: MessageUnit, original: Sequence[M], name: VariantName, replace: Replace
+    ) -> Variant[M] | None:
+        return make_variant(
+            unit, original=original, name=name, replace=replace, editor=editor, counter=counter
+        )
+
     found: dict[int, Versions[M]] = {}
     for position, unit in enumerate(units):
         if unit.item.pinned or unit.system_parameter or unit.unanswered_call_ids:
@@ -217,25 +226,11 @@ def unit_versions(
         if not is_tool and unit.item.tokens <= shrink.long_message:
             continue
         original = [messages[index] for index in unit.message_indices]
-        truncated = placeholder = None
+        truncated = placeholder = bare = None
         if shrink.truncate:
-            truncated = make_variant(
-                unit,
-                original=original,
-                name="truncated",
-                replace=_truncator(shrink, counter),
-                editor=editor,
-                counter=counter,
-            )
+            truncated = version(unit, original, "truncated", truncate)
         if is_tool and shrink.placeholders:
-            placeholder = make_variant(
-                unit,
-                original=original,
-                name="placeholder",
-                replace=_placeholder(shrink, counter),
-                editor=editor,
-                counter=counter,
-            )
+            placeholder = version(unit, original, "placeholder", clear)
         if (
             truncated is not None
             and placeholder is not None
@@ -246,20 +241,11 @@ def unit_versions(
             truncated = None
         if placeholder is not None and placeholder.item.tokens >= unit.item.tokens:
             placeholder = None
-        bare = None
         unnarrated = editor.unnarrated(original) if placeholder is not None else None
-        if unnarrated is not None:
-            bare = make_variant(
-                unit,
-                original=unnarrated,
-                name="placeholder",
-                replace=_placeholder(shrink, counter),
-                editor=editor,
-                counter=counter,
-            )
-            if bare is not None and placeholder is not None:
-                shorter = bare.item.tokens < placeholder.item.tokens
-                bare = Variant(bare.name, bare.item, bare.messages, bare=True) if shorter else None
+        if unnarrated is not None and placeholder is not None:
+            made = version(unit, unnarrated, "placeholder", clear)
+            if made is not None and made.item.tokens < placeholder.item.tokens:
+                bare = Variant(made.name, made.item, made.messages, bare=True)
         if truncated is not None or placeholder is not None:
             found[position] = Versions(truncated, placeholder, bare)
     return found
