@@ -61,8 +61,8 @@ at most this share of the room."""
 STRONG_MATCH: Final = 0.8
 """Units the selection took that score at least this share of the best score are kept whole
 before the placeholders (the oldest placeholders shed the assistant's words before their
-calls): on tight budgets the placeholders of a long history would otherwise crowd out the
-very turns the question needs."""
+calls, then, if that is not enough, give way): on tight budgets the placeholders of a long
+history would otherwise crowd out the very turns the question needs."""
 STRONG_SEGMENT: Final = 0.6
 """The segments of the units that may be cut worth at least this share of the best
 segment's value are kept before the placeholders too (best first, within
@@ -117,19 +117,19 @@ def select_with_variants(
        again, newest first, while they fit;
     3. of what step 1 took, the recent tail is kept first (unbroken, the structure's share
        of the room left by the floors), then the strongest matches (at least
-       :data:`STRONG_MATCH` of the best score; the oldest floors shed their words for them, but
-       stay), then the
-       rest by score, best first, each while it fits beside the floors still reserved (a
-       unit kept whole gives its floor back);
+       :data:`STRONG_MATCH` of the best score; the oldest floors shed their words for them,
+       then give way if that is not enough), then the rest by score, best first, each while
+       it fits beside the floors still reserved (a unit kept whole gives its floor back);
     4. every unit step 3 did not keep falls back to its floor (or is left out);
     5. the room left goes to excerpts and upgrades (with ``excerpts``, the source of the
        units' excerpts): first the strongest segments of the units that may be cut (at
        least :data:`STRONG_SEGMENT` of the best segment's value, within
        :data:`STRONG_SEGMENT_ROOM` of the room; the oldest floors shed their words for them,
-       as for the strongest units), then the other valuable segments, by value
-       per token (:mod:`pycupel.conversation.excerpts.plan`); then the other units, best
-       value per token first, each to the largest version that fits; then what is left of
-       the segments, so that no room is left while something could fill it.
+       but stay: a unit that may be cut needs no call's place), then the other valuable
+       segments, by value per token (:mod:`pycupel.conversation.excerpts.plan`); then the
+       other units, best value per token first, each to the largest version that fits;
+       then what is left of the segments, so that no room is left while something could
+       fill it.
 
     ``leads(unit)`` tells a unit the format will not let lead the history (Anthropic's and
     Gemini's histories start with a user turn; see ``LeadingFilter``): the nearest unit
@@ -263,9 +263,8 @@ def _shed_words(
 ) -> int:
     """Free about ``need`` tokens from the placeholders in ``held`` (floors, or the chosen
     versions), oldest first: each sheds the assistant's words before its calls (its bare
-    version), except those at positions in ``keep``. A placeholder never leaves for it:
-    every call stays visible. Returns the tokens freed (``need`` or more, unless nothing
-    more can be shed)."""
+    version), except those at positions in ``keep``; none leaves (its call stays visible).
+    Returns the tokens freed (``need`` or more, unless nothing more can be shed)."""
     freed = 0
     for older in sorted(held):
         if freed >= need:
@@ -310,7 +309,7 @@ def _strongest_segments(
     """Keep the strongest segments of ``plans`` (at least :data:`STRONG_SEGMENT` of the best
     segment's value, best first, within :data:`STRONG_SEGMENT_ROOM` of ``room``) before the
     placeholders: one that does not fit sheds the words of the oldest ``floors`` (see
-    :func:`_shed_words`), as the strongest units do. Returns the tokens used, these segments
+    :func:`_shed_words`), never their calls. Returns the tokens used, these segments
     counted."""
     best = max((max(values, default=0.0) for plan in plans for values in plan.values), default=0.0)
     if best <= 0.0:
@@ -443,6 +442,13 @@ def _complete(
         floor = floors.get(position)
         extra = tokens[position] - (floor.item.tokens if floor is not None else 0)
         used -= _shed_words(floors, versions, need=used + extra - room, keep={position, *chosen})
+        # A strongest match that still does not fit takes the place of the oldest floors,
+        # call and all: the turn the question needs counts for more than an old call.
+        for older in sorted(floors):
+            if used + extra <= room:
+                break
+            if older != position and older not in chosen:
+                used -= floors.pop(older).item.tokens
         keep_whole(position)
     cut -= chosen.keys()
     ranked = best_first([p for p in free if p not in cut], scores)

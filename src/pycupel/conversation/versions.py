@@ -16,7 +16,7 @@ the truncated version too.
   ``placeholder_share`` of the room, as many calls as fit: bare first, without the
   assistant's words before the call, then with them, newest first), and of what the
   selection took the recent tail, then its strongest matches (:data:`STRONG_MATCH` of the
-  best score: the oldest placeholders shed their words for them), then the other
+  best score: the oldest placeholders shed their words, then give way), then the other
   best-scored units are kept whole while they fit beside those placeholders; every other
   tool result falls back to its placeholder; the room left upgrades units by value density
   (score per token, the structure's exponent) to the largest version that fits. At most
