@@ -334,8 +334,9 @@ def _strongest_segments(
         cost = segment_cost(plan, text, segment, current)
         if spent + cost > limit:
             continue
-        keep = {position, *chosen}
-        used -= _shed_words(floors, versions, need=used + cost - room, keep=keep)
+        if used + cost > room:
+            keep = {position, *chosen}
+            used -= _shed_words(floors, versions, need=used + cost - room, keep=keep)
         if used + cost > room:
             continue
         used += cost
@@ -441,7 +442,9 @@ def _complete(
             continue  # large beside the room: its best segments will compete instead
         floor = floors.get(position)
         extra = tokens[position] - (floor.item.tokens if floor is not None else 0)
-        used -= _shed_words(floors, versions, need=used + extra - room, keep={position, *chosen})
+        if used + extra > room:
+            keep = {position, *chosen}
+            used -= _shed_words(floors, versions, need=used + extra - room, keep=keep)
         # A strongest match that still does not fit takes the place of the oldest floors,
         # call and all: the turn the question needs counts for more than an old call.
         for older in sorted(floors):
