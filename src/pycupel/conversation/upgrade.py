@@ -62,7 +62,9 @@ STRONG_MATCH: Final = 0.8
 """Units the selection took that score at least this share of the best score are kept whole
 before the placeholders (the oldest placeholders shed the assistant's words before their
 calls, then, if that is not enough, give way): on tight budgets the placeholders of a long
-history would otherwise crowd out the very turns the question needs."""
+history would otherwise crowd out the very turns the question needs. A tool result among
+them none of whose lines is worth :data:`STRONG_SEGMENT` of the best line of the outputs is
+not (see ``_diffuse``)."""
 STRONG_SEGMENT: Final = 0.6
 """The segments of the units that may be cut worth at least this share of the best
 segment's value are kept before the placeholders too (best first, within
@@ -117,8 +119,10 @@ def select_with_variants(
        again, newest first, while they fit;
     3. of what step 1 took, the recent tail is kept first (unbroken, the structure's share
        of the room left by the floors), then the strongest matches (at least
-       :data:`STRONG_MATCH` of the best score; the oldest floors shed their words for them,
-       then give way if that is not enough), then the rest by score, best first, each while
+       :data:`STRONG_MATCH` of the best score, but a tool result none of whose lines is
+       among the strongest lines of the outputs: its words are spread over lines that do not
+       answer; the oldest floors shed their words for them, then give way if that is not
+       enough), then the rest by score, best first, each while
        it fits beside the floors still reserved (a unit kept whole gives its floor back);
     4. every unit step 3 did not keep falls back to its floor (or is left out);
     5. the room left goes to excerpts and upgrades (with ``excerpts``, the source of the
@@ -347,6 +351,21 @@ def _strongest_segments(
     return used
 
 
+def _diffuse(plans: Sequence[ExcerptPlan]) -> set[int]:
+    """The units of ``plans`` none of whose segments is worth :data:`STRONG_SEGMENT` of the
+    best segment of them all. Such a tool result matches the question by words spread over
+    its lines (the service in one, the exception in another, a class name in a third): a
+    short result so scores high as a whole, yet holds no line that answers the question. It
+    is not kept whole before the placeholders: it competes by value per token with the
+    other units and the segments of the long ones."""
+    best = {
+        plan.position: max((max(values, default=0.0) for values in plan.values), default=0.0)
+        for plan in plans
+    }
+    top = max(best.values(), default=0.0)
+    return {position for position, value in best.items() if value < STRONG_SEGMENT * top}
+
+
 def best_first(positions: Sequence[int], scores: Sequence[float]) -> list[int]:
     """``positions`` (ascending) by score, best first, ties newest first: the order of
     ``sorted(positions, key=lambda p: (-scores[p], -p))``, from a stable sort of the
@@ -432,14 +451,29 @@ def _complete(
             and excerpts.excerptable(p)
         }
     bar = STRONG_MATCH * max((scores[p] for p in free), default=0.0)
+    strongest = [
+        p
+        for p in best_first(free, scores)
+        if p not in chosen
+        and bar > 0.0
+        and scores[p] >= bar
+        and (p not in cut or tokens[p] <= room * WHOLE_SHARE)
+    ]
+    plans: list[ExcerptPlan] = []
+    if excerpts is not None:
+        # A strong tool result is kept whole here only when one of its lines is among the
+        # strongest of all the outputs read (:func:`_diffuse`): the plans of the units that
+        # may be cut are read now, with those of the strong results beside them.
+        checked = {p for p in strongest if p in cut or (tokens[p] > least and units[p].call_ids)}
+        if checked:
+            read = excerpts.plans(sorted(cut | checked))
+            diffuse = _diffuse(read)
+            strongest = [p for p in strongest if p not in diffuse]
+            plans = [plan for plan in read if plan.position in cut]
     # The strongest matches come before the placeholders: one that does not fit beside them
     # takes the room of the oldest ones, so shrinking never costs what matters most (a unit
     # that may be cut is kept whole here when it fits; else its segments compete below).
-    for position in best_first(free, scores):
-        if position in chosen or scores[position] < bar or bar <= 0.0:
-            continue
-        if position in cut and tokens[position] > room * WHOLE_SHARE:
-            continue  # large beside the room: its best segments will compete instead
+    for position in strongest:
         floor = floors.get(position)
         extra = tokens[position] - (floor.item.tokens if floor is not None else 0)
         if used + extra > room:
@@ -455,8 +489,9 @@ def _complete(
         keep_whole(position)
     cut -= chosen.keys()
     ranked = best_first([p for p in free if p not in cut], scores)
-    plans: list[ExcerptPlan] = []
-    if excerpts is not None and cut:
+    if plans:
+        plans = [plan for plan in plans if plan.position in cut]
+    elif excerpts is not None and cut:
         plans = excerpts.plans(sorted(cut))
     if plans:
         assert excerpts is not None  # plans come from it

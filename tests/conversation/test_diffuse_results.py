@@ -1,0 +1,50 @@
+"""A short tool result that matches the question only by words spread over its lines is not
+kept whole before the placeholders: its lines compete by value with the lines of the long
+outputs, so it cannot crowd out the line that answers."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from pycupel.adapters import openai
+from pycupel.conversation.excerpts.allocation import ExcerptPlan
+from pycupel.conversation.excerpts.segments import segment
+from pycupel.conversation.upgrade import STRONG_SEGMENT, _diffuse
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "quality"))
+
+import agent_large_b  # noqa: E402
+
+
+def plan(position: int, values: list[float]) -> ExcerptPlan:
+    text = "\n".join(f"line {n}" for n in range(len(values)))
+    return ExcerptPlan(
+        position=position,
+        texts=[segment(text)],
+        tokens=[[3] * len(values)],
+        values=[values],
+        fixed=10,
+    )
+
+
+def test_a_unit_without_a_line_near_the_best_is_diffuse() -> None:
+    top = plan(1, [0.1, 1.0, 0.2])
+    near = plan(2, [0.0, STRONG_SEGMENT * 1.0, 0.1])  # exactly at the bar: not diffuse
+    spread = plan(3, [0.5, 0.55, 0.4])  # many middling lines, none strong
+    assert _diffuse([top, near, spread]) == {3}
+    assert _diffuse([spread]) == set()  # alone, its best line is the best there is
+    assert _diffuse([]) == set()
+
+
+def test_short_results_with_scattered_words_leave_room_for_the_answer_line() -> None:
+    # An operations agent's history (generator B): two short Java logs of the service the
+    # question names, each naming an exception, the service and a class in different lines,
+    # score as strongly as a whole as the long log whose one stack frame answers. Kept whole
+    # first, they took the room of that frame at 2 % of the history.
+    case = agent_large_b.large_output_cases(1, seed=23)[0]
+    total = openai.count_tokens(case.messages)
+    budget = int(total * 0.02)
+    window, _ = openai.fit_messages(case.messages, budget=budget)
+    assert openai.count_tokens(window) <= budget
+    assert any(case.needle in (message.get("content") or "") for message in window)
