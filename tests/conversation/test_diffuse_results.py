@@ -14,7 +14,7 @@ from pycupel.conversation.upgrade import STRONG_SEGMENT, _diffuse
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "quality"))
 
-import agent_large_b  # noqa: E402
+import agent_large_b
 
 
 def plan(position: int, values: list[float]) -> ExcerptPlan:
