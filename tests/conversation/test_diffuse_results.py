@@ -14,6 +14,7 @@ from pycupel.conversation.upgrade import STRONG_SEGMENT, _diffuse
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "quality"))
 
+import agent_large_a
 import agent_large_b
 
 
@@ -48,3 +49,17 @@ def test_short_results_with_scattered_words_leave_room_for_the_answer_line() -> 
     window, _ = openai.fit_messages(case.messages, budget=budget)
     assert openai.count_tokens(window) <= budget
     assert any(case.needle in (message.get("content") or "") for message in window)
+
+
+def test_a_diffuse_result_is_not_offered_whole_beside_the_lines() -> None:
+    # A coding agent's history (generator A): `kubectl get pods -n fraud`, a short listing
+    # whose call names the question's service and whose one pod name holds "stream", scored
+    # as the best unit of all. Offered whole beside the lines of the long outputs, it took a
+    # fifth of the room at 2 % of the history, and the table row that answers found none.
+    case = agent_large_a.large_output_cases(8, seed=7)[7]
+    total = openai.count_tokens(case.messages)
+    budget = int(total * 0.02)
+    window, _ = openai.fit_messages(case.messages, budget=budget)
+    assert openai.count_tokens(window) <= budget
+    assert any(case.needle in (message.get("content") or "") for message in window)
+    assert not any("CrashLoopBackOff" in (message.get("content") or "") for message in window)

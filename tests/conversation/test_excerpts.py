@@ -216,6 +216,23 @@ def test_a_name_of_several_words_counts_where_it_stands_whole() -> None:
     assert _best(lines, "state of the search consumer") == 17
 
 
+def test_a_unit_the_question_spells_out_matches_its_initialism() -> None:
+    # The same service in two lines: only the rate's column name says what the question asks.
+    lines = [f"{name}-proxy  uptime_days  {n}" for n, name in enumerate(["auth", "cart"] * 20)]
+    lines[12] = "auth-proxy  rate_limit_rps  2400"
+    lines[21] = "auth-proxy  restarts_total  7"
+    assert _best(lines, "How many requests per second does the auth proxy allow?") == 12
+
+
+def test_an_initialism_needs_words_at_both_ends_of_its_run() -> None:
+    from pycupel.conversation.excerpts.relevance import _initialisms
+
+    found = _initialisms("What rate limit, in requests per second, does the metrics proxy allow?")
+    assert "rps" in found.split()
+    assert "tmp" not in found.split()  # "the metrics proxy": a run led by a stop word
+    assert "ttl" in _initialisms("the time to live of the cache").split()
+
+
 def test_a_text_whose_call_names_the_question_counts_more() -> None:
     rows = [f"row {n}: region eu-west value {n * 7}" for n in range(30)]
     texts = [segment("\n".join(rows)), segment("\n".join(rows))]

@@ -137,7 +137,8 @@ def select_with_variants(
        least :data:`STRONG_SEGMENT` of the best segment's value, within
        :data:`STRONG_SEGMENT_ROOM` of the room; the oldest floors shed their words for them,
        but stay: a unit that may be cut needs no call's place), then the other valuable
-       segments, by value per token (:mod:`pycupel.conversation.excerpts.plan`); then the
+       segments, by value per token (:mod:`pycupel.conversation.excerpts.plan`), beside
+       the units offered whole (not the diffuse results of step 3); then the
        other units, best value per token first, each to the largest version that fits;
        then what is left of the segments, so that no room is left while something could
        fill it.
@@ -363,8 +364,8 @@ def _diffuse(plans: Sequence[ExcerptPlan]) -> set[int]:
     best segment of them all. Such a tool result matches the question by words spread over
     its lines (the service in one, the exception in another, a class name in a third): a
     short result so scores high as a whole, yet holds no line that answers the question. It
-    is not kept whole before the placeholders: it competes by value per token with the
-    other units and the segments of the long ones."""
+    is not kept whole before the placeholders, nor offered whole beside the segments of the
+    long ones: its own segments compete by value per token with theirs."""
     best = {
         plan.position: max((max(values, default=0.0) for values in plan.values), default=0.0)
         for plan in plans
@@ -467,6 +468,7 @@ def _complete(
         and (p not in cut or tokens[p] <= room * WHOLE_SHARE)
     ]
     plans: list[ExcerptPlan] = []
+    diffuse: set[int] = set()
     if excerpts is not None:
         # A strong tool result is kept whole here only when one of its lines is among the
         # strongest of all the outputs read (:func:`_diffuse`): the plans of the units that
@@ -506,10 +508,12 @@ def _complete(
         used = _strongest_segments(plans, floors, versions, chosen, used=used, room=room)
         # The units the selection took and the segments of the units that may be cut share
         # the room by value per token; a unit all of whose segments are taken is kept whole.
+        # A diffuse result is not offered whole: its score is its words spread over lines
+        # that do not answer, so its room is won line by line (or by its placeholder).
         offers = [
             UnitOffer(p, scores[p], tokens[p] - (floors[p].item.tokens if p in floors else 0))
             for p in [*ranked, *(plan.position for plan in plans)]
-            if p not in chosen
+            if p not in chosen and p not in diffuse
         ]
         current = {
             p.position: floors[p.position].item.tokens for p in plans if p.position in floors

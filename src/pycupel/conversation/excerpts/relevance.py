@@ -7,8 +7,10 @@ compare across texts:
   :class:`~pycupel.scorers.RelevanceScorer` (stems, stop words; camel-case identifiers read
   as their words, ``auditIndexerPort`` as ``audit indexer port``), each pair of adjacent
   query terms counted once more where the segment holds it whole (a name of several words
-  matches where it stands, not where its words are scattered), scaled so that the best
-  segment scores 1, and weighed by how well the whole text matches (a line that shares a
+  matches where it stands, not where its words are scattered), a run of three or four of
+  the question's words matching as its initialism too (``rps`` for "requests per second":
+  :data:`INITIALISM_WORDS`), scaled so that the best segment scores 1, and weighed by how
+  well the whole text matches (a line that shares a
   word with the question counts for less in a text about something else:
   :data:`TEXT_FLOOR`): the text with its unit's call (the tool's name and arguments, what a
   question names an output by), or the call alone, whichever matches better.
@@ -51,7 +53,7 @@ import numpy.typing as npt
 
 from pycupel.conversation.excerpts.answers import answer_patterns, holding
 from pycupel.conversation.excerpts.segments import Segments
-from pycupel.scorers._lexical import Bm25Corpus, split_case, terms_of
+from pycupel.scorers._lexical import STOP_WORDS, Bm25Corpus, split_case, terms_of, words_of
 
 __all__ = ["segment_values"]
 
@@ -68,6 +70,9 @@ ANSWER_SHARE: Final = 0.5
 TEXT_FLOOR: Final = 0.35
 """A segment's relevance counts this share in the text that matches the query least, all of
 it in the text that matches best."""
+
+INITIALISM_WORDS: Final = (3, 4)
+"""The question's runs of this many words are read as their initialisms too."""
 
 _TROUBLE: Final = re.compile(
     r"\b(?:error|errors|errno|exception|traceback|fatal|failed|failure|fail|panic|"
@@ -135,7 +140,7 @@ def segment_values(
         corpus = Bm25Corpus(flat + named, k1=1.2, b=0.75, split_case=True)
         wanted = answer_patterns(query)
         query = split_case(query)
-        terms = corpus.terms(query)
+        terms = corpus.terms(query) + corpus.terms(_initialisms(query))
         sequence = terms_of([query])[0]
         # Each text whole, its unit's label (the call) joined to it.
         whole = corpus.of_ranges(
@@ -180,6 +185,21 @@ def segment_values(
         shared[blanks[number]] = 0.0
         values.append(shared.tolist())
     return values
+
+
+def _initialisms(query: str) -> str:
+    """The initials of each run of :data:`INITIALISM_WORDS` words of ``query``, as words
+    ("requests per second" gives ``rps``): a text that writes a unit or a name as its
+    initialism (``rate_limit_rps``) matches the question that spells it out. A run starts
+    and ends with a word that is not a stop word ("the metrics proxy" is not ``tmp``); an
+    initialism the texts lack matches nothing."""
+    words = words_of(query)
+    return " ".join(
+        "".join(word[0] for word in run)
+        for size in INITIALISM_WORDS
+        for run in (words[start : start + size] for start in range(len(words) - size + 1))
+        if run[0] not in STOP_WORDS and run[-1] not in STOP_WORDS
+    )
 
 
 def _best_group(
