@@ -7,6 +7,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from pycupel.adapters import openai
 from pycupel.conversation.excerpts.allocation import ExcerptPlan
 from pycupel.conversation.excerpts.segments import segment
@@ -33,9 +35,12 @@ def test_a_unit_without_a_line_near_the_best_is_diffuse() -> None:
     top = plan(1, [0.1, 1.0, 0.2])
     near = plan(2, [0.0, STRONG_SEGMENT * 1.0, 0.1])  # exactly at the bar: not diffuse
     spread = plan(3, [0.5, 0.55, 0.4])  # many middling lines, none strong
-    assert _diffuse([top, near, spread]) == {3}
-    assert _diffuse([spread]) == set()  # alone, its best line is the best there is
-    assert _diffuse([]) == set()
+    found = _diffuse([top, near, spread])
+    assert list(found) == [3]
+    # Valued by its best line's share of the bar (0.55 of the 0.6 asked).
+    assert found[3] == pytest.approx(0.55 / (STRONG_SEGMENT * 1.0))
+    assert _diffuse([spread]) == {}  # alone, its best line is the best there is
+    assert _diffuse([]) == {}
 
 
 def test_short_results_with_scattered_words_leave_room_for_the_answer_line() -> None:
@@ -56,6 +61,7 @@ def test_a_diffuse_result_is_not_offered_whole_beside_the_lines() -> None:
     # whose call names the question's service and whose one pod name holds "stream", scored
     # as the best unit of all. Offered whole beside the lines of the long outputs, it took a
     # fifth of the room at 2 % of the history, and the table row that answers found none.
+    # Now it is offered whole only for what its best line is worth.
     case = agent_large_a.large_output_cases(8, seed=7)[7]
     total = openai.count_tokens(case.messages)
     budget = int(total * 0.02)

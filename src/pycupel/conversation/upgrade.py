@@ -138,7 +138,8 @@ def select_with_variants(
        :data:`STRONG_SEGMENT_ROOM` of the room; the oldest floors shed their words for them,
        but stay: a unit that may be cut needs no call's place), then the other valuable
        segments, by value per token (:mod:`pycupel.conversation.excerpts.plan`), beside
-       the units offered whole (not the diffuse results of step 3); then the
+       the units offered whole (the diffuse results of step 3 valued by their best
+       line); then the
        other units, best value per token first, each to the largest version that fits;
        then what is left of the segments, so that no room is left while something could
        fill it.
@@ -359,19 +360,24 @@ def _strongest_segments(
     return used
 
 
-def _diffuse(plans: Sequence[ExcerptPlan]) -> set[int]:
+def _diffuse(plans: Sequence[ExcerptPlan]) -> dict[int, float]:
     """The units of ``plans`` none of whose segments is worth :data:`STRONG_SEGMENT` of the
-    best segment of them all. Such a tool result matches the question by words spread over
-    its lines (the service in one, the exception in another, a class name in a third): a
-    short result so scores high as a whole, yet holds no line that answers the question. It
-    is not kept whole before the placeholders, nor offered whole beside the segments of the
-    long ones: its own segments compete by value per token with theirs."""
+    best segment of them all, each with its best segment's share of that bar (under 1).
+    Such a tool result matches the question by words spread over its lines (the service in
+    one, the exception in another, a class name in a third): a short result so scores high
+    as a whole, yet holds no line that answers the question. It is not kept whole before
+    the placeholders, and beside the segments of the long ones it is offered whole at its
+    score times that share: valued by what its best line is worth, not by its words."""
     best = {
         plan.position: max((max(values, default=0.0) for values in plan.values), default=0.0)
         for plan in plans
     }
     top = max(best.values(), default=0.0)
-    return {position for position, value in best.items() if value < STRONG_SEGMENT * top}
+    return {
+        position: value / (STRONG_SEGMENT * top)
+        for position, value in best.items()
+        if value < STRONG_SEGMENT * top
+    }
 
 
 def best_first(positions: Sequence[int], scores: Sequence[float]) -> list[int]:
@@ -468,7 +474,7 @@ def _complete(
         and (p not in cut or tokens[p] <= room * WHOLE_SHARE)
     ]
     plans: list[ExcerptPlan] = []
-    diffuse: set[int] = set()
+    diffuse: dict[int, float] = {}
     if excerpts is not None:
         # A strong tool result is kept whole here only when one of its lines is among the
         # strongest of all the outputs read (:func:`_diffuse`): the plans of the units that
@@ -508,12 +514,17 @@ def _complete(
         used = _strongest_segments(plans, floors, versions, chosen, used=used, room=room)
         # The units the selection took and the segments of the units that may be cut share
         # the room by value per token; a unit all of whose segments are taken is kept whole.
-        # A diffuse result is not offered whole: its score is its words spread over lines
-        # that do not answer, so its room is won line by line (or by its placeholder).
+        # A diffuse result's score is its words spread over lines that do not answer: it
+        # is offered whole for what its best line is worth (one that may be cut offers its
+        # lines too).
         offers = [
-            UnitOffer(p, scores[p], tokens[p] - (floors[p].item.tokens if p in floors else 0))
+            UnitOffer(
+                p,
+                scores[p] * diffuse.get(p, 1.0),
+                tokens[p] - (floors[p].item.tokens if p in floors else 0),
+            )
             for p in [*ranked, *(plan.position for plan in plans)]
-            if p not in chosen and p not in diffuse
+            if p not in chosen
         ]
         current = {
             p.position: floors[p.position].item.tokens for p in plans if p.position in floors
