@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,6 +32,15 @@ def plan(position: int, values: list[float]) -> ExcerptPlan:
     )
 
 
+def contents_at_2_percent(messages: list[dict[str, Any]]) -> list[str]:
+    """The contents of the window of ``messages`` fitted at 2 % of their tokens (checked to
+    be within that budget)."""
+    budget = int(openai.count_tokens(messages) * 0.02)
+    window, _ = openai.fit_messages(messages, budget=budget)
+    assert openai.count_tokens(window) <= budget
+    return [str(message.get("content") or "") for message in window]
+
+
 def test_a_unit_without_a_line_near_the_best_is_diffuse() -> None:
     top = plan(1, [0.1, 1.0, 0.2])
     near = plan(2, [0.0, STRONG_SEGMENT * 1.0, 0.1])  # exactly at the bar: not diffuse
@@ -49,11 +59,7 @@ def test_short_results_with_scattered_words_leave_room_for_the_answer_line() -> 
     # score as strongly as a whole as the long log whose one stack frame answers. Kept whole
     # first, they took the room of that frame at 2 % of the history.
     case = agent_large_b.large_output_cases(1, seed=23)[0]
-    total = openai.count_tokens(case.messages)
-    budget = int(total * 0.02)
-    window, _ = openai.fit_messages(case.messages, budget=budget)
-    assert openai.count_tokens(window) <= budget
-    assert any(case.needle in (message.get("content") or "") for message in window)
+    assert case.needle in "\n".join(contents_at_2_percent(case.messages))
 
 
 def test_a_diffuse_result_is_not_offered_whole_beside_the_lines() -> None:
@@ -63,9 +69,6 @@ def test_a_diffuse_result_is_not_offered_whole_beside_the_lines() -> None:
     # fifth of the room at 2 % of the history, and the table row that answers found none.
     # Now it is offered whole only for what its best line is worth.
     case = agent_large_a.large_output_cases(8, seed=7)[7]
-    total = openai.count_tokens(case.messages)
-    budget = int(total * 0.02)
-    window, _ = openai.fit_messages(case.messages, budget=budget)
-    assert openai.count_tokens(window) <= budget
-    assert any(case.needle in (message.get("content") or "") for message in window)
-    assert not any("CrashLoopBackOff" in (message.get("content") or "") for message in window)
+    window = "\n".join(contents_at_2_percent(case.messages))
+    assert case.needle in window
+    assert "CrashLoopBackOff" not in window
