@@ -216,6 +216,58 @@ def test_a_name_of_several_words_counts_where_it_stands_whole() -> None:
     assert _best(lines, "state of the search consumer") == 17
 
 
+def java_log(failing: str) -> str:
+    """Error records of several services, each a timestamped line, its exception and a stack
+    trace; the record of ``failing`` alone has a cause naming a unique constraint."""
+    records = []
+    services = ["billing-api", "audit-exporter", "cart-service", "geo-lookup"] * 6
+    for n, service in enumerate(services):
+        cause = (
+            "Caused by: org.postgresql.util.PSQLException: ERROR: duplicate key value "
+            'violates unique constraint "uq_refunds_period_key"\n'
+            if service == failing and n > 12
+            else "Caused by: java.net.ConnectException: Connection refused\n"
+        )
+        records.append(
+            f"2025-02-07 14:{n:02d}:33.655 ERROR [{service},57eb5091] 1 --- [exec-{n}] "
+            f"c.a.a.LedgerClient : invoice render failed\n"
+            "java.lang.IllegalStateException: invoice render failed\n"
+            f"\tat com.acme.jobs.Worker.run(Worker.java:{100 + n})\n"
+            f"\tat java.base/java.lang.Thread.run(Thread.java:1583)\n{cause}\t... 8 more\n"
+        )
+    return "".join(records)
+
+
+def test_a_stack_trace_is_anchored_to_its_error_line() -> None:
+    segments = segment(java_log("audit-exporter"))
+    texts = segments.texts()
+    assert segments.shape == "log"
+    for number, text in enumerate(texts):
+        if text.startswith("2025-"):
+            assert segments.anchors[number] == -1
+        else:  # the exception, the frames, the cause: the record's head above them
+            head = segments.anchors[number]
+            assert texts[head].startswith("2025-")
+            assert all(not texts[n].startswith("2025-") for n in range(head + 1, number))
+    plain = segment("".join(f"2025-02-07 14:{n:02d} INFO served {n}\n" for n in range(30)))
+    assert set(plain.anchors) == {-1}  # every line a head: nothing to anchor
+
+
+def test_the_cause_of_an_error_counts_the_words_of_its_record() -> None:
+    # Every record reports "invoice render failed"; the question names the service whose
+    # record holds the answer on its cause line, words away from the service's name.
+    segments = segment(java_log("audit-exporter"))
+    question = (
+        "Which unique constraint was violated when the invoice render failed in audit-exporter?"
+    )
+    values = segment_values([segments], question)[0]
+    best = max(range(len(values)), key=values.__getitem__)
+    assert "uq_refunds_period_key" in segments.texts()[best]
+    # Kept, the cause line brings its record's head line, which names the service.
+    excerpt = render(segments, [best], [10] * len(segments)).text
+    assert "ERROR [audit-exporter" in excerpt
+
+
 def test_a_unit_the_question_spells_out_matches_its_initialism() -> None:
     # The same service in two lines: only the rate's column name says what the question asks.
     lines = [f"{name}-proxy  uptime_days  {n}" for n, name in enumerate(["auth", "cart"] * 20)]

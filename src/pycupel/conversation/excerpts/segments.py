@@ -13,7 +13,8 @@
   heading of their section; a long paragraph is cut into sentences;
 * **configuration** (YAML, INI, TOML, ``key: value`` listings such as ``kubectl describe``):
   lines, each anchored to its parent (the line above it indented less, or its ``[section]``);
-* **logs** and anything else: lines.
+* **logs** and anything else: lines; in a log whose records span several lines (a stack
+  trace under its timestamped error line), each line anchored to its record's head line.
 
 Segments are character spans of the original text, so a kept segment is the original,
 byte for byte. Their order is the text's order.
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import accumulate, chain, pairwise
@@ -215,6 +217,8 @@ def _anchors(shape: Shape, lines: list[str]) -> list[int]:
                 heading = position
             elif heading >= 0:
                 anchors[position] = heading
+    elif shape == "log":
+        _record_anchors(lines, anchors)
     elif shape in ("code", "config"):
         # The enclosing block: the nearest earlier line indented less (in code, a
         # signature); a [section] holds the lines after it, whatever their indent.
@@ -238,6 +242,44 @@ def _anchors(shape: Shape, lines: list[str]) -> list[int]:
             ):
                 stack.append((indent, position))
     return anchors
+
+
+def _lead(line: str) -> str:
+    """The class of a line's first character: ``"0"`` for a digit, ``" "`` for white
+    space, ``"a"`` for a letter, else the character itself."""
+    first = line[:1]
+    if not first or first.isspace():
+        return " "
+    if first.isdigit():
+        return "0"
+    if first.isalpha():
+        return "a"
+    return first
+
+
+RECORD_HEADS: Final = ("0", "[")
+"""How the head line of a log record starts (see :func:`_lead`): a timestamp's digit, a
+bracketed level or time."""
+
+
+def _record_anchors(lines: list[str], anchors: list[int]) -> None:
+    """In a log whose records span several lines (a Java stack trace and its ``Caused by:``
+    under the timestamped error line, a Python traceback under the line that logged it),
+    anchor each line of a record to its head: the nearest line above it that starts as the
+    log's record heads do (:data:`RECORD_HEADS`, the first of them that starts two lines or
+    more). A log whose every line is a head is left as it is."""
+    leads = [_lead(line) if line.strip() else "" for line in lines]
+    found = Counter(leads)
+    heads = [lead for lead in RECORD_HEADS if found[lead] >= 2]
+    if not heads or found[heads[0]] + found[""] == len(lines):
+        return
+    head_lead = heads[0]
+    head = -1
+    for position, lead in enumerate(leads):
+        if lead == head_lead:
+            head = position
+        elif lead and head >= 0:
+            anchors[position] = head
 
 
 def _table_header(lines: list[str]) -> int:
