@@ -251,6 +251,8 @@ def test_a_stack_trace_is_anchored_to_its_error_line() -> None:
             assert all(not texts[n].startswith("2025-") for n in range(head + 1, number))
     plain = segment("".join(f"2025-02-07 14:{n:02d} INFO served {n}\n" for n in range(30)))
     assert set(plain.anchors) == {-1}  # every line a head: nothing to anchor
+    counts = segment("INFO start\nINFO loading\n3 files found\nINFO next\n12 rows\nINFO done\n")
+    assert set(counts.anchors) == {-1}  # a few lines led by a number are no records' heads
 
 
 def test_the_cause_of_an_error_counts_the_words_of_its_record() -> None:

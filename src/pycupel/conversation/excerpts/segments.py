@@ -267,13 +267,16 @@ def _record_anchors(lines: list[str], anchors: list[int]) -> None:
     under the timestamped error line, a Python traceback under the line that logged it),
     anchor each line of a record to its head: the nearest line above it that starts as the
     log's record heads do (:data:`RECORD_HEADS`, the first of them that starts two lines or
-    more). A log whose every line is a head is left as it is."""
+    more). A log whose every line is a head, or whose first line is none (a few lines that
+    start with a number in a log of other lines), is left as it is."""
     leads = [_lead(line) if line.strip() else "" for line in lines]
     found = Counter(leads)
     heads = [lead for lead in RECORD_HEADS if found[lead] >= 2]
     if not heads or found[heads[0]] + found[""] == len(lines):
         return
     head_lead = heads[0]
+    if next(lead for lead in leads if lead) != head_lead:
+        return
     head = -1
     for position, lead in enumerate(leads):
         if lead == head_lead:
