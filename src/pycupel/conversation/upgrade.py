@@ -139,8 +139,8 @@ def select_with_variants(
        but stay: a unit that may be cut needs no call's place), then the other valuable
        segments, by value per token (:mod:`pycupel.conversation.excerpts.plan`), beside
        the units offered whole (the diffuse results of step 3 valued by their best
-       line); then the
-       other units, best value per token first, each to the largest version that fits;
+       line); then the other units, best value per token first, each to the largest
+       version that fits;
        then what is left of the segments, so that no room is left while something could
        fill it.
 
@@ -324,7 +324,7 @@ def _strongest_segments(
     placeholders: one that does not fit sheds the words of the oldest ``floors`` (see
     :func:`_shed_words`), never their calls. Returns the tokens used, these segments
     counted."""
-    best = max((max(values, default=0.0) for plan in plans for values in plan.values), default=0.0)
+    best = max(map(_best_segment, plans), default=0.0)
     if best <= 0.0:
         return used
     bar = STRONG_SEGMENT * best
@@ -360,6 +360,11 @@ def _strongest_segments(
     return used
 
 
+def _best_segment(plan: ExcerptPlan) -> float:
+    """The value of the best segment of ``plan`` (0 without segments)."""
+    return max((max(values, default=0.0) for values in plan.values), default=0.0)
+
+
 def _diffuse(plans: Sequence[ExcerptPlan]) -> dict[int, float]:
     """The units of ``plans`` none of whose segments is worth :data:`STRONG_SEGMENT` of the
     best segment of them all, each with its best segment's share of that bar (under 1).
@@ -368,10 +373,7 @@ def _diffuse(plans: Sequence[ExcerptPlan]) -> dict[int, float]:
     as a whole, yet holds no line that answers the question. It is not kept whole before
     the placeholders, and beside the segments of the long ones it is offered whole at its
     score times that share: valued by what its best line is worth, not by its words."""
-    best = {
-        plan.position: max((max(values, default=0.0) for values in plan.values), default=0.0)
-        for plan in plans
-    }
+    best = {plan.position: _best_segment(plan) for plan in plans}
     top = max(best.values(), default=0.0)
     return {
         position: value / (STRONG_SEGMENT * top)
