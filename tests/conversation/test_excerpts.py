@@ -167,6 +167,69 @@ def test_gaps_name_their_lines_tokens_and_ref() -> None:
     assert refs[excerpt.elided[0].ref] == "".join(f"line {n}\n" for n in range(50))
 
 
+_RENDERED_TEXTS = st.sampled_from(
+    [
+        LISTING,
+        json.dumps([{"id": n, "tags": ["a", "b"] * (n % 4), "note": "x" * 300} for n in range(30)]),
+        "".join(
+            f"2026-11-21T10:00:{n:02d}Z INFO step {n}\n" + ("" if n % 3 else "  at frame\n")
+            for n in range(60)
+        ),
+        "# Notes\n\n" + "".join(f"Paragraph {n} says a thing.\n\n" for n in range(40)),
+        "".join(f"| {n} | svc-{n} | {n * 3} |\n" for n in range(50)),
+    ]
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_RENDERED_TEXTS, st.data(), st.sampled_from([0, 4, 30]))
+def test_an_excerpt_holds_its_runs_and_gaps_as_a_walk_over_the_segments_finds_them(
+    text: str, data: st.DataObject, marker: int
+) -> None:
+    from pycupel.conversation.excerpts.excerpt import _cheap_gaps
+
+    segments = segment(text)
+    count = len(segments)
+    keep = data.draw(st.sets(st.integers(min_value=0, max_value=count - 1), max_size=count))
+    tokens = data.draw(st.lists(st.integers(0, 20), min_size=count, max_size=count))
+    excerpt = render(segments, keep, tokens, lambda elided: f"{len(elided):016x}", marker=marker)
+    # The plain statement: the chosen segments with their anchors and the gaps too cheap
+    # to mark, then each run of kept or elided segments in order, found one by one.
+    chosen = set(keep)
+    for position in keep:
+        anchor = segments.anchors[position]
+        while anchor >= 0:
+            chosen.add(anchor)
+            anchor = segments.anchors[anchor]
+    chosen |= _cheap_gaps(segments, chosen, tokens, marker)
+    walked: list[tuple[bool, int, int]] = []
+    for position in range(count):
+        if walked and walked[-1][0] == (position in chosen):
+            walked[-1] = (walked[-1][0], walked[-1][1], position + 1)
+        else:
+            walked.append((position in chosen, position, position + 1))
+    if segments.shape != "json":
+        runs = [
+            (segments.lines[a], segments.lines[b - 1], sum(tokens[a:b])) for k, a, b in walked if k
+        ]
+        gaps = [
+            (segments.lines[a], segments.lines[b - 1], sum(tokens[a:b]))
+            for k, a, b in walked
+            if not k
+        ]
+        assert [(r.first_line, r.last_line, r.tokens) for r in excerpt.kept] == runs
+        assert [(g.first_line, g.last_line, g.tokens) for g in excerpt.elided] == gaps
+        assert [g.segments for g in excerpt.elided] == [b - a for k, a, b in walked if not k]
+    else:
+        json.loads(excerpt.text)
+    assert sum(r.tokens for r in excerpt.kept) + sum(g.tokens for g in excerpt.elided) == sum(
+        tokens
+    )
+    for position in keep:
+        start, end = segments.spans[position]
+        assert text[start:end] in excerpt.text
+
+
 # --------------------------------------------------------------------------- values
 
 

@@ -15,6 +15,10 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
 
 from pycupel.conversation.excerpts.segments import Segments
 
@@ -109,26 +113,38 @@ def render(
     pieces: list[str] = []
     runs: list[Run] = []
     gaps: list[Gap] = []
-    position = 0
-    count = len(spans)
-    while position < count:
-        start = position
-        kept = position in chosen
-        while position < count and (position in chosen) == kept:
-            position += 1
+    kept = _mask(len(spans), chosen)
+    for start, stop in _runs(kept):
         first_line = lines[start]
-        last_line = lines[position - 1]
-        run_tokens = sum(tokens[start:position])
-        if kept:
+        last_line = lines[stop - 1]
+        run_tokens = sum(tokens[start:stop])
+        if kept[start]:
             runs.append(Run(first_line, last_line, run_tokens))
-            pieces.append(_joined(segments, start, position))
+            pieces.append(_joined(segments, start, stop))
         else:
-            elided = text[spans[start][0] : spans[position - 1][1]]
+            elided = text[spans[start][0] : spans[stop - 1][1]]
             ref = remember(elided) if remember is not None else None
-            gap = Gap(first_line, last_line, position - start, run_tokens, ref)
+            gap = Gap(first_line, last_line, stop - start, run_tokens, ref)
             gaps.append(gap)
             pieces.append(_marker(segments, gap))
     return Excerpt(_assembled(segments, pieces), tuple(runs), tuple(gaps))
+
+
+def _mask(count: int, chosen: Collection[int]) -> npt.NDArray[np.bool_]:
+    """Whether each of ``count`` segments is in ``chosen``."""
+    mask = np.zeros(count, dtype=bool)
+    mask[np.fromiter(chosen, dtype=np.intp, count=len(chosen))] = True
+    return mask
+
+
+def _runs(keys: npt.NDArray[Any]) -> list[tuple[int, int]]:
+    """The runs of equal ``keys``, as ``(start, stop)`` ranges in order: found in one array
+    pass (an excerpt keeps a few segments of thousands, which a loop would visit one by
+    one)."""
+    if not len(keys):
+        return []
+    edges = (np.flatnonzero(keys[1:] != keys[:-1]) + 1).tolist()
+    return list(zip([0, *edges], [*edges, len(keys)], strict=True))
 
 
 def _render_json(
@@ -140,56 +156,46 @@ def _render_json(
     runs: list[Run] = []
     gaps: list[Gap] = []
     pieces: list[str] = []
-    pending: list[int] = []  # the segments of the elements elided since the last kept one
 
-    def gap_of(members: list[int]) -> Gap:
-        elided = text[spans[members[0]][0] : spans[members[-1]][1]]
+    def elide(start: int, stop: int) -> None:
+        """Mark the whole elements of segments ``start`` to ``stop`` as one gap."""
+        elided = text[spans[start][0] : spans[stop - 1][1]]
         ref = remember(elided) if remember is not None else None
-        count = len({groups[s] for s in members})
-        gap = Gap(
-            lines[members[0]], lines[members[-1]], count, sum(tokens[s] for s in members), ref
-        )
+        elements = len(set(groups[start:stop]))
+        gap = Gap(lines[start], lines[stop - 1], elements, sum(tokens[start:stop]), ref)
         gaps.append(gap)
-        return gap
+        pieces.append(_marker(segments, gap))
 
-    def flush() -> None:
-        if pending:
-            gap = gap_of(pending)
-            pieces.append(_marker(segments, gap))
-            pending.clear()
-
+    # Each element's segments are consecutive (elements numbered in order): only the
+    # elements holding a chosen segment are visited, the runs between them are the gaps.
+    bounds = _runs(np.asarray(groups, dtype=np.intp))
     position = 0
-    count = len(spans)
-    while position < count:
-        group = groups[position]
-        end = position
-        while end < count and groups[end] == group:
-            end += 1
-        members = list(range(position, end))
+    for group in sorted({groups[s] for s in chosen}):
+        start, end = bounds[group]
+        if start > position:
+            elide(position, start)
+        members = list(range(start, end))
         kept = [s for s in members if s in chosen]
-        if not kept:
-            pending.extend(members)
+        frame = segments.group_frames[group]
+        if frame is None or len(kept) == len(members):
+            whole = text[spans[start][0] : spans[end - 1][1]]
+            pieces.append(whole if frame is None else frame[0] + whole + frame[1])
+            runs.append(Run(lines[start], lines[end - 1], sum(tokens[start:end])))
         else:
-            flush()
-            frame = segments.group_frames[group]
-            if frame is None or len(kept) == len(members):
-                whole = text[spans[position][0] : spans[end - 1][1]]
-                pieces.append(whole if frame is None else frame[0] + whole + frame[1])
-                runs.append(Run(lines[position], lines[end - 1], sum(tokens[s] for s in members)))
-            else:
-                cut = _cut_element(
-                    segments,
-                    members,
-                    chosen=chosen,
-                    tokens=tokens,
-                    frame=frame,
-                    remember=remember,
-                    runs=runs,
-                    gaps=gaps,
-                )
-                pieces.append(cut)
+            cut = _cut_element(
+                segments,
+                members,
+                chosen=chosen,
+                tokens=tokens,
+                frame=frame,
+                remember=remember,
+                runs=runs,
+                gaps=gaps,
+            )
+            pieces.append(cut)
         position = end
-    flush()
+    if position < len(spans):
+        elide(position, len(spans))
     head, tail = segments.frame or ("", "")
     return Excerpt(head + segments.separator.join(pieces) + tail, tuple(runs), tuple(gaps))
 
@@ -240,31 +246,29 @@ def _cheap_gaps(
     if not chosen:
         return set()
     text, spans, groups = segments.text, segments.spans, segments.groups
-    cut = {groups[s] for s in chosen} if segments.shape == "json" and groups else None
-    filled: set[int] = set()
     count = len(spans)
-    position = 0
-    while position < count:
-        if position in chosen:
-            position += 1
+    kept = _mask(count, chosen)
+    if segments.shape == "json" and groups:
+        # A gap ends where a cut element's members end: the elided members of one cut
+        # element are a gap of their own, a run of elided whole elements another.
+        elements = np.asarray(groups, dtype=np.intp)
+        cut = np.zeros(int(elements[-1]) + 1, dtype=bool)
+        cut[elements[kept]] = True
+        keys = np.where(kept, -2, np.where(cut[elements], elements, -1))
+    else:
+        keys = kept
+    filled: set[int] = set()
+    for start, stop in _runs(keys):
+        if kept[start]:
             continue
-        end = position
-        if cut is None:
-            while end < count and end not in chosen:
-                end += 1
-            inner = position > 0 and end < count
-            if inner and all(not text[a:b].strip() for a, b in spans[position:end]):
-                filled.update(range(position, end))
-        else:
-            group = groups[position]
-            inside = group in cut  # elided members of a cut element
-            while end < count and end not in chosen and (groups[end] in cut) == inside:
-                if inside and groups[end] != group:
-                    break
-                end += 1
-        if sum(tokens[position:end]) <= marker:
-            filled.update(range(position, end))
-        position = end
+        blank = (
+            keys is kept
+            and start > 0
+            and stop < count
+            and all(not text[a:b].strip() for a, b in spans[start:stop])
+        )
+        if blank or sum(tokens[start:stop]) <= marker:
+            filled.update(range(start, stop))
     return filled
 
 
