@@ -350,6 +350,92 @@ def test_an_initialism_needs_words_at_both_ends_of_its_run() -> None:
     assert "ttl" in _initialisms("the time to live of the cache").split()
 
 
+def test_a_line_that_names_the_subject_beats_lines_of_the_question_about_others() -> None:
+    # Release notes pin many services "to version ..." in the question's own words; the line
+    # that answers names the subject ("the disputes cron") and holds a version, no more. A
+    # log beside them names "disputes" and "cron" everywhere, so those words weigh little.
+    services = ["metrics cron", "pricing cron", "routing cron", "disputes primary"]
+    services += ["disputes exporter", "ledger stream", "orders webhook"]
+    notes = [
+        f"Pin the {name} to version {n}.{n * 3}.1 until the migration is done."
+        for n, name in enumerate(services * 3)
+    ]
+    notes.insert(
+        11,
+        "Production runs disputes cron 9.4.28; the next release is still in staging. All "
+        "writes go through the primary, and the replicas serve reads only. Backfills run "
+        "from the admin console and are throttled so the primary keeps some headroom.",
+    )
+    notes = ["# Release notes", "", *notes]
+    log = [
+        f"2026-11-21T10:{n % 60:02d}:00Z INFO "
+        + ("disputes-api handled request" if n % 2 else "cron scheduler tick")
+        + f" {n}"
+        for n in range(300)
+    ]
+    values = segment_values(
+        [segment("\n".join(notes)), segment("\n".join(log))],
+        "What version is the disputes cron pinned to?",
+    )[0]
+    assert max(range(len(values)), key=values.__getitem__) == 13
+
+
+def test_a_name_written_the_other_way_round_is_the_name() -> None:
+    from pycupel.scorers._lexical import Bm25Corpus, terms_of
+
+    corpus = Bm25Corpus(
+        [
+            "GET https://replica.search.svc.acme.net/v3/healthz 200",
+            "the search replica serves reads",
+            "GET https://search.api.acme.net/v3 200, replica lag 3s",
+        ],
+        k1=1.2,
+        b=0.75,
+    )
+    sequence = terms_of(["Which URL does the search replica serve its API under?"])[0]
+    # replica.search and "search replica" hold the name; "search" and "replica" apart do not.
+    assert corpus.holds_pairs(sequence).tolist() == [True, True, False]
+
+
+def test_a_record_that_holds_the_name_names_its_members() -> None:
+    from pycupel.conversation.excerpts.relevance import _groups, _nameless, _wordless
+    from pycupel.scorers._lexical import Bm25Corpus, terms_of
+
+    # The question names a record (the routing producer) whose member holding the answer
+    # does not repeat the name; a prose section that names it elsewhere names none of its
+    # other lines.
+    records = [
+        {
+            "name": f"{name}-producer",
+            "max_connections": 10 + n,
+            "notes": "steady and boring " * 12,  # records long enough to be cut
+        }
+        for n, name in enumerate(["ledger", "routing"])
+    ]
+    listing = segment(json.dumps({"producers": records}, indent=2))
+    prose = segment("# The routing producer\n\nAt peak it takes 40 connections.\n")
+    texts = [listing, prose]
+    offsets = [0, len(listing), len(listing) + len(prose)]
+    wholes = [_groups(part, _wordless(part, part.texts())) for part in texts]
+    corpus = Bm25Corpus([t for part in texts for t in part.texts()], k1=1.2, b=0.75)
+    grouped = corpus.of_ranges(
+        [
+            (offsets[n] + a, offsets[n] + b)
+            for n, (spans, _, _) in enumerate(wholes)
+            for a, b in spans
+        ]
+    )
+    sequence = terms_of(["How many connections does the routing producer pool allow?"])[0]
+    nameless = _nameless(corpus, grouped, sequence, texts=texts, wholes=wholes, offsets=offsets)
+    named = {text for text, flag in zip(listing.texts(), nameless, strict=False) if not flag}
+    assert named == {
+        '"name": "routing-producer"',
+        '"max_connections": 11',
+        '"notes": ' + json.dumps("steady and boring " * 12),
+    }
+    assert nameless[offsets[1] :].tolist() == [False, True, True]  # the heading only
+
+
 def test_a_text_whose_call_names_the_question_counts_more() -> None:
     rows = [f"row {n}: region eu-west value {n * 7}" for n in range(30)]
     texts = [segment("\n".join(rows)), segment("\n".join(rows))]

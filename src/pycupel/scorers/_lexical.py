@@ -595,6 +595,27 @@ class Bm25Corpus:
         scores: FloatArray = idf @ saturation
         return scores
 
+    def holds_pairs(self, sequence: Sequence[str]) -> npt.NDArray[np.bool_]:
+        """Whether each document holds two adjacent terms of ``sequence`` (a query's terms in
+        order) next to each other, in either order, stop words between them aside: a name of
+        several words as :meth:`matches` finds it, or written the other way round (the host
+        ``replica.search`` of "the search replica")."""
+        ids = [self._term_ids.get(term, -1) for term in sequence]
+        width = len(self._term_ids) + 1
+        codes = [
+            code
+            for a, b in pairwise(ids)
+            if a >= 0 and b >= 0
+            for code in (a * width + b, b * width + a)
+        ]
+        held = np.zeros(self._n, dtype=bool)
+        if codes and len(self._ids) >= 2:
+            doc_of = self._doc_of
+            pairs = self._ids[:-1] * width + self._ids[1:]
+            hit = (doc_of[:-1] == doc_of[1:]) & np.isin(pairs, codes)
+            held[doc_of[:-1][hit]] = True
+        return held
+
     def matches(
         self, query_terms: Sequence[str], sequence: Sequence[str] = ()
     ) -> tuple[FloatArray, FloatArray]:

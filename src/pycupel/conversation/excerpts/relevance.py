@@ -14,6 +14,13 @@ compare across texts:
   word with the question counts for less in a text about something else:
   :data:`TEXT_FLOOR`): the text with its unit's call (the tool's name and arguments, what a
   question names an output by), or the call alone, whichever matches better.
+* **The question's names**: a question about a thing named by several words ("the disputes
+  cron", "the routing producer") is about that thing, so where some segment holds one of the
+  question's names (two of its words next to each other, in either order: ``replica.search``
+  for "the search replica"), a segment that holds none, neither itself nor in its record (a
+  JSON element, a block of settings), counts :data:`NAMELESS_SHARE` of its match (as its
+  neighbours' context it counts whole): the lines that pin other services "to version ..."
+  in the question's own words give way to the one that names the subject.
 * **The kind of answer**: a question that names the kind of value it wants ("which port",
   "what version") is answered by a value of that kind, so a matching segment that holds one
   counts :data:`ANSWER_SHARE` more (:mod:`~pycupel.conversation.excerpts.answers`): of two
@@ -67,6 +74,12 @@ GROUP_CONTEXT: Final = 0.5
 """A query term's match in a segment's whole counts this share for the segment."""
 ANSWER_SHARE: Final = 0.5
 """A matching segment holding a value of the kind the question asks for counts this much more."""
+NAMELESS_SHARE: Final = 0.5
+"""A segment that holds none of the question's names counts this share of its match (when
+some segment holds one): the question is about what it names."""
+RECORD_SHAPES: Final = frozenset({"json", "config"})
+"""Shapes whose wholes are records (a JSON element, a block of settings): a record that holds
+a name names each of its segments (a prose section or a code block is about many things)."""
 TEXT_FLOOR: Final = 0.35
 """A segment's relevance counts this share in the text that matches the query least, all of
 it in the text that matches best."""
@@ -134,7 +147,7 @@ def segment_values(
         _wordless(segments, texts_of) for segments, texts_of in zip(texts, pieces, strict=True)
     ]
     wholes = [_groups(segments, blank) for segments, blank in zip(texts, blanks, strict=True)]
-    relevance = whole_relevance = None
+    relevance = whole_relevance = named_share = None
     if flat and query.strip():
         named = list(labels) if labels is not None else []
         corpus = Bm25Corpus(flat + named, k1=1.2, b=0.75, split_case=True)
@@ -161,30 +174,69 @@ def segment_values(
             for number, (spans, _, _) in enumerate(wholes)
             for start, end in spans
         ]
-        if ranges:
-            _, in_groups = corpus.of_ranges(ranges).matches(terms, sequence)
+        grouped = corpus.of_ranges(ranges) if ranges else None
+        if grouped is not None:
+            _, in_groups = grouped.matches(terms, sequence)
             best = _best_group(in_groups, wholes, offsets, matched.shape[1])
             matched = np.maximum(matched, GROUP_CONTEXT * best)
         relevance = _scaled((idf @ matched)[: len(flat)])
         if wanted:
             held = holding(flat, np.flatnonzero(relevance), wanted)
             relevance *= 1.0 + ANSWER_SHARE * held
+        nameless = _nameless(corpus, grouped, sequence, texts=texts, wholes=wholes, offsets=offsets)
+        named_share = np.where(nameless, NAMELESS_SHARE, 1.0)
     values: list[list[float]] = []
     for number, (segments, texts_of) in enumerate(zip(texts, pieces, strict=True)):
         count = len(texts_of)
+        start, end = offsets[number], offsets[number + 1]
         own = _signals(segments, texts_of)
-        if relevance is not None and whole_relevance is not None:
+        # What a segment is worth as its neighbours' context: its whole match, named or not
+        # (the lines around the answer say what it is about even when they name nothing).
+        context = own
+        if relevance is not None and whole_relevance is not None and named_share is not None:
             weight = TEXT_FLOOR + (1.0 - TEXT_FLOOR) * float(whole_relevance[number])
-            own += relevance[offsets[number] : offsets[number + 1]] * weight
+            match = relevance[start:end] * weight
+            context = own + match
+            own = own + match * named_share[start:end]
         shared = own.copy()
         if count > 1:
-            neighbours = np.maximum(np.r_[own[1:], 0.0], np.r_[0.0, own[:-1]])
+            neighbours = np.maximum(np.r_[context[1:], 0.0], np.r_[0.0, context[:-1]])
             shared += NEIGHBOUR_SHARE * neighbours
         # A blank segment says nothing: it is worth nothing on its own (an excerpt keeps it
         # between kept neighbours, where it costs less than a marker).
         shared[blanks[number]] = 0.0
         values.append(shared.tolist())
     return values
+
+
+def _nameless(
+    corpus: Bm25Corpus,
+    grouped: Bm25Corpus | None,
+    sequence: Sequence[str],
+    *,
+    texts: Sequence[Segments],
+    wholes: Sequence[_Wholes],
+    offsets: Sequence[int],
+) -> np.ndarray:
+    """The segments that hold none of the question's names (two of its words next to each
+    other, in either order: :meth:`~pycupel.scorers._lexical.Bm25Corpus.holds_pairs`),
+    neither in themselves nor in their record (a whole of a :data:`RECORD_SHAPES` text);
+    none when no segment holds one (the question names nothing the texts hold). A text's
+    call does not name its segments: counting it measured no better."""
+    count = offsets[-1]
+    named = corpus.holds_pairs(sequence)[:count]
+    if not named.any():
+        return named  # no segment holds a name: none is told apart by it
+    if grouped is not None:
+        in_groups = grouped.holds_pairs(sequence)
+        group_offsets = np.cumsum([0] + [len(spans) for spans, _, _ in wholes])
+        for number, segments in enumerate(texts):
+            if segments.shape in RECORD_SHAPES:
+                _, members, owners = wholes[number]
+                in_record = in_groups[owners + group_offsets[number]]
+                named[members[in_record] + offsets[number]] = True
+    nameless: np.ndarray = ~named
+    return nameless
 
 
 def _initialisms(query: str) -> str:
