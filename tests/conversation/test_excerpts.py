@@ -775,6 +775,54 @@ def test_elements_with_scalar_values_are_read_as_the_decoder_reads_them(
     assert _elements(text, 0, len(text), json.JSONDecoder()) == expected
 
 
+_REPORT_PIECES = [
+    "error",
+    "Errors",
+    "failed",
+    "timed out",
+    "time out",
+    "TIMEOUT",
+    "warn",
+    "WARNING",
+    "retrying",
+    "deprecated",
+    "errorless",
+    "re-try",
+    "crashed",
+    "é",
+    "Fail",
+    "_warn",
+    "x",
+    " ",
+    "\n",
+    ".",
+    ":",
+    "1",
+]
+
+
+@given(st.lists(st.sampled_from(_REPORT_PIECES), max_size=40).map("".join))
+def test_one_scan_finds_the_trouble_and_the_warnings_two_scans_find(text: str) -> None:
+    from pycupel.conversation.excerpts.relevance import (
+        _REPORT,
+        _REPORT_LOWERED,
+        _TROUBLE_WORDS,
+        _WARNING_WORDS,
+    )
+
+    def scan(words: str) -> list[int]:
+        return [m.start() for m in re.finditer(rf"\b(?:{words})\b", text, re.IGNORECASE)]
+
+    expected = {"trouble": scan(_TROUBLE_WORDS), "warning": scan(_WARNING_WORDS)}
+    for pattern, read in ((_REPORT, text), (_REPORT_LOWERED, text.lower())):
+        if pattern is _REPORT_LOWERED and not text.isascii():
+            continue
+        found: dict[str, list[int]] = {"trouble": [], "warning": []}
+        for match in pattern.finditer(read):
+            found[str(match.lastgroup)].append(match.start())
+        assert found == expected
+
+
 @given(st.text(alphabet='ab1 -_\n{}[]",:.', min_size=1, max_size=400))
 def test_wordless_segments_are_those_without_a_letter_or_digit(text: str) -> None:
     from pycupel.conversation.excerpts.relevance import _wordless
