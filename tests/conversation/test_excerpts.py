@@ -485,6 +485,14 @@ def test_a_question_naming_no_kind_of_value_prefers_none() -> None:
     assert len(answer_patterns("Which port and which version?")) == 2
 
 
+def test_a_kind_named_inside_a_name_of_letters_and_digits_is_not_asked_for() -> None:
+    # The node is named ip-10-7-30-138: the question asks for a count, not an address.
+    restarts = "How many times has the tax-engine container restarted on node ip-10-7-30-138?"
+    assert answer_patterns(restarts) == []
+    assert len(answer_patterns("What IP address does node ip-10-7-30-138 have?")) == 1
+    assert len(answer_patterns("Which port does api-v2 listen on?")) == 1
+
+
 def test_a_long_output_whose_call_names_the_question_is_weighed_in_full() -> None:
     # The long output's many other words dilute its call's match ("the services query")
     # when the two are read as one text; the call alone still names it best.

@@ -118,9 +118,20 @@ _KINDS: Final[
 _CLUES: Final = MappingProxyType({value: (clues, exact) for _, value, clues, exact in _KINDS})
 
 
+_NAME_WITH_DIGITS: Final = re.compile(
+    r"\w*(?:[a-z]\w*[-_./]\w*\d|\d\w*[-_./]\w*[a-z])[\w./-]*", re.IGNORECASE
+)
+"""A name of letters and digits joined by ``-``, ``_``, ``.`` or ``/`` (a host
+``ip-10-7-30-138``, a region ``us-east-1``, a pod ``api-7f9c``)."""
+
+
 def answer_patterns(question: str) -> list[re.Pattern[str]]:
-    """The patterns of the kinds of value ``question`` asks for (none when it names none)."""
-    return [value for asked, value, _, _ in _KINDS if asked.search(question)]
+    """The patterns of the kinds of value ``question`` asks for (none when it names none).
+
+    A kind's word inside a name of letters and digits names a thing and asks for nothing:
+    "restarted on node ip-10-7-30-138" does not ask for an IP address."""
+    asking = _NAME_WITH_DIGITS.sub(" ", question)
+    return [value for asked, value, _, _ in _KINDS if asked.search(asking)]
 
 
 def holding(
