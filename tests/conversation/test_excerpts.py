@@ -381,7 +381,7 @@ def test_a_line_that_names_the_subject_beats_lines_of_the_question_about_others(
 
 
 def test_a_name_written_the_other_way_round_is_the_name() -> None:
-    from pycupel.scorers._lexical import Bm25Corpus, terms_of
+    from pycupel.scorers._lexical import Bm25Corpus, adjacent_terms
 
     corpus = Bm25Corpus(
         [
@@ -392,14 +392,20 @@ def test_a_name_written_the_other_way_round_is_the_name() -> None:
         k1=1.2,
         b=0.75,
     )
-    sequence = terms_of(["Which URL does the search replica serve its API under?"])[0]
+    names = adjacent_terms("Which URL does the search replica serve its API under?")
+    assert names == [("search", "replica"), ("replica", "serv")]
     # replica.search and "search replica" hold the name; "search" and "replica" apart do not.
-    assert corpus.holds_pairs(sequence).tolist() == [True, True, False]
+    assert corpus.holds_pairs(names).tolist() == [True, True, False]
+    # Words with a stop word between them in the question are no name ("calls to the").
+    assert adjacent_terms("what timeout applies to calls to the accounts exporter?") == [
+        ("timeout", "appli"),
+        ("account", "export"),
+    ]
 
 
 def test_a_record_that_holds_the_name_names_its_members() -> None:
     from pycupel.conversation.excerpts.relevance import _groups, _nameless, _wordless
-    from pycupel.scorers._lexical import Bm25Corpus, terms_of
+    from pycupel.scorers._lexical import Bm25Corpus, adjacent_terms
 
     # The question names a record (the routing producer) whose member holding the answer
     # does not repeat the name; a prose section that names it elsewhere names none of its
@@ -425,8 +431,8 @@ def test_a_record_that_holds_the_name_names_its_members() -> None:
             for a, b in spans
         ]
     )
-    sequence = terms_of(["How many connections does the routing producer pool allow?"])[0]
-    nameless = _nameless(corpus, grouped, sequence, texts=texts, wholes=wholes, offsets=offsets)
+    names = adjacent_terms("How many connections does the routing producer pool allow?")
+    nameless = _nameless(corpus, grouped, names, texts=texts, wholes=wholes, offsets=offsets)
     named = {text for text, flag in zip(listing.texts(), nameless, strict=False) if not flag}
     assert named == {
         '"name": "routing-producer"',

@@ -31,7 +31,15 @@ import numpy.typing as npt
 from pycupel._unique import unique_ints
 from pycupel.errors import MissingDependencyError
 
-__all__ = ["STOP_WORDS", "Bm25Corpus", "TermVocabulary", "split_case", "terms_of", "words_of"]
+__all__ = [
+    "STOP_WORDS",
+    "Bm25Corpus",
+    "TermVocabulary",
+    "adjacent_terms",
+    "split_case",
+    "terms_of",
+    "words_of",
+]
 
 _WORD: Final = re.compile(r"[^\W_]+")
 
@@ -117,6 +125,15 @@ def terms_of(texts: Sequence[str]) -> list[list[str]]:
     words = [words_of(text) for text in texts]
     stems = _stems(words)
     return [[stems[w] for w in text_words if w in stems] for text_words in words]
+
+
+def adjacent_terms(text: str) -> list[tuple[str, str]]:
+    """The terms of each two words of ``text`` that stand side by side, neither a stop word
+    ("the disputes cron" gives one pair; "calls to the accounts" none): the names of several
+    words a question may hold."""
+    words = words_of(text)
+    stems = _stems([words])
+    return [(stems[a], stems[b]) for a, b in pairwise(words) if a in stems and b in stems]
 
 
 def _stems(words: Sequence[Iterable[str]]) -> dict[str, str]:
@@ -595,24 +612,21 @@ class Bm25Corpus:
         scores: FloatArray = idf @ saturation
         return scores
 
-    def holds_pairs(self, sequence: Sequence[str]) -> npt.NDArray[np.bool_]:
-        """Whether each document holds two adjacent terms of ``sequence`` (a query's terms in
-        order) next to each other, in either order, stop words between them aside: a name of
-        several words as :meth:`matches` finds it, or written the other way round (the host
-        ``replica.search`` of "the search replica")."""
-        ids = [self._term_ids.get(term, -1) for term in sequence]
+    def holds_pairs(self, pairs: Sequence[tuple[str, str]]) -> npt.NDArray[np.bool_]:
+        """Whether each document holds one of the ``pairs`` of terms (see :func:`adjacent_terms`)
+        next to each other, in either order, stop words between them aside: a name of several
+        words, or the same name written the other way round (the host ``replica.search`` of
+        "the search replica")."""
+        ids = [(self._term_ids.get(a, -1), self._term_ids.get(b, -1)) for a, b in pairs]
         width = len(self._term_ids) + 1
         codes = [
-            code
-            for a, b in pairwise(ids)
-            if a >= 0 and b >= 0
-            for code in (a * width + b, b * width + a)
+            code for a, b in ids if a >= 0 and b >= 0 for code in (a * width + b, b * width + a)
         ]
         held = np.zeros(self._n, dtype=bool)
         if codes and len(self._ids) >= 2:
             doc_of = self._doc_of
-            pairs = self._ids[:-1] * width + self._ids[1:]
-            hit = (doc_of[:-1] == doc_of[1:]) & np.isin(pairs, codes)
+            neighbours = self._ids[:-1] * width + self._ids[1:]
+            hit = (doc_of[:-1] == doc_of[1:]) & np.isin(neighbours, codes)
             held[doc_of[:-1][hit]] = True
         return held
 

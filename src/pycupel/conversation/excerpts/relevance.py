@@ -16,8 +16,9 @@ compare across texts:
   question names an output by), or the call alone, whichever matches better.
 * **The question's names**: a question about a thing named by several words ("the disputes
   cron", "the routing producer") is about that thing, so where some segment holds one of the
-  question's names (two of its words next to each other, in either order: ``replica.search``
-  for "the search replica"), a segment that holds none, neither itself nor in its record (a
+  question's names (two of its words side by side, no stop word between them, held next to
+  each other in either order: ``replica.search`` for "the search replica"), a segment that
+  holds none, neither itself nor in its record (a
   JSON element, a block of settings), counts :data:`NAMELESS_SHARE` of its match (as its
   neighbours' context it counts whole): the lines that pin other services "to version ..."
   in the question's own words give way to the one that names the subject.
@@ -60,7 +61,14 @@ import numpy.typing as npt
 
 from pycupel.conversation.excerpts.answers import answer_patterns, holding
 from pycupel.conversation.excerpts.segments import Segments
-from pycupel.scorers._lexical import STOP_WORDS, Bm25Corpus, split_case, terms_of, words_of
+from pycupel.scorers._lexical import (
+    STOP_WORDS,
+    Bm25Corpus,
+    adjacent_terms,
+    split_case,
+    terms_of,
+    words_of,
+)
 
 __all__ = ["segment_values"]
 
@@ -170,7 +178,8 @@ def segment_values(
         if wanted:
             held = holding(flat, np.flatnonzero(relevance), wanted)
             relevance *= 1.0 + ANSWER_SHARE * held
-        nameless = _nameless(corpus, grouped, sequence, texts=texts, wholes=wholes, offsets=offsets)
+        names = adjacent_terms(query)
+        nameless = _nameless(corpus, grouped, names, texts=texts, wholes=wholes, offsets=offsets)
         named_share = np.where(nameless, NAMELESS_SHARE, 1.0)
     values: list[list[float]] = []
     for number, (segments, texts_of) in enumerate(zip(texts, pieces, strict=True)):
@@ -199,23 +208,24 @@ def segment_values(
 def _nameless(
     corpus: Bm25Corpus,
     grouped: Bm25Corpus | None,
-    sequence: Sequence[str],
+    names: Sequence[tuple[str, str]],
     *,
     texts: Sequence[Segments],
     wholes: Sequence[_Wholes],
     offsets: Sequence[int],
 ) -> np.ndarray:
-    """The segments that hold none of the question's names (two of its words next to each
-    other, in either order: :meth:`~pycupel.scorers._lexical.Bm25Corpus.holds_pairs`),
+    """The segments that hold none of the question's ``names`` (two of its words side by side,
+    held next to each other in either order:
+    :meth:`~pycupel.scorers._lexical.Bm25Corpus.holds_pairs`),
     neither in themselves nor in their record (a whole of a :data:`RECORD_SHAPES` text);
     none when no segment holds one (the question names nothing the texts hold). A text's
     call does not name its segments: counting it measured no better."""
     count = offsets[-1]
-    named = corpus.holds_pairs(sequence)[:count]
+    named = corpus.holds_pairs(names)[:count]
     if not named.any():
         return named  # no segment holds a name: none is told apart by it
     if grouped is not None:
-        in_groups = grouped.holds_pairs(sequence)
+        in_groups = grouped.holds_pairs(names)
         group_offsets = np.cumsum([0] + [len(spans) for spans, _, _ in wholes])
         for number, segments in enumerate(texts):
             if segments.shape in RECORD_SHAPES:
