@@ -18,10 +18,10 @@ compare across texts:
   cron", "the routing producer") is about that thing, so where some segment holds one of the
   question's names (two of its words side by side, no stop word between them, held next to
   each other in either order: ``replica.search`` for "the search replica"), a segment that
-  holds none, neither itself nor in its record (a
-  JSON element, a block of settings), counts :data:`NAMELESS_SHARE` of its match (as its
-  neighbours' context it counts whole): the lines that pin other services "to version ..."
-  in the question's own words give way to the one that names the subject.
+  holds none, neither itself nor in its record (a JSON element, a block of settings), counts
+  :data:`NAMELESS_SHARE` of its match (as its neighbours' context it counts whole): the lines
+  that pin other services "to version ..." in the question's own words give way to the one
+  that names the subject.
 * **The kind of answer**: a question that names the kind of value it wants ("which port",
   "what version") is answered by a value of that kind, so a matching segment that holds one
   counts :data:`ANSWER_SHARE` more (:mod:`~pycupel.conversation.excerpts.answers`): of two
@@ -216,10 +216,10 @@ def _nameless(
 ) -> np.ndarray:
     """The segments that hold none of the question's ``names`` (two of its words side by side,
     held next to each other in either order:
-    :meth:`~pycupel.scorers._lexical.Bm25Corpus.holds_pairs`),
-    neither in themselves nor in their record (a whole of a :data:`RECORD_SHAPES` text);
-    none when no segment holds one (the question names nothing the texts hold). A text's
-    call does not name its segments: counting it measured no better."""
+    :meth:`~pycupel.scorers._lexical.Bm25Corpus.holds_pairs`), neither in themselves nor in
+    their record (a whole of a :data:`RECORD_SHAPES` text); none when no segment holds one
+    (the question names nothing the texts hold). A text's call does not name its segments:
+    counting it measured no better."""
     count = offsets[-1]
     named = corpus.holds_pairs(names)[:count]
     if not named.any():
