@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from itertools import pairwise
 from typing import Any
 
 import pytest
@@ -228,6 +229,24 @@ def test_an_excerpt_holds_its_runs_and_gaps_as_a_walk_over_the_segments_finds_th
     for position in keep:
         start, end = segments.spans[position]
         assert text[start:end] in excerpt.text
+
+
+@given(
+    st.integers(min_value=1, max_value=60).flatmap(
+        lambda count: st.tuples(
+            st.just(count), st.sets(st.integers(min_value=0, max_value=count - 1))
+        )
+    )
+)
+def test_the_segments_an_excerpt_records_are_its_chosen_ones_as_ranges(
+    drawn: tuple[int, set[int]],
+) -> None:
+    from pycupel.conversation.excerpts.plan import _ranges
+
+    count, chosen = drawn
+    ranges = _ranges(count, chosen)
+    assert [n for start, stop in ranges for n in range(start, stop)] == sorted(chosen)
+    assert all(stop < start for (_, stop), (start, _) in pairwise(ranges))
 
 
 # --------------------------------------------------------------------------- values

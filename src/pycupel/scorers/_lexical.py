@@ -245,7 +245,9 @@ def _term_numbers(found: list[bytes]) -> tuple[IntArray, dict[str, int]]:
                 order[start:end] = sorted(order[start:end].tolist(), key=found.__getitem__)
     # The stop words among the words: those whose first 16 bytes hash as a stop word's do,
     # checked (a long word is no stop word).
-    stop = np.flatnonzero(np.isin(_prefix_hashes(keys), _STOP_HASHES)).tolist()
+    hashes = _prefix_hashes(keys)
+    at = np.searchsorted(_STOP_HASHES, hashes).clip(max=len(_STOP_HASHES) - 1)
+    stop = np.flatnonzero(_STOP_HASHES[at] == hashes).tolist()
     kept = lengths > 1
     kept[[position for position in stop if found[position] in _STOP_BYTES]] = False
     # A word ending in a digit is its own stem (every rule of the English stemmer removes
@@ -291,7 +293,11 @@ def _prefix_hashes(keys: npt.NDArray[np.bytes_]) -> npt.NDArray[np.uint64]:
     return hashes
 
 
-_STOP_HASHES: Final = _prefix_hashes(np.array(sorted(_STOP_BYTES), dtype=f"S{_SORT_BYTES}"))
+_STOP_HASHES: Final = np.sort(
+    _prefix_hashes(np.array(sorted(_STOP_BYTES), dtype=f"S{_SORT_BYTES}"))
+)
+"""The stop words' hashes, sorted: a word's is looked up by a binary search (``np.isin``
+sorts the corpus's words' hashes with them)."""
 
 
 def _word_numbers(data: bytes) -> tuple[IntArray, list[bytes]]:

@@ -22,7 +22,16 @@ import numpy.typing as npt
 
 from pycupel.conversation.excerpts.segments import Segments
 
-__all__ = ["Excerpt", "Gap", "Run", "marker_text", "render", "typical_marker"]
+__all__ = [
+    "Excerpt",
+    "Gap",
+    "Run",
+    "chosen_mask",
+    "equal_runs",
+    "marker_text",
+    "render",
+    "typical_marker",
+]
 
 Remember = Callable[[str], str]
 """``remember(elided_text) -> ref``: stores a gap's text for the recall tool."""
@@ -113,8 +122,8 @@ def render(
     pieces: list[str] = []
     runs: list[Run] = []
     gaps: list[Gap] = []
-    kept = _mask(len(spans), chosen)
-    for start, stop in _runs(kept):
+    kept = chosen_mask(len(spans), chosen)
+    for start, stop in equal_runs(kept):
         first_line = lines[start]
         last_line = lines[stop - 1]
         run_tokens = sum(tokens[start:stop])
@@ -130,14 +139,14 @@ def render(
     return Excerpt(_assembled(segments, pieces), tuple(runs), tuple(gaps))
 
 
-def _mask(count: int, chosen: Collection[int]) -> npt.NDArray[np.bool_]:
+def chosen_mask(count: int, chosen: Collection[int]) -> npt.NDArray[np.bool_]:
     """Whether each of ``count`` segments is in ``chosen``."""
     mask = np.zeros(count, dtype=bool)
     mask[np.fromiter(chosen, dtype=np.intp, count=len(chosen))] = True
     return mask
 
 
-def _runs(keys: npt.NDArray[Any]) -> list[tuple[int, int]]:
+def equal_runs(keys: npt.NDArray[Any]) -> list[tuple[int, int]]:
     """The runs of equal ``keys``, as ``(start, stop)`` ranges in order: found in one array
     pass (an excerpt keeps a few segments of thousands, which a loop would visit one by
     one)."""
@@ -168,7 +177,7 @@ def _render_json(
 
     # Each element's segments are consecutive (elements numbered in order): only the
     # elements holding a chosen segment are visited, the runs between them are the gaps.
-    bounds = _runs(np.asarray(groups, dtype=np.intp))
+    bounds = equal_runs(np.asarray(groups, dtype=np.intp))
     position = 0
     for group in sorted({groups[s] for s in chosen}):
         start, end = bounds[group]
@@ -247,7 +256,7 @@ def _cheap_gaps(
         return set()
     text, spans, groups = segments.text, segments.spans, segments.groups
     count = len(spans)
-    kept = _mask(count, chosen)
+    kept = chosen_mask(count, chosen)
     if segments.shape == "json" and groups:
         # A gap ends where a cut element's members end: the elided members of one cut
         # element are a gap of their own, a run of elided whole elements another.
@@ -258,7 +267,7 @@ def _cheap_gaps(
     else:
         keys = kept
     filled: set[int] = set()
-    for start, stop in _runs(keys):
+    for start, stop in equal_runs(keys):
         if kept[start]:
             continue
         blank = (

@@ -17,7 +17,13 @@ import numpy as np
 
 from pycupel.conversation.excerpts import segments as cutting
 from pycupel.conversation.excerpts.allocation import ExcerptPlan, UnitOffer, allocate
-from pycupel.conversation.excerpts.excerpt import Excerpt, render, typical_marker
+from pycupel.conversation.excerpts.excerpt import (
+    Excerpt,
+    chosen_mask,
+    equal_runs,
+    render,
+    typical_marker,
+)
 from pycupel.conversation.excerpts.relevance import segment_values
 from pycupel.conversation.excerpts.segments import Segments
 from pycupel.conversation.recall import Recall
@@ -149,8 +155,8 @@ class ExcerptSource(Generic[M]):
             return None
 
         described = [
-            {**excerpt.describe(), "segments": _ranges(chosen)}
-            for excerpt, chosen in zip(excerpts, plan.chosen, strict=True)
+            {**excerpt.describe(), "segments": _ranges(len(segments), chosen)}
+            for excerpt, segments, chosen in zip(excerpts, plan.texts, plan.chosen, strict=True)
         ]
         return make_variant(
             unit,
@@ -258,12 +264,8 @@ def kept_segments(variant: Variant[Any]) -> list[list[list[int]]] | None:
     return [[list(r) for r in text["segments"]] for text in texts]
 
 
-def _ranges(numbers: set[int]) -> list[list[int]]:
-    """Sorted ``numbers`` as ``[start, stop)`` ranges of consecutive ones."""
-    ranges: list[list[int]] = []
-    for number in sorted(numbers):
-        if ranges and ranges[-1][1] == number:
-            ranges[-1][1] = number + 1
-        else:
-            ranges.append([number, number + 1])
-    return ranges
+def _ranges(count: int, numbers: set[int]) -> list[list[int]]:
+    """``numbers`` (of ``count`` segments) as ``[start, stop)`` ranges of consecutive ones,
+    in order."""
+    kept = chosen_mask(count, numbers)
+    return [[start, stop] for start, stop in equal_runs(kept) if kept[start]]
