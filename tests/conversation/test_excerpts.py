@@ -249,6 +249,14 @@ def test_the_segments_an_excerpt_records_are_its_chosen_ones_as_ranges(
     assert all(stop < start for (_, stop), (start, _) in pairwise(ranges))
 
 
+@given(st.text())
+def test_a_json_markers_words_are_quoted_as_json_quotes_them(words: str) -> None:
+    from pycupel.conversation.excerpts.excerpt import _quoted
+
+    assert _quoted(words) == json.dumps(words, ensure_ascii=False)
+    assert _quoted(f"[... {words} ...]") == json.dumps(f"[... {words} ...]", ensure_ascii=False)
+
+
 # --------------------------------------------------------------------------- values
 
 

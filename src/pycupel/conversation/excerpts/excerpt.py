@@ -230,17 +230,17 @@ def _cut_element(
         end = position
         while end < len(members) and (members[end] in chosen) == kept:
             end += 1
-        run = members[position:end]
-        run_tokens = sum(tokens[s] for s in run)
+        first, last = members[position], members[end - 1]  # consecutive segments
+        run_tokens = sum(tokens[first : last + 1])
         if kept:
-            parts.extend(text[spans[s][0] : spans[s][1]] for s in run)
-            runs.append(Run(lines[run[0]], lines[run[-1]], run_tokens))
+            parts.extend([text[a:b] for a, b in spans[first : last + 1]])
+            runs.append(Run(lines[first], lines[last], run_tokens))
         else:
-            elided = text[spans[run[0]][0] : spans[run[-1]][1]]
+            elided = text[spans[first][0] : spans[last][1]]
             ref = remember(elided) if remember is not None else None
-            gap = Gap(lines[run[0]], lines[run[-1]], len(run), run_tokens, ref)
+            gap = Gap(lines[first], lines[last], end - position, run_tokens, ref)
             gaps.append(gap)
-            words = json.dumps(marker_text(segments, gap, members=members_kind), ensure_ascii=False)
+            words = _quoted(marker_text(segments, gap, members=members_kind))
             parts.append(f"{words}: null" if members_kind else words)
         position = end
     return opening + separator.join(parts) + closing
@@ -293,8 +293,16 @@ def _marker(segments: Segments, gap: Gap) -> str:
     words = marker_text(segments, gap)
     if segments.shape != "json":
         return words + "\n"
-    quoted = json.dumps(words, ensure_ascii=False)
+    quoted = _quoted(words)
     return f"{quoted}: null" if segments.object_members else quoted
+
+
+def _quoted(words: str) -> str:
+    """A marker's words as a JSON string (``json.dumps`` keeping non-ASCII characters):
+    quoted as they stand when they hold nothing JSON escapes, as a marker's words do."""
+    if words.isprintable() and '"' not in words and "\\" not in words:
+        return f'"{words}"'
+    return json.dumps(words, ensure_ascii=False)
 
 
 def _assembled(segments: Segments, pieces: list[str]) -> str:
