@@ -44,6 +44,8 @@ class ExcerptPlan:
         started: whether :func:`allocate` charged the unit's switch to an excerpt.
         spent: the tokens :func:`allocate` charged the plan so far, as estimated.
         version: changes whenever ``chosen`` does (a rendered excerpt is reused until then).
+        ranked: the plan's segments ranked for a density (:func:`allocate` ranks a plan
+            once, however many times it shares out room).
     """
 
     position: int
@@ -56,6 +58,7 @@ class ExcerptPlan:
     started: bool = False
     spent: int = 0
     version: int = 0
+    ranked: tuple[float, _Ranking] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if not self.chosen:
@@ -151,7 +154,7 @@ def allocate(
     entries: list[_Offer] = []
     for number, plan in enumerate(plans):
         if plan.started:
-            rankings[number] = ranking = _Ranking(plan, density)
+            rankings[number] = ranking = _ranking(plan, density)
             propose(number, ranking, ranking.next_open(0, plan))
         else:
             entry = _entry_worth(plan, current, density)
@@ -192,7 +195,7 @@ def allocate(
             plan.spent += cost
             take_segment(plan, text, segment)
             plan.started = True
-            rankings[first] = ranking = _Ranking(plan, density)
+            rankings[first] = ranking = _ranking(plan, density)
             cursor = -1
         else:
             if offered != generation[first]:
@@ -210,6 +213,13 @@ def allocate(
                     take_segment(plan, text, segment)
         propose(first, ranking, ranking.next_open(cursor + 1, plan))
     return room, taken
+
+
+def _ranking(plan: ExcerptPlan, density: float) -> _Ranking:
+    """The plan's ranking for ``density``, made once (its values and tokens never change)."""
+    if plan.ranked is None or plan.ranked[0] != density:
+        plan.ranked = (density, _Ranking(plan, density))
+    return plan.ranked[1]
 
 
 class _Ranking:
