@@ -582,6 +582,24 @@ def test_allocate_takes_a_unit_whole_when_the_room_is_plenty() -> None:
     assert 10_000 - left <= 300  # never charged more than the whole unit costs
 
 
+def test_a_plan_shared_out_again_is_ranked_once_and_takes_as_a_fresh_ranking_would() -> None:
+    from pycupel.conversation.excerpts import allocation
+
+    text = "\n".join(f"row {n}: {'the secret' if n % 17 == 0 else 'nothing'}" for n in range(300))
+    cached, fresh = plan_of(text, "the secret"), plan_of(text, "the secret")
+    allocate([cached], room=150, current={}, density=0.25)
+    allocate([fresh], room=150, current={}, density=0.25)
+    assert cached.ranked is not None
+    ranking = cached.ranked[1]
+    fresh.ranked = None  # the refill below ranks this one again from scratch
+    left = allocate([cached], room=120, current={}, density=0.25)
+    assert left == allocate([fresh], room=120, current={}, density=0.25)
+    assert cached.ranked[1] is ranking
+    assert cached.chosen == fresh.chosen
+    # Another density is another ranking.
+    assert allocation._ranking(cached, 0.5) is not ranking
+
+
 # --------------------------------------------------------------------------- in a fit
 
 
