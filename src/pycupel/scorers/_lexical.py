@@ -630,11 +630,17 @@ class Bm25Corpus:
         ]
         held = np.zeros(self._n, dtype=bool)
         if codes and len(self._ids) >= 2:
-            doc_of = self._doc_of
-            neighbours = self._ids[:-1] * width + self._ids[1:]
-            hit = (doc_of[:-1] == doc_of[1:]) & np.isin(neighbours, codes)
-            held[doc_of[:-1][hit]] = True
+            _, hit = self._adjacent(codes, width)
+            held[self._doc_of[:-1][hit]] = True
         return held
+
+    def _adjacent(self, codes: Sequence[int], width: int) -> tuple[IntArray, npt.NDArray[np.bool_]]:
+        """Each two neighbouring terms as one code (``first * width + second``; ``width``
+        exceeds every term id), and whether the two stand in one document as one of
+        ``codes`` (the corpus holds at least two terms)."""
+        pairs = self._ids[:-1] * width + self._ids[1:]
+        doc_of = self._doc_of
+        return pairs, (doc_of[:-1] == doc_of[1:]) & np.isin(pairs, codes)
 
     def matches(
         self, query_terms: Sequence[str], sequence: Sequence[str] = ()
@@ -658,13 +664,11 @@ class Bm25Corpus:
         if term_ids:
             tf[: len(term_ids)] = self._term_frequencies(np.asarray(term_ids, dtype=np.intp))
         if codes and len(self._ids) >= 2:
-            doc_of = self._doc_of
-            pairs = self._ids[:-1] * width + self._ids[1:]
-            hit = (doc_of[:-1] == doc_of[1:]) & np.isin(pairs, codes)
+            pairs, hit = self._adjacent(codes, width)
             if hit.any():
                 slot = {code: number for number, code in enumerate(codes)}
                 which = np.fromiter(map(slot.__getitem__, pairs[hit].tolist()), dtype=np.intp)
-                flat = which * self._n + doc_of[:-1][hit]
+                flat = which * self._n + self._doc_of[:-1][hit]
                 counts = np.bincount(flat, minlength=len(codes) * self._n)
                 tf[len(term_ids) :] = counts.reshape(len(codes), self._n)
         df = (tf > 0).sum(axis=1)
